@@ -1,0 +1,134 @@
+#pragma once
+// Plan format v1 (DESIGN.md "Plan format"): the model, loaded from YAML or JSON by load_plan() and validated
+// strictly before anything touches a platform. Every field has its default filled in after loading.
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/expected.hpp"
+
+namespace bootstorm::plan {
+
+struct Credentials {
+  std::string username_env;  // vsphere
+  std::string password_env;
+  std::string file;          // vsphere: a file with "username: ...\npassword: ..." (YAML)
+  std::string kubeconfig;    // kubevirt
+  std::string context;
+};
+
+struct Tls {
+  std::string ca_file;
+  bool insecure_skip_verify = false;
+};
+
+struct ApiBudget {
+  double requests_per_second = 50;
+  int max_concurrent = 64;
+};
+
+struct Platform {
+  std::string kind;                 // vsphere | kubevirt
+  std::string endpoint = "embedded";  // embedded | https://... | kubeconfig | in-cluster | lab:<state-dir>
+  std::string lab;                  // embedded only: name in simulator/labs or a path
+  Credentials credentials;
+  Tls tls;
+  ApiBudget api_budget;
+};
+
+struct Golden {
+  std::string vm;                     // vsphere
+  std::string clone = "linked";       // vsphere: full | linked | instant; kubevirt: auto | copy | snapshot | csi-clone
+  std::string datastore;              // vsphere, optional
+  std::string datasource_name;        // kubevirt: golden.dataSource.name
+  std::string datasource_namespace;   // kubevirt: golden.dataSource.namespace
+  std::string pvc;                    // kubevirt alternative: "namespace/name"
+};
+
+struct Placement {
+  std::string host;
+  int vms = 0;
+};
+
+struct Scenario {
+  std::string name;
+  std::vector<Placement> placement;
+  int total_vms() const {
+    int n = 0;
+    for (auto& p : placement) n += p.vms;
+    return n;
+  }
+};
+
+struct Storm {
+  std::string mode = "simultaneous";  // simultaneous | ramp
+  double ramp_per_second = 0;         // ramp only
+  std::chrono::milliseconds timeout{std::chrono::minutes(10)};
+  std::chrono::milliseconds settle{0};
+};
+
+struct Beacon {
+  bool enabled = false;
+  std::string listen = "127.0.0.1:0";
+  std::string advertise_url;  // URL guests call; default http://<listen>
+};
+
+struct Ready {
+  std::string signal;  // start_acknowledged | scheduled | running | guest_agent | ip_assigned | port_open | beacon
+  int port = 0;        // TCP probe port (0: no probe)
+  Beacon beacon;
+};
+
+struct Slo {
+  std::string milestone = "ready";  // "ready" or a milestone name
+  std::string stat;                 // mean | p50 | p90 | p95 | p99 | max | min | time_to_all_ready | ready_fraction
+  double max = 0;                   // seconds (or a fraction for ready_fraction)
+  bool is_min = false;              // ready_fraction uses `min:` instead of `max:`
+};
+
+struct StormPlan {
+  std::string api_version = "bootstorm.io/v1";
+  std::string kind = "StormPlan";
+  std::string name;
+  Platform platform;
+  Golden golden;
+  std::string namespace_ = "bootstorm";  // kubevirt only
+  std::vector<Scenario> scenarios;
+  Storm storm;
+  Ready ready;
+  int repeat = 1;
+  std::vector<Slo> slo;
+  std::string cleanup = "always";  // always | on-success | never
+  std::string output = "runs";
+
+  std::string source_path;  // file it was loaded from
+  int total_vms() const {
+    int n = 0;
+    for (auto& s : scenarios) n += s.total_vms();
+    return n;
+  }
+};
+
+// One problem found in a plan: file:line:col: message (line/col are 1-based; 0 when unknown).
+struct Diagnostic {
+  std::string file;
+  int line = 0;
+  int column = 0;
+  std::string message;
+  std::string to_string() const;  // "plans/x.yaml:12:5: message"
+};
+
+struct LoadResult {
+  std::optional<StormPlan> plan;     // set when there are no diagnostics
+  std::vector<Diagnostic> diagnostics;  // every problem of the file, in file order
+};
+
+// Loads and validates a plan (YAML or JSON, chosen by content). Never throws on bad input.
+LoadResult load_plan_file(const std::string& path);
+LoadResult load_plan_text(const std::string& text, const std::string& path_for_messages);
+
+// The resolved plan with every default filled in, as YAML (validate --print, the run directory's plan.yaml).
+std::string to_yaml(const StormPlan& plan);
+
+}  // namespace bootstorm::plan

@@ -1,0 +1,72 @@
+#pragma once
+// The measured content of a run, as rebuilt from journal.jsonl. Pure data: the engine fills it while
+// running, the journal reader rebuilds it from the journal alone, stats and reports consume it.
+#include <array>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "providers/api/milestone.hpp"
+
+namespace bootstorm::stats {
+
+// One milestone of one VM as recorded: seconds after that VM's start_requested on the monotonic clock,
+// the resolution, the source and the wall time (UTC, ms since epoch).
+struct MilestoneRecord {
+  double offset_s = 0;       // observed_mono - start_requested_mono
+  double resolution_s = 0;
+  std::string source;        // "watch", "poll", "beacon", ...
+  double wall_unix_s = 0;    // observed wall clock, unix seconds with fractions
+  std::string detail;
+};
+
+struct VmRecord {
+  std::string scenario;
+  int repeat = 1;
+  std::string name;
+  std::string id;
+  std::string host;
+  double clone_s = -1;                  // provisioning time, -1 when unknown
+  double start_requested_unix_s = 0;    // wall time the start request was written (0: never started)
+  std::map<api::Milestone, MilestoneRecord> milestones;
+  std::string status = "pending";       // ready | failed | pending | not_started
+  std::string reason;                   // why it failed
+  std::optional<double> ready_s;        // boot time = ready milestone offset (when reached)
+};
+
+struct SloRecord {
+  std::string milestone;  // "ready" or a milestone name
+  std::string stat;
+  double max = 0;
+  bool is_min = false;
+};
+
+struct ScenarioRecord {
+  std::string name;
+  int repeat = 1;
+  int vms = 0;
+  int hosts = 0;
+  double fire_skew_ms = 0;        // first to last start request written
+  double started_unix_s = 0;      // first start request
+  std::uint64_t api_requests = 0;
+  std::vector<std::string> errors;  // scenario-level errors (provision failures, ...)
+};
+
+struct RunRecord {
+  std::string run_id;
+  std::string plan_name;
+  std::string platform;           // vsphere | kubevirt
+  std::string lab;                // lab name when simulated
+  bool simulated = false;
+  std::string ready_signal;       // milestone that defines "ready"
+  std::string started_at;         // RFC 3339 UTC with ms
+  std::string ended_at;
+  std::string plan_yaml;          // resolved plan as run
+  std::string outcome;            // completed | failed | interrupted
+  std::vector<ScenarioRecord> scenarios;
+  std::vector<VmRecord> vms;      // all scenarios/repeats
+  std::vector<SloRecord> slo;
+};
+
+}  // namespace bootstorm::stats

@@ -1,0 +1,90 @@
+#include <map>
+#include <mutex>
+
+#include "providers/api/milestone.hpp"
+#include "providers/api/provider.hpp"
+
+namespace bootstorm::api {
+
+std::string_view to_string(Milestone m) noexcept {
+  switch (m) {
+    case Milestone::start_requested: return "start_requested";
+    case Milestone::start_acknowledged: return "start_acknowledged";
+    case Milestone::scheduled: return "scheduled";
+    case Milestone::running: return "running";
+    case Milestone::guest_agent: return "guest_agent";
+    case Milestone::ip_assigned: return "ip_assigned";
+    case Milestone::port_open: return "port_open";
+    case Milestone::beacon: return "beacon";
+  }
+  return "unknown";
+}
+
+std::optional<Milestone> milestone_from_string(std::string_view name) noexcept {
+  for (auto m : kAllMilestones)
+    if (to_string(m) == name) return m;
+  return std::nullopt;
+}
+
+std::string_view to_string(Source s) noexcept {
+  switch (s) {
+    case Source::client: return "client";
+    case Source::api: return "api";
+    case Source::watch: return "watch";
+    case Source::poll: return "poll";
+    case Source::beacon: return "beacon";
+    case Source::probe: return "probe";
+    case Source::recovered: return "recovered";
+  }
+  return "unknown";
+}
+
+std::optional<Source> source_from_string(std::string_view name) noexcept {
+  for (auto s : {Source::client, Source::api, Source::watch, Source::poll, Source::beacon, Source::probe,
+                 Source::recovered})
+    if (to_string(s) == name) return s;
+  return std::nullopt;
+}
+
+bool name_carries_run_id(const std::string& name, const std::string& run_id) {
+  if (run_id.empty()) return false;
+  const std::string prefix = "bs-" + run_id + "-";
+  return name.size() > prefix.size() && name.compare(0, prefix.size(), prefix) == 0;
+}
+
+namespace {
+std::mutex& registry_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<std::string, ProviderFactory>& registry() {
+  static std::map<std::string, ProviderFactory> r;
+  return r;
+}
+}  // namespace
+
+void register_provider(const std::string& kind, ProviderFactory factory) {
+  std::lock_guard lock(registry_mutex());
+  registry()[kind] = std::move(factory);
+}
+
+std::unique_ptr<Provider> create_provider(const std::string& kind, boost::asio::any_io_executor executor,
+                                          const ProviderConfig& config) {
+  ProviderFactory f;
+  {
+    std::lock_guard lock(registry_mutex());
+    auto it = registry().find(kind);
+    if (it == registry().end()) return nullptr;
+    f = it->second;
+  }
+  return f(std::move(executor), config);
+}
+
+std::vector<std::string> registered_providers() {
+  std::lock_guard lock(registry_mutex());
+  std::vector<std::string> out;
+  for (auto& [k, _] : registry()) out.push_back(k);
+  return out;
+}
+
+}  // namespace bootstorm::api

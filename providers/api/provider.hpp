@@ -1,0 +1,164 @@
+#pragma once
+// The Provider interface: everything the storm engine needs from a platform, free of Beast and of platform
+// detail. Implementations live one folder each (providers/vsphere, providers/kubevirt); tests use
+// tests/unit/engine/fake_provider.
+//
+// Threading: a provider is created on, and only used from, the engine's executor.
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/cancel.hpp"
+#include "common/expected.hpp"
+#include "providers/api/milestone.hpp"
+
+namespace bootstorm::api {
+
+// What a provider needs to know, resolved from the plan by the engine (providers never see the plan type).
+struct ProviderConfig {
+  std::string kind;                 // "vsphere" | "kubevirt"
+  std::string endpoint;             // https URL, "kubeconfig", "in-cluster"; for embedded: the lab's URL
+  bool simulated = false;           // endpoint was the embedded lab / a lab serve state dir
+  // vSphere credentials (resolved from env or file by the engine; registered as secrets before use)
+  std::string username;
+  std::string password;
+  // Kubernetes: kubeconfig path and context ("" = current-context)
+  std::string kubeconfig;
+  std::string context;
+  // TLS
+  std::string ca_file;
+  std::string ca_data;
+  bool insecure_skip_verify = false;
+  // API budget
+  double requests_per_second = 50;
+  int max_concurrent = 64;
+  // Golden image
+  std::string golden_vm;             // vSphere: VM name
+  std::string clone_type = "linked";  // vSphere: full | linked | instant; kubevirt: copy | snapshot | csi-clone | auto
+  std::string golden_datasource;     // kubevirt: DataSource name
+  std::string golden_datasource_namespace;
+  std::string golden_pvc;            // kubevirt: alternative PVC source "ns/name"
+  std::string datastore;             // vSphere: target datastore (empty: the golden VM's)
+  std::string namespace_;            // kubevirt
+  std::string run_id;                // 6 hex; every object created carries it
+  // Beacon: URL and per-VM token handed to guests (cloud-init / guestinfo); empty URL = no beacon
+  std::string beacon_url;
+  std::function<std::string(const std::string& vm_name)> beacon_token;
+  // Timeouts
+  std::chrono::milliseconds request_timeout{std::chrono::seconds(60)};
+  bool dry_run = false;  // log every changing call instead of making it
+};
+
+struct VmSpec {
+  std::string name;      // bs-<runid>-<scenario slug>-<nnn>
+  std::string scenario;  // scenario name as in the plan
+  std::string host;      // placement host / node
+  int index = 0;         // 1-based within the scenario
+};
+
+struct VmHandle {
+  std::string name;
+  std::string id;        // platform id (vSphere "vm-123"; KubeVirt "namespace/name")
+  std::string host;
+  std::string scenario;
+};
+
+struct InventoryRequest {
+  std::vector<std::string> hosts;  // every placement host/node of the plan
+  std::size_t total_vms = 0;
+};
+
+struct Capabilities {
+  // Milestones this provider observes itself, with their typical resolution in seconds.
+  std::map<Milestone, double> observed;
+  bool start_blocks_until_powered_on = false;  // vCenter: power start returns when the VM is on
+};
+
+struct StartResult {
+  std::chrono::steady_clock::time_point written_mono{};  // start request completely written (start_requested)
+  std::chrono::system_clock::time_point written_wall{};
+  std::chrono::steady_clock::time_point acknowledged_mono{};  // success response received
+  std::chrono::system_clock::time_point acknowledged_wall{};
+  int attempts = 1;
+};
+
+// Counters for summary.json ("apiRequests") and the budget tests.
+struct ApiStats {
+  std::uint64_t requests = 0;
+  std::uint64_t errors = 0;
+  std::uint64_t retries = 0;
+};
+
+using MilestoneSink = std::function<void(MilestoneEvent)>;
+
+class Provider {
+ public:
+  virtual ~Provider() = default;
+
+  virtual Capabilities capabilities() const = 0;
+
+  // Log in / load credentials and check the API answers. Errors name the endpoint and what to do.
+  virtual boost::asio::awaitable<Expected<void>> connect() = 0;
+
+  // Before any change: hosts/nodes exist and are usable, golden image exists in the right state, room for
+  // the clones. Errors name the missing object and list what exists.
+  virtual boost::asio::awaitable<Expected<void>> check_inventory(const InventoryRequest& request) = 0;
+
+  // Clone one VM (placement pinned to spec.host), labelled/named with the run id. The engine bounds
+  // concurrency across calls; providers add their own per-host limits (vCenter cost units).
+  virtual boost::asio::awaitable<Expected<VmHandle>> provision(const VmSpec& spec) = 0;
+
+  // Wait until the clone can be started (powered off / DataVolume Succeeded).
+  virtual boost::asio::awaitable<Expected<void>> wait_startable(const VmHandle& vm,
+                                                               std::chrono::milliseconds timeout) = 0;
+
+  // Open sessions and connections before the StartBarrier fires (`expected_starts` concurrent starts).
+  virtual boost::asio::awaitable<Expected<void>> prepare_storm(std::size_t expected_starts) = 0;
+
+  // Send the start request. Must not serialize: the engine runs many of these concurrently.
+  virtual boost::asio::awaitable<Expected<StartResult>> start(const VmHandle& vm) = 0;
+
+  // Observe milestones of `vms` (already started or about to be) and push them to `sink` as they are seen,
+  // until every VM reached every milestone the provider observes or `stop` is cancelled. Never blocks the
+  // executor. Must tolerate dropped connections (reconnect, recover).
+  virtual boost::asio::awaitable<void> observe(std::vector<VmHandle> vms, MilestoneSink sink,
+                                               CancelSignal stop) = 0;
+
+  // Power off. Refuses (Error invalid_input) any VM whose name/labels lack the run id.
+  virtual boost::asio::awaitable<Expected<void>> stop(const VmHandle& vm) = 0;
+  // Delete (power off first if needed). Refuses any VM without the run id. Idempotent: gone = success.
+  virtual boost::asio::awaitable<Expected<void>> destroy(const VmHandle& vm) = 0;
+  // Every object of the platform that carries `run_id` (cleanup's second opinion next to the journal).
+  virtual boost::asio::awaitable<Expected<std::vector<VmHandle>>> list_run_vms(const std::string& run_id) = 0;
+
+  // Log out / close; called at the end, also after errors and Ctrl-C.
+  virtual boost::asio::awaitable<void> disconnect() = 0;
+
+  virtual ApiStats stats() const = 0;
+};
+
+// True when `name` carries the run id as bootstorm names it: "bs-<run_id>-...". The safety interlock.
+bool name_carries_run_id(const std::string& name, const std::string& run_id);
+
+using ProviderFactory =
+    std::function<std::unique_ptr<Provider>(boost::asio::any_io_executor executor, const ProviderConfig& config)>;
+
+// Factory registry keyed by platform.kind. Implementations register at static-init time through
+// ProviderRegistration, or explicitly (tests).
+void register_provider(const std::string& kind, ProviderFactory factory);
+std::unique_ptr<Provider> create_provider(const std::string& kind, boost::asio::any_io_executor executor,
+                                          const ProviderConfig& config);  // nullptr when unknown
+std::vector<std::string> registered_providers();
+
+struct ProviderRegistration {
+  ProviderRegistration(const std::string& kind, ProviderFactory factory) { register_provider(kind, std::move(factory)); }
+};
+
+}  // namespace bootstorm::api
