@@ -16,16 +16,22 @@ struct Credentials {
   std::string file;          // vsphere: a file with "username: ...\npassword: ..." (YAML)
   std::string kubeconfig;    // kubevirt
   std::string context;
+
+  bool operator==(const Credentials&) const = default;
 };
 
 struct Tls {
   std::string ca_file;
   bool insecure_skip_verify = false;
+
+  bool operator==(const Tls&) const = default;
 };
 
 struct ApiBudget {
   double requests_per_second = 50;
   int max_concurrent = 64;
+
+  bool operator==(const ApiBudget&) const = default;
 };
 
 struct Platform {
@@ -35,6 +41,8 @@ struct Platform {
   Credentials credentials;
   Tls tls;
   ApiBudget api_budget;
+
+  bool operator==(const Platform&) const = default;
 };
 
 struct Golden {
@@ -44,11 +52,15 @@ struct Golden {
   std::string datasource_name;        // kubevirt: golden.dataSource.name
   std::string datasource_namespace;   // kubevirt: golden.dataSource.namespace
   std::string pvc;                    // kubevirt alternative: "namespace/name"
+
+  bool operator==(const Golden&) const = default;
 };
 
 struct Placement {
   std::string host;
   int vms = 0;
+
+  bool operator==(const Placement&) const = default;
 };
 
 struct Scenario {
@@ -59,6 +71,8 @@ struct Scenario {
     for (auto& p : placement) n += p.vms;
     return n;
   }
+
+  bool operator==(const Scenario&) const = default;
 };
 
 struct Storm {
@@ -66,18 +80,24 @@ struct Storm {
   double ramp_per_second = 0;         // ramp only
   std::chrono::milliseconds timeout{std::chrono::minutes(10)};
   std::chrono::milliseconds settle{0};
+
+  bool operator==(const Storm&) const = default;
 };
 
 struct Beacon {
   bool enabled = false;
   std::string listen = "127.0.0.1:0";
   std::string advertise_url;  // URL guests call; default http://<listen>
+
+  bool operator==(const Beacon&) const = default;
 };
 
 struct Ready {
   std::string signal;  // start_acknowledged | scheduled | running | guest_agent | ip_assigned | port_open | beacon
   int port = 0;        // TCP probe port (0: no probe)
   Beacon beacon;
+
+  bool operator==(const Ready&) const = default;
 };
 
 struct Slo {
@@ -85,6 +105,8 @@ struct Slo {
   std::string stat;                 // mean | p50 | p90 | p95 | p99 | max | min | time_to_all_ready | ready_fraction
   double max = 0;                   // seconds (or a fraction for ready_fraction)
   bool is_min = false;              // ready_fraction uses `min:` instead of `max:`
+
+  bool operator==(const Slo&) const = default;
 };
 
 struct StormPlan {
@@ -108,6 +130,8 @@ struct StormPlan {
     for (auto& s : scenarios) n += s.total_vms();
     return n;
   }
+
+  bool operator==(const StormPlan&) const = default;
 };
 
 // One problem found in a plan: file:line:col: message (line/col are 1-based; 0 when unknown).

@@ -1,0 +1,60 @@
+// `bootstorm validate PLAN...`: loads and checks plans without touching any platform. Every problem is
+// printed as file:line:col: message on stderr; exit 2 when any plan is invalid.
+#include <iostream>
+#include <memory>
+
+#include "orchestrator/cli/command.hpp"
+#include "orchestrator/plan/plan.hpp"
+
+namespace bootstorm::cli {
+namespace {
+
+std::string plural(int n, const char* word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+struct ValidateArgs {
+  std::vector<std::string> plans;
+  bool print = false;
+};
+
+int validate(const ValidateArgs& args) {
+  bool all_valid = true;
+  bool first_printed = true;
+  for (const auto& path : args.plans) {
+    plan::LoadResult result = plan::load_plan_file(path);
+    for (const auto& d : result.diagnostics) std::cerr << d.to_string() << "\n";
+    if (!result.plan) {
+      all_valid = false;
+      std::cerr << path << ": invalid (" << plural(static_cast<int>(result.diagnostics.size()), "problem")
+                << ")\n";
+      continue;
+    }
+    const plan::StormPlan& p = *result.plan;
+    std::string summary = path + ": valid (" + plural(static_cast<int>(p.scenarios.size()), "scenario") +
+                          ", " + plural(p.total_vms(), "VM") + ")";
+    if (args.print) {
+      // The YAML goes to stdout alone so that `validate --print plan.yaml > resolved.yaml` is a usable plan.
+      std::cerr << summary << "\n";
+      if (!first_printed) std::cout << "---\n";
+      std::cout << "# resolved from " << path << "\n" << plan::to_yaml(p);
+      first_printed = false;
+    } else {
+      std::cout << summary << "\n";
+    }
+  }
+  return all_valid ? kExitOk : kExitUsage;
+}
+
+const CommandRegistration registration{Command{
+    "validate", 10, [](CLI::App& app, const GlobalOptions&) -> std::function<int()> {
+      auto args = std::make_shared<ValidateArgs>();
+      CLI::App* sub =
+          app.add_subcommand("validate", "Check plans (YAML or JSON) without touching any platform");
+      sub->add_option("plans", args->plans, "Plan files to check")->required();
+      sub->add_flag("--print", args->print, "Print each resolved plan (all defaults filled in) as YAML");
+      return [args] { return validate(*args); };
+    }}};
+
+}  // namespace
+}  // namespace bootstorm::cli

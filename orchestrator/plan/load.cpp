@@ -1,0 +1,817 @@
+// Plan loading and strict validation. The whole file is checked in one pass and every problem is reported
+// with the position of the offending node, so a user fixes a plan in one edit cycle instead of one error at
+// a time. JSON plans go through the same parser: JSON is a subset of YAML flow syntax, and yaml-cpp keeps
+// the line/column of every node for both.
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <system_error>
+#include <tuple>
+
+#include "common/duration.hpp"
+#include "orchestrator/plan/plan.hpp"
+
+namespace bootstorm::plan {
+namespace {
+
+using Names = std::vector<std::string>;
+
+const Names kRootKeys = {"apiVersion", "kind",  "name",   "platform", "golden",  "namespace", "scenarios",
+                         "storm",      "ready", "repeat", "slo",      "cleanup", "output"};
+const Names kPlatformKeys = {"kind", "endpoint", "lab", "credentials", "tls", "apiBudget"};
+const Names kPlatformKinds = {"vsphere", "kubevirt"};
+const Names kVsphereCredentialKeys = {"usernameEnv", "passwordEnv", "file"};
+const Names kKubevirtCredentialKeys = {"kubeconfig", "context"};
+const Names kAnyCredentialKeys = {"usernameEnv", "passwordEnv", "file", "kubeconfig", "context"};
+const Names kTlsKeys = {"caFile", "insecureSkipVerify"};
+const Names kApiBudgetKeys = {"requestsPerSecond", "maxConcurrent"};
+const Names kVsphereGoldenKeys = {"vm", "clone", "datastore"};
+const Names kKubevirtGoldenKeys = {"dataSource", "pvc", "clone"};
+const Names kAnyGoldenKeys = {"vm", "clone", "datastore", "dataSource", "pvc"};
+const Names kDataSourceKeys = {"name", "namespace"};
+const Names kVsphereCloneTypes = {"full", "linked", "instant"};
+const Names kKubevirtCloneTypes = {"auto", "copy", "snapshot", "csi-clone"};
+const Names kScenarioKeys = {"name", "placement"};
+const Names kPlacementKeys = {"host", "vms"};
+const Names kStormKeys = {"mode", "timeout", "settle", "perSecond"};
+const Names kStormModes = {"simultaneous", "ramp"};
+const Names kReadyKeys = {"signal", "port", "beacon"};
+const Names kBeaconKeys = {"listen", "advertiseUrl"};
+const Names kVsphereSignals = {"start_acknowledged", "running",   "guest_agent",
+                               "ip_assigned",        "port_open", "beacon"};
+const Names kKubevirtSignals = {"start_acknowledged", "scheduled", "running", "guest_agent",
+                                "ip_assigned",        "port_open", "beacon"};
+const Names kSloKeys = {"milestone", "stat", "max", "min"};
+const Names kSloMilestones = {"ready",       "start_requested", "start_acknowledged", "scheduled", "running",
+                              "guest_agent", "ip_assigned",     "port_open",          "beacon"};
+const Names kSloStats = {"mean",          "p50", "p90", "p95", "p99", "max", "min", "time_to_all_ready",
+                         "ready_fraction"};
+const Names kCleanupPolicies = {"always", "on-success", "never"};
+
+constexpr const char* kApiVersion = "bootstorm.io/v1";
+constexpr const char* kKind = "StormPlan";
+
+std::string join(const Names& names) {
+  std::string out;
+  for (const auto& n : names) {
+    if (!out.empty()) out += ", ";
+    out += n;
+  }
+  return out;
+}
+
+bool contains(const Names& names, const std::string& value) {
+  return std::find(names.begin(), names.end(), value) != names.end();
+}
+
+const char* describe_type(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Null:
+      return "nothing (null)";
+    case YAML::NodeType::Scalar:
+      return "a scalar";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a mapping";
+    case YAML::NodeType::Undefined:
+      break;
+  }
+  return "an undefined value";
+}
+
+// Quoted scalars carry the non-specific tag "!"; plain ones "?". A quoted "6" is a string, not a number.
+bool is_quoted(const YAML::Node& node) {
+  return node.Tag() == "!";
+}
+
+// A map's entries by key, keeping each key's node for positions. First occurrence wins; repeats are errors.
+struct MapView {
+  YAML::Node node;
+  std::string context;  // "plan", "platform", "scenarios[1].placement[0]"
+  std::string prefix;   // "" for the root, "platform." ...
+  std::map<std::string, std::pair<YAML::Node, YAML::Node>> entries;  // key -> (key node, value node)
+  bool valid = false;
+
+  bool has(const std::string& key) const { return entries.count(key) != 0; }
+  const YAML::Node& value(const std::string& key) const { return entries.at(key).second; }
+  const YAML::Node& key_node(const std::string& key) const { return entries.at(key).first; }
+};
+
+class Loader {
+ public:
+  explicit Loader(std::string path) : path_(std::move(path)) {}
+
+  std::vector<Diagnostic> diagnostics;
+
+  void error_at(const YAML::Mark& mark, std::string message) {
+    Diagnostic d;
+    d.file = path_;
+    if (!mark.is_null()) {
+      d.line = mark.line + 1;
+      d.column = mark.column + 1;
+    }
+    d.message = std::move(message);
+    diagnostics.push_back(std::move(d));
+  }
+  void error(const YAML::Node& node, std::string message) { error_at(node.Mark(), std::move(message)); }
+
+  StormPlan load(const YAML::Node& root) {
+    StormPlan plan;
+    MapView top = map_view(root, "plan", "", kRootKeys);
+    if (!top.valid) return plan;
+    require(top, {"apiVersion", "kind", "name", "platform", "golden", "scenarios"});
+
+    if (auto v = get_string(top, "apiVersion")) {
+      if (*v != kApiVersion) {
+        error(top.value("apiVersion"),
+              "unsupported apiVersion '" + *v + "' (this version of bootstorm reads " + kApiVersion + ")");
+      }
+      plan.api_version = *v;
+    }
+    if (auto v = get_string(top, "kind")) {
+      if (*v != kKind) error(top.value("kind"), "kind must be " + std::string(kKind) + ", got '" + *v + "'");
+      plan.kind = *v;
+    }
+    if (auto v = get_string(top, "name")) {
+      check_plan_name(top.value("name"), *v);
+      plan.name = *v;
+    }
+    if (top.has("platform")) load_platform(top.value("platform"), plan.platform);
+    const std::string& kind = plan.platform.kind;  // empty when missing or invalid: kind checks are skipped
+
+    if (top.has("namespace")) {
+      if (auto v = get_string(top, "namespace")) {
+        if (kind == "vsphere") {
+          error(top.key_node("namespace"), "namespace applies only to platform kind kubevirt");
+        } else {
+          check_dns_label(top.value("namespace"), "namespace", *v);
+        }
+        plan.namespace_ = *v;
+      }
+    }
+    if (top.has("golden")) load_golden(top.value("golden"), kind, plan);
+    if (top.has("scenarios")) load_scenarios(top.value("scenarios"), plan.scenarios);
+    if (top.has("storm")) load_storm(top.value("storm"), plan.storm);
+    if (top.has("ready")) {
+      load_ready(top.value("ready"), kind, plan.ready);
+    } else {
+      plan.ready.signal = "guest_agent";
+    }
+    if (auto v = get_int(top, "repeat")) {
+      if (*v <= 0) {
+        error(top.value("repeat"), "repeat must be greater than 0, got " + std::to_string(*v));
+      }
+      plan.repeat = static_cast<int>(*v);
+    }
+    if (top.has("slo")) load_slos(top.value("slo"), plan.slo);
+    if (auto v = get_string(top, "cleanup")) {
+      check_enum(top.value("cleanup"), "cleanup", *v, kCleanupPolicies);
+      plan.cleanup = *v;
+    }
+    if (auto v = get_string(top, "output")) {
+      if (v->empty()) error(top.value("output"), "output must name a directory, got an empty string");
+      plan.output = *v;
+    }
+    return plan;
+  }
+
+ private:
+  std::string path_;
+
+  // --- structure ---------------------------------------------------------------------------------------
+
+  MapView map_view(const YAML::Node& node, std::string context, std::string prefix, const Names& allowed,
+                   const std::string& allowed_note = "") {
+    MapView view;
+    view.node = node;
+    view.context = std::move(context);
+    view.prefix = std::move(prefix);
+    if (!node.IsMap()) {
+      std::string what = view.context == "plan" ? "a plan" : view.context;
+      error(node, what + " must be a mapping, got " + describe_type(node));
+      return view;
+    }
+    view.valid = true;
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      const YAML::Node& key = it->first;
+      if (!key.IsScalar()) {
+        error(key, "keys in " + view.context + " must be names, got " + describe_type(key));
+        continue;
+      }
+      const std::string& name = key.Scalar();
+      if (!contains(allowed, name)) {
+        error(key, "unknown key '" + name + "' in " + view.context + " (allowed" + allowed_note + ": " +
+                       join(allowed) + ")");
+        continue;
+      }
+      auto [pos, inserted] = view.entries.emplace(name, std::make_pair(key, it->second));
+      if (!inserted) {
+        error(key, "duplicate key '" + name + "' in " + view.context + " (first at line " +
+                       std::to_string(pos->second.first.Mark().line + 1) + ")");
+      }
+    }
+    return view;
+  }
+
+  void require(const MapView& view, const Names& keys, const std::string& why = "") {
+    for (const auto& key : keys) {
+      if (!view.has(key)) {
+        error(view.node, "missing required key '" + key + "' in " + view.context + why);
+      }
+    }
+  }
+
+  std::string field(const MapView& view, const std::string& key) const { return view.prefix + key; }
+
+  // --- scalars -----------------------------------------------------------------------------------------
+
+  std::optional<std::string> get_string(const MapView& view, const std::string& key) {
+    if (!view.has(key)) return std::nullopt;
+    const YAML::Node& node = view.value(key);
+    if (!node.IsScalar()) {
+      error(node, field(view, key) + " must be a string, got " + describe_type(node));
+      return std::nullopt;
+    }
+    return node.Scalar();
+  }
+
+  std::optional<long long> get_int(const MapView& view, const std::string& key) {
+    if (!view.has(key)) return std::nullopt;
+    const YAML::Node& node = view.value(key);
+    if (!node.IsScalar() || is_quoted(node)) {
+      error(node, field(view, key) + " must be an integer, got " +
+                      (node.IsScalar() ? "the string \"" + node.Scalar() + "\""
+                                       : std::string(describe_type(node))));
+      return std::nullopt;
+    }
+    const std::string& text = node.Scalar();
+    long long value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() || value > 1'000'000'000 ||
+        value < -1'000'000'000) {
+      error(node, field(view, key) + " must be an integer, got '" + text + "'");
+      return std::nullopt;
+    }
+    return value;
+  }
+
+  std::optional<double> get_number(const MapView& view, const std::string& key) {
+    if (!view.has(key)) return std::nullopt;
+    const YAML::Node& node = view.value(key);
+    if (!node.IsScalar() || is_quoted(node)) {
+      error(node, field(view, key) + " must be a number, got " +
+                      (node.IsScalar() ? "the string \"" + node.Scalar() + "\""
+                                       : std::string(describe_type(node))));
+      return std::nullopt;
+    }
+    const std::string& text = node.Scalar();
+    double value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) {
+      error(node, field(view, key) + " must be a number, got '" + text + "'");
+      return std::nullopt;
+    }
+    return value;
+  }
+
+  std::optional<bool> get_bool(const MapView& view, const std::string& key) {
+    if (!view.has(key)) return std::nullopt;
+    const YAML::Node& node = view.value(key);
+    if (node.IsScalar() && !is_quoted(node)) {
+      const std::string& t = node.Scalar();
+      if (t == "true" || t == "True" || t == "TRUE") return true;
+      if (t == "false" || t == "False" || t == "FALSE") return false;
+    }
+    error(node, field(view, key) + " must be true or false, got " +
+                    (node.IsScalar() ? "'" + node.Scalar() + "'" : std::string(describe_type(node))));
+    return std::nullopt;
+  }
+
+  // Durations are whole milliseconds in the model; finer values would silently round, so they are refused.
+  std::optional<std::chrono::milliseconds> get_duration(const MapView& view, const std::string& key) {
+    auto text = get_string(view, key);
+    if (!text) return std::nullopt;
+    const YAML::Node& node = view.value(key);
+    auto parsed = parse_duration(*text);
+    if (!parsed) {
+      error(node, field(view, key) + " is not a valid duration: '" + *text +
+                      "' (write a number with a unit h, m, s or ms, e.g. 10m, 30s, 1500ms, 1h30m)");
+      return std::nullopt;
+    }
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*parsed);
+    if (ms != *parsed) {
+      error(node, field(view, key) + " must be a whole number of milliseconds, got '" + *text + "'");
+      return std::nullopt;
+    }
+    return ms;
+  }
+
+  bool check_enum(const YAML::Node& node, const std::string& what, const std::string& value,
+                  const Names& allowed, const std::string& qualifier = "") {
+    if (contains(allowed, value)) return true;
+    error(node, what + " must be one of " + join(allowed) + qualifier + ", got '" + value + "'");
+    return false;
+  }
+
+  void check_non_empty(const YAML::Node& node, const std::string& what, const std::string& value) {
+    if (value.empty()) error(node, what + " must not be empty");
+  }
+
+  void check_plan_name(const YAML::Node& node, const std::string& name) {
+    // The name becomes part of the run directory and of every VM name, so it must be path- and DNS-friendly.
+    bool ok = !name.empty() && name.size() <= 63 && name.front() != '.' && name.front() != '-';
+    for (char c : name) {
+      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) ok = false;
+    }
+    if (!ok) {
+      error(node, "name '" + name +
+                      "' must be 1-63 characters of letters, digits, '-', '_' and '.', not starting with '.' "
+                      "or '-' (it names the run directory)");
+    }
+  }
+
+  void check_dns_label(const YAML::Node& node, const std::string& what, const std::string& value) {
+    bool ok = !value.empty() && value.size() <= 63 && value.front() != '-' && value.back() != '-';
+    for (char c : value) {
+      if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) ok = false;
+    }
+    if (!ok) {
+      error(node,
+            what + " '" + value +
+                "' is not a valid Kubernetes namespace (1-63 lowercase letters, digits and '-', starting "
+                "and ending with a letter or digit)");
+    }
+  }
+
+  void check_env_name(const YAML::Node& node, const std::string& what, const std::string& value) {
+    bool ok = !value.empty() && !std::isdigit(static_cast<unsigned char>(value.front()));
+    for (char c : value) {
+      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) ok = false;
+    }
+    if (!ok)
+      error(node, what + " '" + value + "' is not an environment variable name (letters, digits, '_')");
+  }
+
+  // --- sections ----------------------------------------------------------------------------------------
+
+  void load_platform(const YAML::Node& node, Platform& platform) {
+    MapView view = map_view(node, "platform", "platform.", kPlatformKeys);
+    if (!view.valid) return;
+    require(view, {"kind"});
+    if (auto v = get_string(view, "kind")) {
+      if (check_enum(view.value("kind"), "platform.kind", *v, kPlatformKinds)) platform.kind = *v;
+    }
+    const std::string& kind = platform.kind;
+    if (auto v = get_string(view, "endpoint")) {
+      check_endpoint(view.value("endpoint"), kind, *v);
+      platform.endpoint = *v;
+    }
+    if (auto v = get_string(view, "lab")) {
+      if (platform.endpoint != "embedded") {
+        error(view.key_node("lab"),
+              "platform.lab applies only to endpoint embedded (endpoint is '" + platform.endpoint + "')");
+      }
+      check_non_empty(view.value("lab"), "platform.lab", *v);
+      platform.lab = *v;
+    }
+    if (view.has("credentials")) load_credentials(view.value("credentials"), kind, platform.credentials);
+    if (kind == "vsphere" && platform.endpoint.rfind("https://", 0) == 0) {
+      const auto& c = platform.credentials;
+      if (c.file.empty() && c.username_env.empty() && c.password_env.empty()) {
+        error(view.value("endpoint"),
+              "endpoint " + platform.endpoint +
+                  " needs platform.credentials (usernameEnv and passwordEnv, or file)");
+      }
+    }
+    if (view.has("tls")) {
+      MapView tls = map_view(view.value("tls"), "platform.tls", "platform.tls.", kTlsKeys);
+      if (tls.valid) {
+        if (auto v = get_string(tls, "caFile")) platform.tls.ca_file = *v;
+        if (auto v = get_bool(tls, "insecureSkipVerify")) platform.tls.insecure_skip_verify = *v;
+      }
+    }
+    if (view.has("apiBudget")) {
+      MapView budget =
+          map_view(view.value("apiBudget"), "platform.apiBudget", "platform.apiBudget.", kApiBudgetKeys);
+      if (budget.valid) {
+        if (auto v = get_number(budget, "requestsPerSecond")) {
+          if (*v <= 0) {
+            error(budget.value("requestsPerSecond"),
+                  "platform.apiBudget.requestsPerSecond must be greater than 0, got " +
+                      budget.value("requestsPerSecond").Scalar());
+          }
+          platform.api_budget.requests_per_second = *v;
+        }
+        if (auto v = get_int(budget, "maxConcurrent")) {
+          if (*v <= 0) {
+            error(budget.value("maxConcurrent"),
+                  "platform.apiBudget.maxConcurrent must be greater than 0, got " + std::to_string(*v));
+          }
+          platform.api_budget.max_concurrent = static_cast<int>(*v);
+        }
+      }
+    }
+  }
+
+  void check_endpoint(const YAML::Node& node, const std::string& kind, const std::string& endpoint) {
+    if (endpoint == "embedded") return;
+    if (endpoint.rfind("lab:", 0) == 0 && endpoint.size() > 4) return;
+    if (endpoint.rfind("https://", 0) == 0 && endpoint.size() > 8) return;
+    if (endpoint == "kubeconfig" || endpoint == "in-cluster") {
+      if (kind == "vsphere") {
+        error(node, "platform.endpoint '" + endpoint + "' applies only to platform kind kubevirt");
+      }
+      return;
+    }
+    error(node,
+          "platform.endpoint must be embedded, lab:<state-dir>, https://<host>[:port], kubeconfig or "
+          "in-cluster, got '" +
+              endpoint + "'");
+  }
+
+  void load_credentials(const YAML::Node& node, const std::string& kind, Credentials& credentials) {
+    const Names& allowed = kind == "vsphere"    ? kVsphereCredentialKeys
+                           : kind == "kubevirt" ? kKubevirtCredentialKeys
+                                                : kAnyCredentialKeys;
+    std::string note = kind.empty() ? "" : " for " + kind;
+    MapView view = map_view(node, "platform.credentials", "platform.credentials.", allowed, note);
+    if (!view.valid) return;
+    if (auto v = get_string(view, "usernameEnv")) {
+      check_env_name(view.value("usernameEnv"), "platform.credentials.usernameEnv", *v);
+      credentials.username_env = *v;
+    }
+    if (auto v = get_string(view, "passwordEnv")) {
+      check_env_name(view.value("passwordEnv"), "platform.credentials.passwordEnv", *v);
+      credentials.password_env = *v;
+    }
+    if (auto v = get_string(view, "file")) {
+      check_non_empty(view.value("file"), "platform.credentials.file", *v);
+      credentials.file = *v;
+    }
+    if (auto v = get_string(view, "kubeconfig")) {
+      check_non_empty(view.value("kubeconfig"), "platform.credentials.kubeconfig", *v);
+      credentials.kubeconfig = *v;
+    }
+    if (auto v = get_string(view, "context")) {
+      check_non_empty(view.value("context"), "platform.credentials.context", *v);
+      credentials.context = *v;
+    }
+    if (view.has("usernameEnv") != view.has("passwordEnv")) {
+      const char* present = view.has("usernameEnv") ? "usernameEnv" : "passwordEnv";
+      const char* missing = view.has("usernameEnv") ? "passwordEnv" : "usernameEnv";
+      error(view.key_node(present),
+            std::string("platform.credentials.") + present + " needs " + missing + " too");
+    }
+    if (view.has("file") && (view.has("usernameEnv") || view.has("passwordEnv"))) {
+      error(view.key_node("file"),
+            "platform.credentials: use either file or usernameEnv/passwordEnv, not both");
+    }
+  }
+
+  void load_golden(const YAML::Node& node, const std::string& kind, StormPlan& plan) {
+    Golden& golden = plan.golden;
+    const Names& allowed = kind == "vsphere"    ? kVsphereGoldenKeys
+                           : kind == "kubevirt" ? kKubevirtGoldenKeys
+                                                : kAnyGoldenKeys;
+    std::string note = kind.empty() ? "" : " for " + kind;
+    MapView view = map_view(node, "golden", "golden.", allowed, note);
+    if (kind == "kubevirt") golden.clone = "auto";
+    if (!view.valid) return;
+    if (kind == "vsphere") require(view, {"vm"}, " (the VM or template to clone)");
+    if (kind == "kubevirt" && !view.has("dataSource") && !view.has("pvc")) {
+      error(view.node, "golden needs dataSource or pvc for platform kind kubevirt");
+    }
+    if (view.has("dataSource") && view.has("pvc")) {
+      error(view.key_node("pvc"), "golden.pvc and golden.dataSource are mutually exclusive: use one");
+    }
+    if (auto v = get_string(view, "vm")) {
+      check_non_empty(view.value("vm"), "golden.vm", *v);
+      golden.vm = *v;
+    }
+    if (auto v = get_string(view, "datastore")) {
+      check_non_empty(view.value("datastore"), "golden.datastore", *v);
+      golden.datastore = *v;
+    }
+    if (auto v = get_string(view, "clone")) {
+      if (kind == "vsphere") {
+        check_enum(view.value("clone"), "golden.clone", *v, kVsphereCloneTypes, " for platform kind vsphere");
+      } else if (kind == "kubevirt") {
+        check_enum(view.value("clone"), "golden.clone", *v, kKubevirtCloneTypes,
+                   " for platform kind kubevirt");
+      }
+      golden.clone = *v;
+    }
+    bool datasource_namespace_given = false;
+    if (view.has("dataSource")) {
+      MapView ds =
+          map_view(view.value("dataSource"), "golden.dataSource", "golden.dataSource.", kDataSourceKeys);
+      if (ds.valid) {
+        require(ds, {"name"});
+        if (auto v = get_string(ds, "name")) {
+          check_non_empty(ds.value("name"), "golden.dataSource.name", *v);
+          golden.datasource_name = *v;
+        }
+        if (auto v = get_string(ds, "namespace")) {
+          check_dns_label(ds.value("namespace"), "golden.dataSource.namespace", *v);
+          golden.datasource_namespace = *v;
+          datasource_namespace_given = true;
+        }
+      }
+    }
+    if (auto v = get_string(view, "pvc")) {
+      auto slash = v->find('/');
+      if (slash == std::string::npos || slash == 0 || slash + 1 == v->size() ||
+          v->find('/', slash + 1) != std::string::npos) {
+        error(view.value("pvc"), "golden.pvc must be 'namespace/name', got '" + *v + "'");
+      }
+      golden.pvc = *v;
+    }
+    // The DataSource lives next to the test VMs unless the plan says otherwise. The top-level namespace is
+    // read before golden (see load()), so it is final here.
+    if (view.has("dataSource") && !datasource_namespace_given) golden.datasource_namespace = plan.namespace_;
+  }
+
+  void load_scenarios(const YAML::Node& node, std::vector<Scenario>& scenarios) {
+    if (!node.IsSequence()) {
+      error(node, "scenarios must be a list, got " + std::string(describe_type(node)));
+      return;
+    }
+    if (node.size() == 0) {
+      error(node, "scenarios must list at least one scenario");
+      return;
+    }
+    std::map<std::string, int> first_line_of_name;
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      std::string context = "scenarios[" + std::to_string(i) + "]";
+      MapView view = map_view(node[i], context, context + ".", kScenarioKeys);
+      Scenario scenario;
+      if (view.valid) {
+        require(view, {"name", "placement"});
+        if (auto v = get_string(view, "name")) {
+          scenario.name = *v;
+          if (v->empty()) {
+            error(view.value("name"), context + ".name must not be empty");
+          } else if (auto [pos, inserted] =
+                         first_line_of_name.emplace(*v, view.value("name").Mark().line + 1);
+                     !inserted) {
+            error(view.value("name"), "duplicate scenario name '" + *v + "' (first defined at line " +
+                                          std::to_string(pos->second) + ")");
+          }
+        }
+        if (view.has("placement")) load_placement(view.value("placement"), context, scenario);
+      }
+      scenarios.push_back(std::move(scenario));
+    }
+  }
+
+  void load_placement(const YAML::Node& node, const std::string& scenario_context, Scenario& scenario) {
+    std::string what = scenario_context + ".placement";
+    if (!node.IsSequence()) {
+      error(node, what + " must be a list of {host, vms}, got " + std::string(describe_type(node)));
+      return;
+    }
+    if (node.size() == 0) {
+      error(node, what + " must list at least one host");
+      return;
+    }
+    std::map<std::string, int> first_line_of_host;
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      std::string context = what + "[" + std::to_string(i) + "]";
+      MapView view = map_view(node[i], context, context + ".", kPlacementKeys);
+      Placement placement;
+      if (view.valid) {
+        require(view, {"host", "vms"});
+        if (auto v = get_string(view, "host")) {
+          placement.host = *v;
+          if (v->empty()) {
+            error(view.value("host"), context + ".host must not be empty");
+          } else if (auto [pos, inserted] =
+                         first_line_of_host.emplace(*v, view.value("host").Mark().line + 1);
+                     !inserted) {
+            std::string label = scenario.name.empty() ? scenario_context : "scenario '" + scenario.name + "'";
+            error(view.value("host"), "duplicate host '" + *v + "' in placement of " + label +
+                                          " (first at line " + std::to_string(pos->second) +
+                                          "; add its VMs to one entry)");
+          }
+        }
+        if (auto v = get_int(view, "vms")) {
+          if (*v <= 0)
+            error(view.value("vms"), context + ".vms must be greater than 0, got " + std::to_string(*v));
+          placement.vms = static_cast<int>(*v);
+        }
+      }
+      scenario.placement.push_back(std::move(placement));
+    }
+  }
+
+  void load_storm(const YAML::Node& node, Storm& storm) {
+    MapView view = map_view(node, "storm", "storm.", kStormKeys);
+    if (!view.valid) return;
+    if (auto v = get_string(view, "mode")) {
+      check_enum(view.value("mode"), "storm.mode", *v, kStormModes);
+      storm.mode = *v;
+    }
+    if (auto v = get_duration(view, "timeout")) {
+      if (v->count() <= 0) error(view.value("timeout"), "storm.timeout must be greater than 0s");
+      storm.timeout = *v;
+    }
+    if (auto v = get_duration(view, "settle")) storm.settle = *v;
+    if (auto v = get_number(view, "perSecond")) {
+      if (*v <= 0) {
+        error(view.value("perSecond"),
+              "storm.perSecond must be greater than 0, got " + view.value("perSecond").Scalar());
+      }
+      storm.ramp_per_second = *v;
+    }
+    if (storm.mode == "ramp" && !view.has("perSecond")) {
+      error(view.value("mode"), "storm.mode ramp needs storm.perSecond (VMs started per second)");
+    }
+    if (storm.mode == "simultaneous" && view.has("perSecond")) {
+      error(view.key_node("perSecond"), "storm.perSecond applies only to storm.mode ramp");
+    }
+  }
+
+  void load_ready(const YAML::Node& node, const std::string& kind, Ready& ready) {
+    MapView view = map_view(node, "ready", "ready.", kReadyKeys);
+    if (!view.valid) {
+      ready.signal = "guest_agent";
+      return;
+    }
+    if (auto v = get_int(view, "port")) {
+      if (*v < 1 || *v > 65535) {
+        error(view.value("port"), "ready.port must be between 1 and 65535, got " + std::to_string(*v));
+      }
+      ready.port = static_cast<int>(*v);
+    }
+    if (view.has("beacon")) {
+      ready.beacon.enabled = true;
+      MapView beacon = map_view(view.value("beacon"), "ready.beacon", "ready.beacon.", kBeaconKeys);
+      if (beacon.valid) {
+        if (auto v = get_string(beacon, "listen")) {
+          check_listen(beacon.value("listen"), *v);
+          ready.beacon.listen = *v;
+        }
+        if (auto v = get_string(beacon, "advertiseUrl")) {
+          if (!((v->rfind("http://", 0) == 0 && v->size() > 7) ||
+                (v->rfind("https://", 0) == 0 && v->size() > 8))) {
+            error(beacon.value("advertiseUrl"),
+                  "ready.beacon.advertiseUrl must be an http:// or https:// URL, got '" + *v + "'");
+          }
+          ready.beacon.advertise_url = *v;
+        }
+      }
+    }
+    ready.signal = ready.beacon.enabled ? "beacon" : "guest_agent";
+    if (auto v = get_string(view, "signal")) {
+      const YAML::Node& at = view.value("signal");
+      ready.signal = *v;
+      if (kind == "vsphere") {
+        check_enum(at, "ready.signal", *v, kVsphereSignals, " for platform kind vsphere");
+      } else {
+        check_enum(at, "ready.signal", *v, kKubevirtSignals);
+      }
+      if (*v == "beacon" && !ready.beacon.enabled) {
+        error(at, "ready.signal beacon needs ready.beacon (e.g. beacon: {listen: \"0.0.0.0:8088\"})");
+      }
+      if (*v == "port_open" && !view.has("port")) {
+        error(at, "ready.signal port_open needs ready.port (e.g. port: 3389)");
+      }
+    }
+  }
+
+  void check_listen(const YAML::Node& node, const std::string& listen) {
+    auto colon = listen.rfind(':');
+    bool ok = colon != std::string::npos && colon > 0 && colon + 1 < listen.size();
+    if (ok) {
+      int port = -1;
+      const char* first = listen.data() + colon + 1;
+      const char* last = listen.data() + listen.size();
+      auto [end, ec] = std::from_chars(first, last, port);
+      ok = ec == std::errc() && end == last && port >= 0 && port <= 65535;
+    }
+    if (!ok) {
+      error(node, "ready.beacon.listen must be host:port (port 0 picks a free one), got '" + listen + "'");
+    }
+  }
+
+  void load_slos(const YAML::Node& node, std::vector<Slo>& slos) {
+    if (!node.IsSequence()) {
+      error(node,
+            "slo must be a list of {milestone, stat, max | min}, got " + std::string(describe_type(node)));
+      return;
+    }
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      std::string context = "slo[" + std::to_string(i) + "]";
+      MapView view = map_view(node[i], context, context + ".", kSloKeys);
+      Slo slo;
+      if (view.valid) {
+        require(view, {"stat"});
+        if (auto v = get_string(view, "milestone")) {
+          check_enum(view.value("milestone"), context + ".milestone", *v, kSloMilestones);
+          slo.milestone = *v;
+        }
+        if (auto v = get_string(view, "stat")) {
+          check_enum(view.value("stat"), context + ".stat", *v, kSloStats);
+          slo.stat = *v;
+        }
+        if (slo.stat == "ready_fraction") {
+          slo.is_min = true;
+          if (view.has("max")) {
+            error(view.key_node("max"),
+                  context + ": stat ready_fraction is bounded below: use min: <fraction 0..1>");
+          } else if (!view.has("min")) {
+            error(view.node,
+                  "missing required key 'min' in " + context + " (stat ready_fraction needs min: <0..1>)");
+          }
+          if (auto v = get_number(view, "min")) {
+            if (*v < 0 || *v > 1) {
+              error(view.value("min"),
+                    context + ".min must be a fraction between 0 and 1, got " + view.value("min").Scalar());
+            }
+            slo.max = *v;
+          }
+        } else if (!slo.stat.empty()) {
+          if (view.has("min")) {
+            error(view.key_node("min"),
+                  context + ": stat " + slo.stat + " is bounded above: use max: <duration>");
+          } else if (!view.has("max")) {
+            error(view.node, "missing required key 'max' in " + context + " (e.g. max: 60s)");
+          }
+          if (auto v = get_duration(view, "max")) {
+            slo.max = std::chrono::duration<double>(*v).count();
+          }
+        }
+      }
+      slos.push_back(std::move(slo));
+    }
+  }
+};
+
+}  // namespace
+
+std::string Diagnostic::to_string() const {
+  if (line <= 0) return file + ": " + message;
+  return file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + message;
+}
+
+LoadResult load_plan_text(const std::string& text, const std::string& path_for_messages) {
+  LoadResult result;
+  Loader loader(path_for_messages);
+  std::vector<YAML::Node> documents;
+  try {
+    documents = YAML::LoadAll(text);
+  } catch (const YAML::ParserException& e) {
+    loader.error_at(e.mark, "syntax error: " + e.msg);
+    result.diagnostics = std::move(loader.diagnostics);
+    return result;
+  }
+  if (documents.empty() || (documents.size() == 1 && documents[0].IsNull())) {
+    YAML::Mark start;
+    start.line = 0;
+    start.column = 0;
+    loader.error_at(start, "the plan is empty (expected a StormPlan: apiVersion, kind, name, platform, ...)");
+    result.diagnostics = std::move(loader.diagnostics);
+    return result;
+  }
+  if (documents.size() > 1) {
+    loader.error(documents[1],
+                 "a plan file holds exactly one YAML document, found " + std::to_string(documents.size()));
+  }
+  StormPlan plan = loader.load(documents[0]);
+  plan.source_path = path_for_messages;
+  std::stable_sort(loader.diagnostics.begin(), loader.diagnostics.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.line, a.column) < std::tie(b.line, b.column);
+  });
+  result.diagnostics = std::move(loader.diagnostics);
+  if (result.diagnostics.empty()) result.plan = std::move(plan);
+  return result;
+}
+
+LoadResult load_plan_file(const std::string& path) {
+  std::error_code dir_ec;
+  if (std::filesystem::is_directory(path, dir_ec)) {
+    LoadResult result;
+    result.diagnostics.push_back(Diagnostic{path, 0, 0, "is a directory, not a plan file"});
+    return result;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    LoadResult result;
+    std::error_code ec(errno, std::generic_category());
+    result.diagnostics.push_back(Diagnostic{path, 0, 0, "cannot read the plan file: " + ec.message()});
+    return result;
+  }
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return load_plan_text(buffer.str(), path);
+}
+
+}  // namespace bootstorm::plan

@@ -1,0 +1,49 @@
+#pragma once
+// Shared helpers of the plan tests: where the plans live and how to list them.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace bootstorm::plan::testing {
+
+inline std::filesystem::path example_plans_dir() {
+  return std::filesystem::path(BOOTSTORM_SOURCE_DIR) / "plans";
+}
+inline std::filesystem::path valid_plans_dir() {
+  return std::filesystem::path(BOOTSTORM_TEST_DATA) / "plans/valid";
+}
+inline std::filesystem::path invalid_plans_dir() {
+  return std::filesystem::path(BOOTSTORM_TEST_DATA) / "plans/invalid";
+}
+
+// Plan files (.yaml, .yml, .json) of a directory, sorted by name.
+inline std::vector<std::filesystem::path> plan_files(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> out;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    auto ext = entry.path().extension().string();
+    if (ext == ".yaml" || ext == ".yml" || ext == ".json") out.push_back(entry.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+inline std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+inline std::vector<std::string> read_lines(const std::filesystem::path& path) {
+  std::vector<std::string> lines;
+  std::istringstream in(read_text(path));
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) lines.push_back(line);
+  }
+  return lines;
+}
+
+}  // namespace bootstorm::plan::testing
