@@ -1,0 +1,394 @@
+#include "orchestrator/stats/summary.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+namespace bootstorm::stats {
+namespace {
+
+constexpr std::string_view kReady = "ready";
+
+// Seconds are written with microsecond precision: more digits would only be noise from the clocks and
+// would make renders of the same run differ in the last bits across compilers.
+double round_us(double v) {
+  return std::round(v * 1e6) / 1e6;
+}
+
+nlohmann::ordered_json optional_number(const std::optional<double>& v) {
+  return v ? nlohmann::ordered_json(round_us(*v)) : nlohmann::ordered_json(nullptr);
+}
+
+nlohmann::ordered_json distribution_to_json(const Distribution& d) {
+  nlohmann::ordered_json j;
+  j["count"] = d.count;
+  j["readyFraction"] = round_us(d.ready_fraction);
+  j["meanS"] = optional_number(d.mean);
+  j["stdevS"] = optional_number(d.stdev);
+  j["minS"] = optional_number(d.min);
+  j["p50S"] = optional_number(d.p50);
+  j["p90S"] = optional_number(d.p90);
+  j["p95S"] = optional_number(d.p95);
+  j["p99S"] = optional_number(d.p99);
+  j["maxS"] = optional_number(d.max);
+  j["resolutionS"] = round_us(d.resolution_s);
+  return j;
+}
+
+// Reading helpers: tolerate absent optional fields, reject wrong types with a path in the message.
+struct Reader {
+  std::string where;
+  std::optional<Error> error;
+
+  void fail(const std::string& path, const std::string& what) {
+    if (!error)
+      error = make_error(ErrorKind::invalid_input, fmt::format("{}: {} {}", where, path, what),
+                         "pass a run directory written by bootstorm (summary.json schema version 1)");
+  }
+  std::optional<double> number(const nlohmann::json& obj, const char* key, const std::string& path) {
+    auto it = obj.find(key);
+    if (it == obj.end() || it->is_null()) return std::nullopt;
+    if (!it->is_number()) {
+      fail(path + "." + key, "is not a number");
+      return std::nullopt;
+    }
+    return it->get<double>();
+  }
+  std::string string(const nlohmann::json& obj, const char* key, const std::string& path) {
+    auto it = obj.find(key);
+    if (it == obj.end() || it->is_null()) return {};
+    if (!it->is_string()) {
+      fail(path + "." + key, "is not a string");
+      return {};
+    }
+    return it->get<std::string>();
+  }
+};
+
+Distribution distribution_from_json(Reader& r, const nlohmann::json& j, const std::string& path, int vms) {
+  Distribution d;
+  if (!j.is_object()) {
+    r.fail(path, "is not an object");
+    return d;
+  }
+  d.count = static_cast<std::size_t>(r.number(j, "count", path).value_or(0));
+  d.ready_fraction = r.number(j, "readyFraction", path).value_or(0);
+  d.total = std::max<std::size_t>(d.count, static_cast<std::size_t>(std::max(vms, 0)));
+  d.mean = r.number(j, "meanS", path);
+  d.stdev = r.number(j, "stdevS", path);
+  d.min = r.number(j, "minS", path);
+  d.p50 = r.number(j, "p50S", path);
+  d.p90 = r.number(j, "p90S", path);
+  d.p95 = r.number(j, "p95S", path);
+  d.p99 = r.number(j, "p99S", path);
+  d.max = r.number(j, "maxS", path);
+  d.resolution_s = r.number(j, "resolutionS", path).value_or(0);
+  return d;
+}
+
+}  // namespace
+
+const Distribution* ScenarioSummary::find(std::string_view milestone) const {
+  for (const auto& m : milestones)
+    if (m.name == milestone) return &m.dist;
+  return nullptr;
+}
+
+const Distribution& ScenarioSummary::ready() const {
+  static const Distribution kEmpty;
+  const Distribution* d = find(kReady);
+  return d ? *d : kEmpty;
+}
+
+bool Summary::slo_passed() const {
+  return std::all_of(slo.begin(), slo.end(), [](const SloResult& r) { return r.pass; });
+}
+
+bool is_slo_stat(std::string_view stat) {
+  return std::find(std::begin(kSloStats), std::end(kSloStats), stat) != std::end(kSloStats);
+}
+
+Summary summarize(const RunRecord& record) {
+  Summary summary;
+  summary.run = RunInfo{record.run_id,    record.plan_name,  record.platform, record.lab,
+                        record.simulated, record.started_at, record.ended_at, record.outcome};
+  const auto ready_milestone = api::milestone_from_string(record.ready_signal);
+
+  // Scenario order is the record's; VMs of a scenario/repeat the record does not list get a scenario of
+  // their own at the end rather than being dropped.
+  std::vector<ScenarioRecord> scenarios = record.scenarios;
+  auto index_of = [&](const std::string& name, int repeat) -> std::size_t {
+    for (std::size_t i = 0; i < scenarios.size(); ++i)
+      if (scenarios[i].name == name && scenarios[i].repeat == repeat) return i;
+    ScenarioRecord extra;
+    extra.name = name;
+    extra.repeat = repeat;
+    scenarios.push_back(extra);
+    return scenarios.size() - 1;
+  };
+  std::vector<std::vector<const VmRecord*>> vms_of;
+  for (const auto& vm : record.vms) {
+    const std::size_t i = index_of(vm.scenario, vm.repeat);
+    if (vms_of.size() < scenarios.size()) vms_of.resize(scenarios.size());
+    vms_of[i].push_back(&vm);
+  }
+  vms_of.resize(scenarios.size());
+
+  for (std::size_t i = 0; i < scenarios.size(); ++i) {
+    const ScenarioRecord& sc = scenarios[i];
+    const auto& vms = vms_of[i];
+    ScenarioSummary s;
+    s.name = sc.name;
+    s.repeat = sc.repeat;
+    s.vms = std::max(sc.vms, static_cast<int>(vms.size()));
+    s.hosts = sc.hosts;
+    if (s.hosts == 0) {
+      std::vector<std::string> hosts;
+      for (const auto* vm : vms)
+        if (!vm->host.empty() && std::find(hosts.begin(), hosts.end(), vm->host) == hosts.end())
+          hosts.push_back(vm->host);
+      s.hosts = static_cast<int>(hosts.size());
+    }
+    s.fire_skew_ms = sc.fire_skew_ms;
+    s.api_requests = sc.api_requests;
+    s.ready_milestone = record.ready_signal;
+    s.errors = sc.errors;
+    const auto total = static_cast<std::size_t>(s.vms);
+
+    // Ready (boot time).
+    double ready_resolution = 0;
+    double first_start = sc.started_unix_s;
+    double last_ready = -std::numeric_limits<double>::infinity();
+    std::vector<double> clone_times;
+    for (const auto* vm : vms) {
+      if (vm->start_requested_unix_s > 0 && (first_start <= 0 || vm->start_requested_unix_s < first_start))
+        first_start = vm->start_requested_unix_s;
+      if (vm->clone_s >= 0) clone_times.push_back(vm->clone_s);
+      if (vm->ready_s) {
+        s.boot_times_s.push_back(*vm->ready_s);
+        last_ready = std::max(last_ready, vm->start_requested_unix_s + *vm->ready_s);
+        if (ready_milestone) {
+          auto it = vm->milestones.find(*ready_milestone);
+          if (it != vm->milestones.end())
+            ready_resolution = std::max(ready_resolution, it->second.resolution_s);
+        }
+      } else {
+        std::string reason = vm->reason;
+        if (reason.empty())
+          reason = vm->status == "ready" ? "ready milestone missing" : fmt::format("status {}", vm->status);
+        s.failures.push_back(Failure{vm->name, reason});
+      }
+    }
+    s.milestones.push_back(
+        MilestoneStats{std::string(kReady), describe(s.boot_times_s, total, ready_resolution)});
+    if (total > 0 && s.boot_times_s.size() == total && first_start > 0)
+      s.time_to_all_ready_s = std::max(0.0, last_ready - first_start);
+    if (!clone_times.empty()) s.clone_mean_s = mean(clone_times);
+
+    for (api::Milestone m : api::kAllMilestones) {
+      if (m == api::Milestone::start_requested) continue;
+      std::vector<double> offsets;
+      double resolution = 0;
+      for (const auto* vm : vms) {
+        auto it = vm->milestones.find(m);
+        if (it == vm->milestones.end()) continue;
+        offsets.push_back(it->second.offset_s);
+        resolution = std::max(resolution, it->second.resolution_s);
+      }
+      if (offsets.empty()) continue;
+      s.milestones.push_back(
+          MilestoneStats{std::string(api::to_string(m)), describe(offsets, total, resolution)});
+    }
+    summary.scenarios.push_back(std::move(s));
+  }
+  summary.slo = evaluate_slos(record.slo, summary.scenarios);
+  return summary;
+}
+
+std::optional<double> stat_value(const ScenarioSummary& scenario, std::string_view milestone,
+                                 std::string_view stat) {
+  if (stat == "time_to_all_ready") return scenario.time_to_all_ready_s;
+  const Distribution* d = scenario.find(milestone);
+  if (!d && milestone == scenario.ready_milestone) d = scenario.find(kReady);
+  if (stat == "ready_fraction") return d ? d->ready_fraction : 0.0;
+  if (!d) return std::nullopt;
+  if (stat == "mean") return d->mean;
+  if (stat == "p50") return d->p50;
+  if (stat == "p90") return d->p90;
+  if (stat == "p95") return d->p95;
+  if (stat == "p99") return d->p99;
+  if (stat == "max") return d->max;
+  if (stat == "min") return d->min;
+  if (stat == "stdev") return d->stdev;
+  return std::nullopt;
+}
+
+std::vector<SloResult> evaluate_slos(const std::vector<SloRecord>& slos,
+                                     const std::vector<ScenarioSummary>& scenarios) {
+  std::vector<SloResult> results;
+  for (const auto& sc : scenarios) {
+    for (const auto& slo : slos) {
+      SloResult r;
+      r.scenario = sc.name;
+      r.repeat = sc.repeat;
+      r.milestone = slo.milestone.empty() ? std::string(kReady) : slo.milestone;
+      r.stat = slo.stat;
+      r.threshold = slo.max;
+      r.is_min = slo.is_min;
+      r.value = stat_value(sc, r.milestone, r.stat);
+      // A missing statistic (nobody reached the milestone) fails: the SLO could not be shown to hold.
+      r.pass = r.value && (r.is_min ? *r.value >= r.threshold : *r.value <= r.threshold);
+      results.push_back(std::move(r));
+    }
+  }
+  return results;
+}
+
+nlohmann::ordered_json summary_to_json(const Summary& summary) {
+  nlohmann::ordered_json doc;
+  doc["schemaVersion"] = kSummarySchemaVersion;
+  auto& run = doc["run"];
+  run["id"] = summary.run.id;
+  run["plan"] = summary.run.plan;
+  run["platform"] = summary.run.platform;
+  run["simulated"] = summary.run.simulated;
+  run["startedAt"] = summary.run.started_at;
+  run["endedAt"] = summary.run.ended_at;
+  run["lab"] = summary.run.lab;
+  run["outcome"] = summary.run.outcome;
+  auto scenarios = nlohmann::ordered_json::array();
+  for (const auto& s : summary.scenarios) {
+    nlohmann::ordered_json j;
+    j["name"] = s.name;
+    j["repeat"] = s.repeat;
+    j["vms"] = s.vms;
+    j["hosts"] = s.hosts;
+    j["fireSkewMs"] = round_us(s.fire_skew_ms);
+    j["apiRequests"] = s.api_requests;
+    j["timeToAllReadyS"] = optional_number(s.time_to_all_ready_s);
+    j["cloneMeanS"] = optional_number(s.clone_mean_s);
+    j["readyMilestone"] = s.ready_milestone;
+    auto& milestones = j["milestones"];
+    milestones = nlohmann::ordered_json::object();
+    for (const auto& m : s.milestones) milestones[m.name] = distribution_to_json(m.dist);
+    auto failures = nlohmann::ordered_json::array();
+    for (const auto& f : s.failures) failures.push_back({{"vm", f.vm}, {"reason", f.reason}});
+    j["failures"] = std::move(failures);
+    j["errors"] = s.errors;
+    scenarios.push_back(std::move(j));
+  }
+  doc["scenarios"] = std::move(scenarios);
+  auto slo = nlohmann::ordered_json::array();
+  for (const auto& r : summary.slo) {
+    nlohmann::ordered_json j;
+    j["scenario"] = r.scenario;
+    j["repeat"] = r.repeat;
+    j["milestone"] = r.milestone;
+    j["stat"] = r.stat;
+    j[r.is_min ? "min" : "max"] = round_us(r.threshold);
+    j["value"] = optional_number(r.value);
+    j["pass"] = r.pass;
+    slo.push_back(std::move(j));
+  }
+  doc["slo"] = std::move(slo);
+  return doc;
+}
+
+std::string summary_to_json_text(const Summary& summary) {
+  return summary_to_json(summary).dump(2) + "\n";
+}
+
+Expected<Summary> summary_from_json(const nlohmann::json& doc) {
+  Reader r{"summary.json", std::nullopt};
+  if (!doc.is_object()) {
+    r.fail("document", "is not a JSON object");
+    return *r.error;
+  }
+  auto version = doc.find("schemaVersion");
+  if (version == doc.end() || !version->is_number_integer() || version->get<int>() != kSummarySchemaVersion) {
+    r.fail("schemaVersion", "is missing or not 1");
+    return *r.error;
+  }
+  Summary s;
+  if (auto run = doc.find("run"); run != doc.end() && run->is_object()) {
+    s.run.id = r.string(*run, "id", "run");
+    s.run.plan = r.string(*run, "plan", "run");
+    s.run.platform = r.string(*run, "platform", "run");
+    s.run.lab = r.string(*run, "lab", "run");
+    s.run.simulated = run->value("simulated", false);
+    s.run.started_at = r.string(*run, "startedAt", "run");
+    s.run.ended_at = r.string(*run, "endedAt", "run");
+    s.run.outcome = r.string(*run, "outcome", "run");
+  } else {
+    r.fail("run", "is missing or not an object");
+  }
+  auto scenarios = doc.find("scenarios");
+  if (scenarios == doc.end() || !scenarios->is_array()) {
+    r.fail("scenarios", "is missing or not an array");
+    return *r.error;
+  }
+  for (std::size_t i = 0; i < scenarios->size(); ++i) {
+    const auto& j = (*scenarios)[i];
+    const std::string path = fmt::format("scenarios[{}]", i);
+    if (!j.is_object()) {
+      r.fail(path, "is not an object");
+      break;
+    }
+    ScenarioSummary sc;
+    sc.name = r.string(j, "name", path);
+    sc.repeat = static_cast<int>(r.number(j, "repeat", path).value_or(1));
+    sc.vms = static_cast<int>(r.number(j, "vms", path).value_or(0));
+    sc.hosts = static_cast<int>(r.number(j, "hosts", path).value_or(0));
+    sc.fire_skew_ms = r.number(j, "fireSkewMs", path).value_or(0);
+    sc.api_requests = static_cast<std::uint64_t>(r.number(j, "apiRequests", path).value_or(0));
+    sc.time_to_all_ready_s = r.number(j, "timeToAllReadyS", path);
+    sc.clone_mean_s = r.number(j, "cloneMeanS", path);
+    sc.ready_milestone = r.string(j, "readyMilestone", path);
+    if (auto m = j.find("milestones"); m != j.end() && m->is_object()) {
+      for (auto it = m->begin(); it != m->end(); ++it)
+        sc.milestones.push_back(MilestoneStats{
+            it.key(), distribution_from_json(r, it.value(), path + ".milestones." + it.key(), sc.vms)});
+      // "ready" first, the rest in boot order, whatever order the file had.
+      std::stable_sort(sc.milestones.begin(), sc.milestones.end(), [](const auto& a, const auto& b) {
+        auto rank = [](const std::string& n) {
+          if (n == kReady) return -1;
+          auto ms = api::milestone_from_string(n);
+          return ms ? static_cast<int>(*ms) : static_cast<int>(api::kMilestoneCount);
+        };
+        return rank(a.name) < rank(b.name);
+      });
+    }
+    if (auto f = j.find("failures"); f != j.end() && f->is_array()) {
+      for (const auto& e : *f)
+        if (e.is_object())
+          sc.failures.push_back(Failure{r.string(e, "vm", path), r.string(e, "reason", path)});
+    }
+    if (auto e = j.find("errors"); e != j.end() && e->is_array()) {
+      for (const auto& x : *e)
+        if (x.is_string()) sc.errors.push_back(x.get<std::string>());
+    }
+    s.scenarios.push_back(std::move(sc));
+  }
+  if (auto slo = doc.find("slo"); slo != doc.end() && slo->is_array()) {
+    for (const auto& j : *slo) {
+      if (!j.is_object()) continue;
+      SloResult res;
+      res.scenario = r.string(j, "scenario", "slo");
+      res.repeat = static_cast<int>(r.number(j, "repeat", "slo").value_or(1));
+      res.milestone = r.string(j, "milestone", "slo");
+      res.stat = r.string(j, "stat", "slo");
+      res.is_min = j.contains("min");
+      res.threshold = r.number(j, res.is_min ? "min" : "max", "slo").value_or(0);
+      res.value = r.number(j, "value", "slo");
+      res.pass = j.value("pass", false);
+      s.slo.push_back(std::move(res));
+    }
+  }
+  if (r.error) return *r.error;
+  return s;
+}
+
+}  // namespace bootstorm::stats

@@ -1,0 +1,319 @@
+// report.html: one self-contained page (inline CSS and SVG, no scripts, no network) for the people who
+// decide which hardware to buy — verdict first, then the evidence.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "reports/format.hpp"
+#include "reports/html_style.hpp"
+#include "reports/reports.hpp"
+#include "reports/svg.hpp"
+
+namespace bootstorm::reports {
+namespace {
+
+using detail::escape_xml;
+using detail::seconds;
+
+constexpr std::size_t kMaxGanttRows = 240;
+
+std::string td_num(const std::string& v) {
+  return "<td class=\"num\">" + escape_xml(v) + "</td>";
+}
+
+std::string milestone_table(const stats::ScenarioSummary& sc) {
+  std::string out = "<div class=\"scroll\"><table>\n<thead><tr><th scope=\"col\">Milestone</th>";
+  for (const char* h : {"Reached", "Mean", "Stdev", "Min", "P50", "P90", "P95", "P99", "Max", "Resolution"})
+    out += fmt::format("<th scope=\"col\" class=\"num\">{}</th>", h);
+  out += "</tr></thead>\n<tbody>\n";
+  for (const auto& m : sc.milestones) {
+    const auto& d = m.dist;
+    std::string name = m.name == "ready" ? "<strong>ready</strong> (" + escape_xml(sc.ready_milestone) + ")"
+                                         : escape_xml(m.name);
+    std::size_t idx = 0;
+    if (auto ms = api::milestone_from_string(m.name == "ready" ? sc.ready_milestone : m.name))
+      idx = static_cast<std::size_t>(*ms);
+    out += fmt::format("<tr><th scope=\"row\"><span class=\"swatch\" style=\"background:{}\"></span>{}</th>",
+                       svg::milestone_color(idx), name);
+    out += td_num(fmt::format("{} / {}", d.count, sc.vms)) + td_num(seconds(d.mean)) +
+           td_num(seconds(d.stdev)) + td_num(seconds(d.min)) + td_num(seconds(d.p50)) +
+           td_num(seconds(d.p90)) + td_num(seconds(d.p95)) + td_num(seconds(d.p99)) + td_num(seconds(d.max)) +
+           td_num(seconds(d.resolution_s, 3));
+    out += "</tr>\n";
+  }
+  out += "</tbody></table></div>\n";
+  return out;
+}
+
+std::vector<svg::GanttRow> gantt_rows(const stats::RunRecord& record, const stats::ScenarioSummary& sc,
+                                      std::size_t& omitted) {
+  const auto vms = detail::vms_by_start(record, sc.name, sc.repeat);
+  double first = 0;
+  for (const auto* vm : vms)
+    if (vm->start_requested_unix_s > 0 && (first == 0 || vm->start_requested_unix_s < first))
+      first = vm->start_requested_unix_s;
+  const std::size_t stride = (vms.size() + kMaxGanttRows - 1) / kMaxGanttRows;
+  std::vector<svg::GanttRow> rows;
+  omitted = 0;
+  for (std::size_t i = 0; i < vms.size(); ++i) {
+    if (stride > 1 && i % stride != 0) {
+      ++omitted;
+      continue;
+    }
+    const auto* vm = vms[i];
+    svg::GanttRow row;
+    row.label = vm->name;
+    row.host = vm->host;
+    row.start_s = vm->start_requested_unix_s > 0 ? vm->start_requested_unix_s - first : 0;
+    for (const auto& [m, rec] : vm->milestones) {
+      if (m == api::Milestone::start_requested) continue;
+      row.marks.push_back(svg::GanttMark{static_cast<std::size_t>(m), row.start_s + rec.offset_s});
+    }
+    std::sort(row.marks.begin(), row.marks.end(),
+              [](const auto& a, const auto& b) { return a.at_s < b.at_s; });
+    row.failed = !vm->ready_s;
+    row.reason = vm->reason.empty() ? vm->status : vm->reason;
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace
+
+namespace detail {
+// Shared with compare.cpp: the page head and the closing of the page.
+std::string html_head(std::string_view title) {
+  return fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n"
+      "<meta name=\"generator\" "
+      "content=\"bootstorm\"/>\n<title>{}</title>\n<style>{}</style>\n</head>\n<body>\n"
+      "<main>\n",
+      escape_xml(title), kHtmlStyle);
+}
+std::string html_tail(std::string_view generated_at, std::string_view what) {
+  return fmt::format(
+      "<footer>{} Generated {} by bootstorm. This page is self-contained: it loads nothing from the "
+      "network.</footer>\n</main>\n</body>\n</html>\n",
+      escape_xml(what), escape_xml(generated_at));
+}
+}  // namespace detail
+
+std::string render_report_html(const stats::RunRecord& record, const stats::Summary& summary,
+                               std::string_view generated_at) {
+  return detail::render_report_html_with(record, summary, scenario_comparisons(summary), generated_at);
+}
+
+std::string detail::render_report_html_with(const stats::RunRecord& record, const stats::Summary& summary,
+                                            const std::vector<stats::Comparison>& comparisons,
+                                            std::string_view generated_at) {
+  const bool repeats = detail::several_repeats(summary);
+  const std::string title = fmt::format("Boot storm report: {}{}", record.plan_name,
+                                        record.simulated ? " \u2014 simulated lab" : "");
+  std::string out = detail::html_head(title);
+
+  out += "<header class=\"top\">\n";
+  out += fmt::format("<h1>{}</h1>\n", escape_xml(title));
+  out += fmt::format(
+      "<p class=\"meta\"><span>Run <strong>{}</strong></span><span>Platform <strong>{}</strong>{}</span>"
+      "<span>Started {}</span><span>Ended {}</span><span>Outcome <strong>{}</strong></span>"
+      "<span>Ready = <strong>{}</strong></span></p>\n",
+      escape_xml(record.run_id), escape_xml(record.platform),
+      record.simulated ? " (lab " + escape_xml(record.lab) + ")" : "", escape_xml(record.started_at),
+      escape_xml(record.ended_at), escape_xml(record.outcome.empty() ? "unknown" : record.outcome),
+      escape_xml(record.ready_signal));
+  out += "</header>\n";
+  if (record.simulated) {
+    out += fmt::format(
+        "<div class=\"banner\" role=\"note\"><strong>Simulated lab</strong> \u2014 every figure on this page "
+        "comes "
+        "from bootstorm's embedded lab simulator{}, not from real hardware. Use it to rehearse the test and "
+        "compare "
+        "layouts; measure on the real platform before buying.</div>\n",
+        record.lab.empty() ? "" : " (profile \u201c" + escape_xml(record.lab) + "\u201d)");
+  }
+
+  if (!comparisons.empty()) {
+    out += "<section aria-label=\"Verdict\">\n";
+    for (const auto& c : comparisons) {
+      out += fmt::format(
+          "<p class=\"verdict\">{}<small>Mean {:.2f} s vs {:.2f} s; \u0394 mean {:+.2f} s (95 % CI {:+.2f} "
+          "to "
+          "{:+.2f} s); \u0394 median {:+.2f} s (95 % CI {:+.2f} to {:+.2f} s); Mann\u2013Whitney p = "
+          "{:.3g}.</small>"
+          "</p>\n",
+          escape_xml(c.verdict), c.candidate_figures.mean, c.baseline_figures.mean, c.mean_diff_s,
+          c.bootstrap.mean_diff.lower, c.bootstrap.mean_diff.upper, c.p50_diff_s,
+          c.bootstrap.median_diff.lower, c.bootstrap.median_diff.upper, c.mann_whitney.p_value);
+    }
+    out += "</section>\n";
+  }
+
+  // Cards: the headline numbers per scenario.
+  out += "<section aria-label=\"Scenarios at a glance\"><div class=\"cards\">\n";
+  std::vector<svg::Series> boot_series, ready_series;
+  for (std::size_t i = 0; i < summary.scenarios.size(); ++i) {
+    const auto& sc = summary.scenarios[i];
+    const auto& r = sc.ready();
+    const std::string label = detail::scenario_label(sc.name, sc.repeat, repeats);
+    const std::string color(svg::series_color(i));
+    out += fmt::format("<div class=\"card\" style=\"--series:{}\">\n<h3>{}</h3>\n", color, escape_xml(label));
+    out += fmt::format("<div class=\"big\">{} <small>mean boot time</small></div>\n",
+                       r.mean ? fmt::format("{:.2f} s", *r.mean) : "\u2014");
+    out += "<dl>";
+    out += fmt::format("<dt>VMs / hosts</dt><dd>{} / {}</dd>", sc.vms, sc.hosts);
+    out += fmt::format("<dt>P50 / P95</dt><dd>{} / {}</dd>", seconds(r.p50), seconds(r.p95));
+    out += fmt::format("<dt>P99 / max</dt><dd>{} / {}</dd>", seconds(r.p99), seconds(r.max));
+    out += fmt::format("<dt>Time to all ready</dt><dd>{}</dd>", seconds(sc.time_to_all_ready_s));
+    out += fmt::format("<dt>Ready</dt><dd class=\"{}\">{} ({} of {})</dd>",
+                       r.ready_fraction >= 1.0 ? "pass" : "fail", detail::percent(r.ready_fraction, 1),
+                       r.count, sc.vms);
+    out += fmt::format("<dt>Fire skew</dt><dd>{:.2f} ms</dd>", sc.fire_skew_ms);
+    out += fmt::format("<dt>Clone time (mean)</dt><dd>{}</dd>", seconds(sc.clone_mean_s));
+    out += "</dl>\n</div>\n";
+    boot_series.push_back(svg::Series{label, color, sc.boot_times_s, static_cast<std::size_t>(sc.vms)});
+    // VMs ready over time: when each VM became ready, relative to the scenario's first start request.
+    svg::Series ready{label, color, {}, static_cast<std::size_t>(sc.vms)};
+    const auto vms = detail::vms_by_start(record, sc.name, sc.repeat);
+    double first = 0;
+    for (const auto* vm : vms)
+      if (vm->start_requested_unix_s > 0 && (first == 0 || vm->start_requested_unix_s < first))
+        first = vm->start_requested_unix_s;
+    for (const auto* vm : vms)
+      if (vm->ready_s) ready.values.push_back(vm->start_requested_unix_s - first + *vm->ready_s);
+    ready_series.push_back(std::move(ready));
+  }
+  out += "</div></section>\n";
+
+  out += "<section>\n<h2>Boot time distribution</h2>\n";
+  out += "<figure>\n" + svg::cdf_chart("cdf", "Share of VMs ready by boot time (CDF)", boot_series) +
+         "<figcaption>Each curve rises by one VM at its boot time (" + escape_xml(record.ready_signal) +
+         " \u2212 start_requested); a curve that stays below 100 % had VMs that never became ready. Further "
+         "left "
+         "is faster.</figcaption>\n</figure>\n";
+  out += "<figure>\n" + svg::histogram_chart("histogram", "Boot time histogram", boot_series) +
+         "<figcaption>How many VMs booted in each interval; hover a bar for its exact count.</figcaption>\n"
+         "</figure>\n";
+  out += "<figure>\n" + svg::ready_over_time_chart("ready-over-time", "VMs ready over time", ready_series) +
+         "<figcaption>VMs ready since the first start request of each scenario; the dashed line is the "
+         "number of "
+         "VMs in the storm.</figcaption>\n</figure>\n";
+  out += "</section>\n";
+
+  out +=
+      "<section>\n<h2>Results</h2>\n<div class=\"scroll\"><table>\n<thead><tr><th "
+      "scope=\"col\">Scenario</th>";
+  for (const char* h : {"VMs", "Hosts", "Ready", "Mean", "P50", "P95", "P99", "Max", "Time to all ready",
+                        "Fire skew", "Clone (mean)", "API requests"})
+    out += fmt::format("<th scope=\"col\" class=\"num\">{}</th>", h);
+  out += "</tr></thead>\n<tbody>\n";
+  for (std::size_t i = 0; i < summary.scenarios.size(); ++i) {
+    const auto& sc = summary.scenarios[i];
+    const auto& r = sc.ready();
+    out += fmt::format("<tr><th scope=\"row\"><span class=\"swatch\" style=\"background:{}\"></span>{}</th>",
+                       svg::series_color(i), escape_xml(detail::scenario_label(sc.name, sc.repeat, repeats)));
+    out += td_num(std::to_string(sc.vms)) + td_num(std::to_string(sc.hosts)) +
+           td_num(detail::percent(r.ready_fraction, 1)) + td_num(seconds(r.mean)) + td_num(seconds(r.p50)) +
+           td_num(seconds(r.p95)) + td_num(seconds(r.p99)) + td_num(seconds(r.max)) +
+           td_num(seconds(sc.time_to_all_ready_s)) + td_num(fmt::format("{:.2f} ms", sc.fire_skew_ms)) +
+           td_num(seconds(sc.clone_mean_s)) + td_num(std::to_string(sc.api_requests));
+    out += "</tr>\n";
+  }
+  out += "</tbody></table></div>\n";
+  out +=
+      "<p class=\"meta\">Boot time = " + escape_xml(record.ready_signal) +
+      " \u2212 start_requested. Quantiles are exact sample quantiles (linear interpolation between closest "
+      "ranks, type 7); stdev is the sample standard deviation.</p>\n";
+  if (!comparisons.empty()) {
+    out += "<h3>Comparison with the baseline</h3>\n<div class=\"scroll\"><table>\n<thead><tr>";
+    for (const char* h : {"Baseline", "Candidate"}) out += fmt::format("<th scope=\"col\">{}</th>", h);
+    for (const char* h : {"Mean", "P50", "P95", "Max", "Time to all ready", "\u0394 mean (95 % CI)",
+                          "\u0394 median (95 % CI)", "Mann\u2013Whitney p"})
+      out += fmt::format("<th scope=\"col\" class=\"num\">{}</th>", h);
+    out += "</tr></thead>\n<tbody>\n";
+    for (const auto& c : comparisons) {
+      std::string ttar = "<td class=\"num\">\u2014</td>";
+      if (c.time_to_all_ready_diff_s)
+        ttar = detail::html_change_cell(*c.baseline.time_to_all_ready_s, *c.candidate.time_to_all_ready_s,
+                                        *c.time_to_all_ready_rel);
+      out +=
+          "<tr><td>" + escape_xml(c.baseline.label) + "</td><td>" + escape_xml(c.candidate.label) + "</td>";
+      out += detail::html_change_cell(c.baseline_figures.mean, c.candidate_figures.mean, c.mean_rel) +
+             detail::html_change_cell(c.baseline_figures.p50, c.candidate_figures.p50, c.p50_rel) +
+             detail::html_change_cell(c.baseline_figures.p95, c.candidate_figures.p95, c.p95_rel) +
+             detail::html_change_cell(c.baseline_figures.max, c.candidate_figures.max, c.max_rel) + ttar +
+             detail::html_ci_cell(c.bootstrap.mean_diff.estimate, c.bootstrap.mean_diff.lower,
+                                  c.bootstrap.mean_diff.upper) +
+             detail::html_ci_cell(c.bootstrap.median_diff.estimate, c.bootstrap.median_diff.lower,
+                                  c.bootstrap.median_diff.upper) +
+             td_num(fmt::format("{:.3g}", c.mann_whitney.p_value));
+      out += "</tr>\n";
+    }
+    out += "</tbody></table></div>\n";
+  }
+  out += "</section>\n";
+
+  if (!summary.slo.empty()) {
+    out +=
+        "<section>\n<h2>Service-level objectives</h2>\n<table>\n<thead><tr><th scope=\"col\">Scenario</th>"
+        "<th scope=\"col\">Objective</th><th scope=\"col\" class=\"num\">Value</th><th "
+        "scope=\"col\">Verdict</th>"
+        "</tr></thead>\n<tbody>\n";
+    for (const auto& r : summary.slo) {
+      out += fmt::format("<tr><td>{}</td><td>{}</td>{}<td class=\"{}\">{}</td></tr>\n",
+                         escape_xml(detail::scenario_label(r.scenario, r.repeat, repeats)),
+                         escape_xml(detail::slo_name(r)), td_num(detail::slo_value(r.stat, r.value)),
+                         r.pass ? "pass" : "fail", r.pass ? "\u2714 pass" : "\u2718 FAIL");
+    }
+    out += "</tbody></table>\n</section>\n";
+  }
+
+  for (std::size_t i = 0; i < summary.scenarios.size(); ++i) {
+    const auto& sc = summary.scenarios[i];
+    const std::string label = detail::scenario_label(sc.name, sc.repeat, repeats);
+    out += fmt::format("<section>\n<h2><span class=\"swatch\" style=\"background:{}\"></span>{}</h2>\n",
+                       svg::series_color(i), escape_xml(label));
+    out += fmt::format(
+        "<p>{} VMs on {} host{}; {} ready; time to all ready {}; fire skew {:.2f} ms; {} API requests.</p>\n",
+        sc.vms, sc.hosts, sc.hosts == 1 ? "" : "s", sc.ready().count,
+        escape_xml(seconds(sc.time_to_all_ready_s)), sc.fire_skew_ms, sc.api_requests);
+    out += "<h3>Milestones</h3>\n" + milestone_table(sc);
+    std::size_t omitted = 0;
+    const auto rows = gantt_rows(record, sc, omitted);
+    out += "<figure>\n" +
+           svg::gantt_chart(fmt::format("timeline-{}", i + 1), "Per-VM timeline of " + label, rows, omitted) +
+           fmt::format(
+               "<figcaption>One row per VM, sorted by start request; each segment ends at the milestone "
+               "of its colour.{}</figcaption>\n</figure>\n",
+               omitted > 0 ? fmt::format(" {} of {} VMs shown.", rows.size(), rows.size() + omitted) : "");
+    if (!sc.failures.empty()) {
+      out += fmt::format("<h3 class=\"fail\">{} VM{} did not become ready</h3>\n", sc.failures.size(),
+                         sc.failures.size() == 1 ? "" : "s");
+      out +=
+          "<table>\n<thead><tr><th scope=\"col\">VM</th><th "
+          "scope=\"col\">Reason</th></tr></thead>\n<tbody>\n";
+      for (const auto& f : sc.failures)
+        out += "<tr><td>" + escape_xml(f.vm) + "</td><td>" + escape_xml(f.reason) + "</td></tr>\n";
+      out += "</tbody></table>\n";
+    }
+    if (!sc.errors.empty()) {
+      out += "<h3 class=\"fail\">Scenario errors</h3>\n<ul>\n";
+      for (const auto& e : sc.errors) out += "<li>" + escape_xml(e) + "</li>\n";
+      out += "</ul>\n";
+    }
+    out += "</section>\n";
+  }
+
+  out += "<section>\n<h2>Platform and plan</h2>\n";
+  out += fmt::format(
+      "<p>Platform <strong>{}</strong>{}. Plan <strong>{}</strong> as resolved for this run:</p>\n",
+      escape_xml(record.platform),
+      record.simulated ? ", simulated lab <strong>" + escape_xml(record.lab) + "</strong>" : "",
+      escape_xml(record.plan_name));
+  out += "<pre>" + escape_xml(record.plan_yaml) + "</pre>\n</section>\n";
+  out += detail::html_tail(generated_at, "Run " + record.run_id + ".");
+  return out;
+}
+
+}  // namespace bootstorm::reports

@@ -1,0 +1,353 @@
+// Machine-readable renderers: vms.csv, summary.json, junit.xml, metrics.prom, kube-burner-style documents,
+// the _bulk body, and the pooling of samples for comparisons.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "reports/csv.hpp"
+#include "reports/format.hpp"
+#include "reports/reports.hpp"
+
+namespace bootstorm::reports {
+namespace {
+
+using detail::escape_xml;
+using detail::number;
+
+// "guest_agent" -> "GuestAgent" (quantileName) or "guestAgent" (per-VM field prefix).
+std::string camel(std::string_view snake, bool upper_first) {
+  std::string out;
+  bool upper = upper_first;
+  for (char c : snake) {
+    if (c == '_') {
+      upper = true;
+      continue;
+    }
+    out += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+    upper = false;
+  }
+  return out;
+}
+
+nlohmann::ordered_json ms_or_null(const std::optional<double>& s) {
+  return s ? nlohmann::ordered_json(std::llround(*s * 1000.0)) : nlohmann::ordered_json(nullptr);
+}
+
+// OpenMetrics label value escaping: backslash, double quote and line feed.
+std::string label_value(std::string_view v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
+  }
+  return out;
+}
+
+// Canonical OpenMetrics float for le/quantile labels: always with a decimal point ("1.0", "0.5").
+std::string canonical_float(double v) {
+  std::string s = number(v, 6);
+  if (s.find('.') == std::string::npos && s.find('I') == std::string::npos) s += ".0";
+  return s;
+}
+
+}  // namespace
+
+std::string render_vms_csv(const stats::RunRecord& record) {
+  std::string out = "scenario,repeat,vm,host,start_requested_utc";
+  for (auto m : api::kAllMilestones) out += fmt::format(",{0}_s,{0}_res_s", api::to_string(m));
+  out += ",status,reason\n";
+  for (const auto* vm : detail::ordered_vms(record)) {
+    out += csv_field(vm->scenario);
+    out += ',' + std::to_string(vm->repeat);
+    out += ',' + csv_field(vm->name);
+    out += ',' + csv_field(vm->host);
+    out += ',' + detail::utc_iso(vm->start_requested_unix_s);
+    for (auto m : api::kAllMilestones) {
+      auto it = vm->milestones.find(m);
+      if (it == vm->milestones.end()) {
+        out += ",,";
+      } else {
+        out += ',' + number(it->second.offset_s) + ',' + number(it->second.resolution_s);
+      }
+    }
+    out += ',' + csv_field(vm->status);
+    out += ',' + csv_field(vm->reason);
+    out += '\n';
+  }
+  return out;
+}
+
+std::string render_summary_json(const stats::Summary& summary) {
+  return stats::summary_to_json_text(summary);
+}
+
+std::string render_junit_xml(const stats::RunRecord& record, const stats::Summary& summary) {
+  const bool repeats = detail::several_repeats(summary);
+  std::size_t failures = 0;
+  for (const auto& r : summary.slo)
+    if (!r.pass) ++failures;
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out += fmt::format("<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\">\n",
+                     escape_xml("bootstorm SLOs: " + record.plan_name), summary.slo.size(), failures);
+  for (const auto& sc : summary.scenarios) {
+    std::vector<const stats::SloResult*> results;
+    for (const auto& r : summary.slo)
+      if (r.scenario == sc.name && r.repeat == sc.repeat) results.push_back(&r);
+    const auto failed = std::count_if(results.begin(), results.end(), [](auto* r) { return !r->pass; });
+    const std::string suite = detail::scenario_label(sc.name, sc.repeat, repeats);
+    out += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\">\n",
+                       escape_xml(suite), results.size(), failed);
+    out += "    <properties>\n";
+    out += fmt::format("      <property name=\"run\" value=\"{}\"/>\n", escape_xml(record.run_id));
+    out += fmt::format("      <property name=\"platform\" value=\"{}\"/>\n", escape_xml(record.platform));
+    out += fmt::format("      <property name=\"simulated\" value=\"{}\"/>\n",
+                       record.simulated ? "true" : "false");
+    out += fmt::format("      <property name=\"vms\" value=\"{}\"/>\n", sc.vms);
+    out += fmt::format("      <property name=\"hosts\" value=\"{}\"/>\n", sc.hosts);
+    out += "    </properties>\n";
+    const std::string classname = "bootstorm." + record.plan_name + "." + suite;
+    for (const auto* r : results) {
+      const std::string name = detail::slo_name(*r);
+      if (r->pass) {
+        out += fmt::format("    <testcase classname=\"{}\" name=\"{}\"/>\n", escape_xml(classname),
+                           escape_xml(name));
+        continue;
+      }
+      const std::string threshold = detail::slo_value(r->stat, r->threshold);
+      const std::string message =
+          r->value ? fmt::format("{} {} of {} is {}, {} the {} of {}", sc.name, r->stat, r->milestone,
+                                 detail::slo_value(r->stat, r->value), r->is_min ? "below" : "above",
+                                 r->is_min ? "minimum" : "maximum", threshold)
+                   : fmt::format("{} {} of {} has no value (no VM reached {}); threshold {}", sc.name,
+                                 r->stat, r->milestone, r->milestone, threshold);
+      out += fmt::format("    <testcase classname=\"{}\" name=\"{}\">\n", escape_xml(classname),
+                         escape_xml(name));
+      out +=
+          fmt::format("      <failure type=\"SLO\" message=\"{}\">{}</failure>\n", escape_xml(message),
+                      escape_xml(fmt::format("value: {}\nthreshold: {} {}\nVMs: {}, ready: {}",
+                                             detail::slo_value(r->stat, r->value), r->is_min ? "min" : "max",
+                                             threshold, sc.vms, sc.ready().count)));
+      out += "    </testcase>\n";
+    }
+    out += "  </testsuite>\n";
+  }
+  out += "</testsuites>\n";
+  return out;
+}
+
+std::string render_metrics_prom(const stats::RunRecord& record, const stats::Summary& summary) {
+  auto labels = [&](const stats::ScenarioSummary& sc, std::string_view extra = {}) {
+    std::string l =
+        fmt::format("run_id=\"{}\",plan=\"{}\",scenario=\"{}\",repeat=\"{}\"", label_value(record.run_id),
+                    label_value(record.plan_name), label_value(sc.name), sc.repeat);
+    if (!extra.empty()) l += "," + std::string(extra);
+    return "{" + l + "}";
+  };
+  std::string out;
+  auto family = [&](std::string_view name, std::string_view type, std::string_view unit,
+                    std::string_view help) {
+    out += fmt::format("# TYPE {} {}\n", name, type);
+    if (!unit.empty()) out += fmt::format("# UNIT {} {}\n", name, unit);
+    out += fmt::format("# HELP {} {}\n", name, help);
+  };
+
+  family("bootstorm_boot_time_seconds", "histogram", "seconds",
+         "Boot time (ready milestone minus start_requested) of the VMs that became ready.");
+  for (const auto& sc : summary.scenarios) {
+    std::vector<double> sorted = sc.boot_times_s;
+    std::sort(sorted.begin(), sorted.end());
+    for (double le : kBootTimeBuckets) {
+      const auto n = std::upper_bound(sorted.begin(), sorted.end(), le) - sorted.begin();
+      out += fmt::format("bootstorm_boot_time_seconds_bucket{} {}\n",
+                         labels(sc, fmt::format("le=\"{}\"", canonical_float(le))), n);
+    }
+    out += fmt::format("bootstorm_boot_time_seconds_bucket{} {}\n", labels(sc, "le=\"+Inf\""), sorted.size());
+    double sum = 0;
+    for (double v : sorted) sum += v;
+    out += fmt::format("bootstorm_boot_time_seconds_count{} {}\n", labels(sc), sorted.size());
+    out += fmt::format("bootstorm_boot_time_seconds_sum{} {}\n", labels(sc), number(sum));
+  }
+
+  family("bootstorm_milestone_latency_seconds", "gauge", "seconds",
+         "Statistics of each milestone's offset from start_requested over the VMs that reached it.");
+  for (const auto& sc : summary.scenarios) {
+    for (const auto& m : sc.milestones) {
+      const std::pair<const char*, std::optional<double>> stats[] = {
+          {"mean", m.dist.mean}, {"min", m.dist.min}, {"p50", m.dist.p50}, {"p90", m.dist.p90},
+          {"p95", m.dist.p95},   {"p99", m.dist.p99}, {"max", m.dist.max}};
+      for (const auto& [stat, value] : stats) {
+        if (!value) continue;
+        out += fmt::format("bootstorm_milestone_latency_seconds{} {}\n",
+                           labels(sc, fmt::format("milestone=\"{}\",stat=\"{}\"", label_value(m.name), stat)),
+                           number(*value));
+      }
+    }
+  }
+
+  family("bootstorm_ready_ratio", "gauge", "ratio", "Fraction of the scenario's VMs that became ready.");
+  for (const auto& sc : summary.scenarios)
+    out += fmt::format("bootstorm_ready_ratio{} {}\n", labels(sc), number(sc.ready().ready_fraction));
+
+  family("bootstorm_fire_skew_seconds", "gauge", "seconds",
+         "Time from the first to the last start request sent.");
+  for (const auto& sc : summary.scenarios)
+    out += fmt::format("bootstorm_fire_skew_seconds{} {}\n", labels(sc), number(sc.fire_skew_ms / 1000.0, 9));
+
+  family("bootstorm_time_to_all_ready_seconds", "gauge", "seconds",
+         "From the first start request to the last VM ready (only when every VM became ready).");
+  for (const auto& sc : summary.scenarios)
+    if (sc.time_to_all_ready_s)
+      out += fmt::format("bootstorm_time_to_all_ready_seconds{} {}\n", labels(sc),
+                         number(*sc.time_to_all_ready_s));
+
+  family("bootstorm_vms", "gauge", "", "VMs of the scenario by outcome.");
+  for (const auto& sc : summary.scenarios) {
+    const auto ready = sc.ready().count;
+    out += fmt::format("bootstorm_vms{} {}\n", labels(sc, "state=\"ready\""), ready);
+    out += fmt::format("bootstorm_vms{} {}\n", labels(sc, "state=\"not_ready\""),
+                       static_cast<std::size_t>(std::max(sc.vms, 0)) - std::min<std::size_t>(ready, sc.vms));
+  }
+
+  family("bootstorm_api_requests", "counter", "", "Platform API requests made during the scenario.");
+  for (const auto& sc : summary.scenarios)
+    out += fmt::format("bootstorm_api_requests_total{} {}\n", labels(sc), sc.api_requests);
+
+  if (!summary.slo.empty()) {
+    family("bootstorm_slo_pass", "gauge", "", "1 when the SLO held, 0 when it did not.");
+    for (const auto& r : summary.slo) {
+      stats::ScenarioSummary key;
+      key.name = r.scenario;
+      key.repeat = r.repeat;
+      out += fmt::format("bootstorm_slo_pass{} {}\n",
+                         labels(key, fmt::format("milestone=\"{}\",stat=\"{}\"", label_value(r.milestone),
+                                                 label_value(r.stat))),
+                         r.pass ? 1 : 0);
+    }
+  }
+  out += "# EOF\n";
+  return out;
+}
+
+nlohmann::ordered_json quantile_documents(const stats::RunRecord& record, const stats::Summary& summary) {
+  auto docs = nlohmann::ordered_json::array();
+  for (const auto& sc : summary.scenarios) {
+    for (const auto& m : sc.milestones) {
+      nlohmann::ordered_json d;
+      d["quantileName"] = camel(m.name, true);
+      d["uuid"] = record.run_id;
+      d["P99"] = ms_or_null(m.dist.p99);
+      d["P95"] = ms_or_null(m.dist.p95);
+      d["P50"] = ms_or_null(m.dist.p50);
+      d["min"] = ms_or_null(m.dist.min);
+      d["max"] = ms_or_null(m.dist.max);
+      d["avg"] = ms_or_null(m.dist.mean);
+      d["timestamp"] = record.started_at;
+      d["metricName"] = "vmiLatencyQuantilesMeasurement";
+      d["jobName"] = sc.name;
+      d["repeat"] = sc.repeat;
+      d["count"] = m.dist.count;
+      d["metadata"] = {{"plan", record.plan_name},
+                       {"platform", record.platform},
+                       {"simulated", record.simulated},
+                       {"readyMilestone", sc.ready_milestone}};
+      docs.push_back(std::move(d));
+    }
+  }
+  return docs;
+}
+
+nlohmann::ordered_json vm_documents(const stats::RunRecord& record, const stats::Summary& summary) {
+  auto docs = nlohmann::ordered_json::array();
+  std::string ready_signal = record.ready_signal;
+  if (ready_signal.empty() && !summary.scenarios.empty())
+    ready_signal = summary.scenarios.front().ready_milestone;
+  for (const auto* vm : detail::ordered_vms(record)) {
+    nlohmann::ordered_json d;
+    d["timestamp"] = detail::utc_iso(vm->start_requested_unix_s);
+    d["uuid"] = record.run_id;
+    d["metricName"] = "vmiLatencyMeasurement";
+    d["jobName"] = vm->scenario;
+    d["repeat"] = vm->repeat;
+    d["vmName"] = vm->name;
+    d["vmID"] = vm->id;
+    d["nodeName"] = vm->host;
+    d["status"] = vm->status;
+    if (!vm->reason.empty()) d["reason"] = vm->reason;
+    d["readyLatency"] = ms_or_null(vm->ready_s);
+    for (auto m : api::kAllMilestones) {
+      if (m == api::Milestone::start_requested) continue;
+      auto it = vm->milestones.find(m);
+      d[camel(api::to_string(m), false) + "Latency"] =
+          it == vm->milestones.end() ? nlohmann::ordered_json(nullptr) : ms_or_null(it->second.offset_s);
+    }
+    if (vm->clone_s >= 0) d["cloneLatency"] = std::llround(vm->clone_s * 1000.0);
+    docs.push_back(std::move(d));
+  }
+  return docs;
+}
+
+std::string to_bulk_ndjson(std::string_view index, const nlohmann::ordered_json& documents) {
+  std::string out;
+  const nlohmann::json action = {{"index", {{"_index", std::string(index)}}}};
+  const std::string action_line = action.dump() + "\n";
+  auto add = [&](const nlohmann::ordered_json& d) {
+    out += action_line;
+    out += d.dump() + "\n";
+  };
+  if (documents.is_array()) {
+    for (const auto& d : documents) add(d);
+  } else if (!documents.is_null()) {
+    add(documents);
+  }
+  return out;
+}
+
+std::vector<stats::ComparedSample> pooled_samples(const stats::Summary& summary) {
+  std::vector<stats::ComparedSample> samples;
+  std::vector<int> repeats_with_ttar, repeats;
+  std::vector<double> ttar_sum;
+  for (const auto& sc : summary.scenarios) {
+    auto it = std::find_if(samples.begin(), samples.end(), [&](const auto& s) { return s.label == sc.name; });
+    std::size_t i;
+    if (it == samples.end()) {
+      samples.push_back(stats::ComparedSample{sc.name, sc.vms, {}, std::nullopt});
+      repeats_with_ttar.push_back(0);
+      repeats.push_back(0);
+      ttar_sum.push_back(0);
+      i = samples.size() - 1;
+    } else {
+      i = static_cast<std::size_t>(it - samples.begin());
+    }
+    samples[i].boot_times_s.insert(samples[i].boot_times_s.end(), sc.boot_times_s.begin(),
+                                   sc.boot_times_s.end());
+    ++repeats[i];
+    if (sc.time_to_all_ready_s) {
+      ++repeats_with_ttar[i];
+      ttar_sum[i] += *sc.time_to_all_ready_s;
+    }
+  }
+  for (std::size_t i = 0; i < samples.size(); ++i)
+    if (repeats_with_ttar[i] == repeats[i] && repeats[i] > 0)
+      samples[i].time_to_all_ready_s = ttar_sum[i] / repeats[i];
+  return samples;
+}
+
+std::vector<stats::Comparison> scenario_comparisons(const stats::Summary& summary,
+                                                    const stats::BootstrapOptions& options) {
+  std::vector<stats::Comparison> out;
+  const auto samples = pooled_samples(summary);
+  for (std::size_t i = 1; i < samples.size(); ++i) {
+    auto c = stats::compare_samples(samples.front(), samples[i], options);
+    if (c) out.push_back(std::move(c.value()));
+  }
+  return out;
+}
+
+}  // namespace bootstorm::reports

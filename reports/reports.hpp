@@ -1,0 +1,71 @@
+#pragma once
+// Renderers of a run directory (DESIGN.md "The run directory"): every artefact is a pure function of the
+// RunRecord and its Summary, plus the generation timestamp for the human-readable reports — the only thing
+// allowed to differ between two renders of the same record.
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/expected.hpp"
+#include "orchestrator/stats/inference.hpp"
+#include "orchestrator/stats/run_record.hpp"
+#include "orchestrator/stats/summary.hpp"
+
+namespace bootstorm::reports {
+
+// OpenMetrics histogram buckets of boot time (seconds).
+inline constexpr double kBootTimeBuckets[] = {0.5, 1, 2, 5, 10, 20, 30, 40, 50, 60, 90, 120, 180, 300, 600};
+
+// vms.csv: scenario,repeat,vm,host,start_requested_utc, then <milestone>_s,<milestone>_res_s for every
+// milestone in api::kAllMilestones order (empty when never reached), then status,reason. RFC 4180 quoting,
+// CRLF-free (LF line ends), rows in scenario order, then repeat, then VM name.
+std::string render_vms_csv(const stats::RunRecord& record);
+
+// summary.json (stats::summary_to_json_text).
+std::string render_summary_json(const stats::Summary& summary);
+
+// report.md: overview, comparisons, per-scenario results, milestone breakdowns, failures and SLO verdicts.
+std::string render_report_md(const stats::RunRecord& record, const stats::Summary& summary,
+                             std::string_view generated_at);
+
+// report.html: self-contained (inline CSS and SVG, no scripts, no network), print-friendly.
+std::string render_report_html(const stats::RunRecord& record, const stats::Summary& summary,
+                               std::string_view generated_at);
+
+// junit.xml: one testsuite per scenario/repeat, one testcase per SLO; a <failure> states value vs threshold.
+std::string render_junit_xml(const stats::RunRecord& record, const stats::Summary& summary);
+
+// metrics.prom: OpenMetrics text (boot-time histograms, fire skew, ready ratio, quantiles), ending "# EOF".
+std::string render_metrics_prom(const stats::RunRecord& record, const stats::Summary& summary);
+
+// kube-burner-style quantile documents (metricName "vmiLatencyQuantilesMeasurement"), one per
+// scenario/repeat and milestone ("ready" plus each reached milestone). Latencies in milliseconds, as
+// kube-burner writes them. Fields: quantileName, uuid, P99, P95, P50, min, max, avg, timestamp, metricName,
+// jobName (the scenario), plus repeat and count.
+nlohmann::ordered_json quantile_documents(const stats::RunRecord& record, const stats::Summary& summary);
+
+// Per-VM documents (metricName "vmiLatencyMeasurement"): one per VM with <milestone>Latency in ms.
+nlohmann::ordered_json vm_documents(const stats::RunRecord& record, const stats::Summary& summary);
+
+// Elasticsearch/OpenSearch _bulk body: for each document of the array an {"index":{"_index":...}} action
+// line and the document line, newline-terminated.
+std::string to_bulk_ndjson(std::string_view index, const nlohmann::ordered_json& documents);
+
+// Writes summary.json, vms.csv, report.md, report.html, junit.xml, metrics.prom, quantiles.json and
+// vm-latency.json into `dir` (created when missing). Each file is written to a temporary name and renamed,
+// so readers never see half a file.
+Expected<void> write_run_outputs(const std::filesystem::path& dir, const stats::RunRecord& record,
+                                 const stats::Summary& summary, std::string_view generated_at);
+
+// The samples to compare, one per scenario name (repeats pooled: boot times concatenated, time-to-all-ready
+// averaged over repeats when every repeat has one), in the run's scenario order.
+std::vector<stats::ComparedSample> pooled_samples(const stats::Summary& summary);
+
+// Every scenario after the first compared with the first (the baseline: the plan's first scenario). Pairs
+// where a side has no ready VM are skipped.
+std::vector<stats::Comparison> scenario_comparisons(const stats::Summary& summary,
+                                                    const stats::BootstrapOptions& options = {});
+
+}  // namespace bootstorm::reports

@@ -1,0 +1,79 @@
+#pragma once
+// A fixed RunRecord for the renderer tests: two scenarios in the shape of the Tolly consolidation test,
+// small enough for readable golden files, with a failure, a reason that needs CSV quoting and a plan that
+// needs HTML escaping.
+#include <cmath>
+#include <string>
+
+#include "orchestrator/stats/run_record.hpp"
+
+namespace bootstorm::reports::testing {
+
+inline constexpr const char* kGeneratedAt = "2026-11-30T10:30:00.000Z";
+
+inline stats::VmRecord make_vm(const std::string& scenario, int index, const std::string& host, double start,
+                               double running, double ready, bool failed) {
+  using api::Milestone;
+  stats::VmRecord v;
+  v.scenario = scenario;
+  v.repeat = 1;
+  v.name = "bs-3f9a2c-" + std::string(scenario[0] == '4' ? "a" : "b") + "-" +
+           std::to_string(100 + index).substr(1);
+  v.id = "vm-" + std::to_string(1000 + index + (scenario[0] == '4' ? 0 : 100));
+  v.host = host;
+  v.clone_s = 2.0 + 0.25 * index;
+  v.start_requested_unix_s = start;
+  v.milestones[Milestone::start_requested] = {0, 0, "client", start, ""};
+  v.milestones[Milestone::start_acknowledged] = {0.040 + 0.002 * index, 0, "api", start + 0.04, ""};
+  v.milestones[Milestone::running] = {running, 0.5, "poll", start + running, ""};
+  if (failed) {
+    v.status = "failed";
+    v.reason = "timeout waiting for guest_agent after 600 s, \"tools not running\"";
+    return v;
+  }
+  v.milestones[Milestone::guest_agent] = {ready, 1.0, "poll", start + ready, ""};
+  v.milestones[Milestone::ip_assigned] = {ready + 0.75, 1.0, "poll", start + ready + 0.75,
+                                          "10.0.0." + std::to_string(index)};
+  v.ready_s = ready;
+  v.status = "ready";
+  return v;
+}
+
+inline stats::RunRecord fixture_record() {
+  stats::RunRecord r;
+  r.run_id = "3f9a2c";
+  r.plan_name = "consolidation-4x16g-vs-1x64g";
+  r.platform = "vsphere";
+  r.lab = "tolly-2024";
+  r.simulated = true;
+  r.ready_signal = "guest_agent";
+  r.started_at = "2026-11-30T10:00:00.000Z";
+  r.ended_at = "2026-11-30T10:04:12.345Z";
+  r.outcome = "completed";
+  r.plan_yaml =
+      "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: consolidation-4x16g-vs-1x64g\n"
+      "# note: <script>alert('x')</script> & co\nscenarios:\n  - name: 4x R740 16GFC\n  - name: 1x R7625 "
+      "64GFC\n";
+  const double t0 = 1795860000.0;  // 2026-11-29T...
+  stats::ScenarioRecord a{"4x R740 16GFC", 1, 8, 4, 2.125, t0, 412, {}};
+  stats::ScenarioRecord b{
+      "1x R7625 64GFC", 1, 8, 1, 0.875, t0 + 120, 398, {"clone of bs-3f9a2c-b-09 failed: disk full"}};
+  r.scenarios = {a, b};
+  for (int i = 0; i < 8; ++i) {
+    const double start = t0 + 0.0003 * i;
+    const double ready = 28.0 + 1.1 * i + 0.35 * std::fmod(i * 7.0, 3.0);
+    r.vms.push_back(
+        make_vm(a.name, i, "r740-0" + std::to_string(1 + i / 2), start, 3.0 + 0.2 * i, ready, i == 5));
+  }
+  for (int i = 0; i < 8; ++i) {
+    const double start = t0 + 120 + 0.0001 * i;
+    const double ready = 6.9 + 0.2 * i + 0.1 * std::fmod(i * 5.0, 4.0);
+    r.vms.push_back(make_vm(b.name, i, "r7625-01", start, 1.2 + 0.05 * i, ready, false));
+  }
+  r.slo = {stats::SloRecord{"ready", "p95", 30.0, false},
+           stats::SloRecord{"ready", "ready_fraction", 1.0, true},
+           stats::SloRecord{"running", "max", 10.0, false}};
+  return r;
+}
+
+}  // namespace bootstorm::reports::testing

@@ -1,0 +1,310 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "reports/csv.hpp"
+#include "reports/reports.hpp"
+#include "tests/unit/reports/fixture.hpp"
+
+namespace bootstorm::reports {
+namespace {
+
+using testing::fixture_record;
+using testing::kGeneratedAt;
+
+std::size_t count(const std::string& haystack, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto pos = haystack.find(needle); pos != std::string::npos; pos = haystack.find(needle, pos + 1)) ++n;
+  return n;
+}
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (auto pos = s.find(from); pos != std::string::npos; pos = s.find(from, pos + to.size()))
+    s.replace(pos, from.size(), to);
+  return s;
+}
+
+// Checks that every element opened in `doc` is closed in order (the page is written XHTML-style, void
+// elements self-closed). Returns an empty string when balanced, else a description of the first problem.
+std::string tag_balance_problem(const std::string& doc) {
+  std::vector<std::string> stack;
+  std::size_t i = 0;
+  while ((i = doc.find('<', i)) != std::string::npos) {
+    if (doc.compare(i, 9, "<!DOCTYPE") == 0 || doc.compare(i, 4, "<!--") == 0) {
+      i = doc.find('>', i);
+      continue;
+    }
+    const auto end = doc.find('>', i);
+    if (end == std::string::npos) return "unterminated tag at offset " + std::to_string(i);
+    std::string tag = doc.substr(i + 1, end - i - 1);
+    i = end + 1;
+    if (tag.empty()) return "empty tag";
+    if (tag.front() == '/') {
+      const std::string name = tag.substr(1);
+      if (stack.empty() || stack.back() != name)
+        return "</" + name + "> closes <" + (stack.empty() ? std::string("nothing") : stack.back()) + ">";
+      stack.pop_back();
+      continue;
+    }
+    if (tag.back() == '/') continue;  // self-closed
+    const std::string name = tag.substr(0, tag.find_first_of(" \n\t"));
+    if (name == "style") {  // CSS is raw text: skip to its end tag
+      const auto close = doc.find("</style>", i);
+      if (close == std::string::npos) return "unclosed <style>";
+      i = close + 8;
+      continue;
+    }
+    stack.push_back(name);
+  }
+  if (!stack.empty()) return "unclosed <" + stack.back() + ">";
+  return {};
+}
+
+class Render : public ::testing::Test {
+ protected:
+  stats::RunRecord record = fixture_record();
+  stats::Summary summary = stats::summarize(record);
+};
+
+TEST_F(Render, OnlyTheGenerationTimeDiffersBetweenRenders) {
+  const std::string other = "2030-01-01T00:00:00.000Z";
+  EXPECT_EQ(render_report_md(record, summary, kGeneratedAt),
+            replace_all(render_report_md(record, stats::summarize(record), other), other, kGeneratedAt));
+  EXPECT_EQ(render_report_html(record, summary, kGeneratedAt),
+            replace_all(render_report_html(record, stats::summarize(record), other), other, kGeneratedAt));
+  EXPECT_EQ(render_metrics_prom(record, summary), render_metrics_prom(record, stats::summarize(record)));
+  EXPECT_EQ(render_vms_csv(record), render_vms_csv(fixture_record()));
+}
+
+TEST_F(Render, VmsCsvColumnsAndQuoting) {
+  const std::string csv = render_vms_csv(record);
+  const std::string header = csv.substr(0, csv.find('\n'));
+  EXPECT_EQ(
+      header,
+      "scenario,repeat,vm,host,start_requested_utc,start_requested_s,start_requested_res_s,"
+      "start_acknowledged_s,start_acknowledged_res_s,scheduled_s,scheduled_res_s,running_s,running_res_s,"
+      "guest_agent_s,guest_agent_res_s,ip_assigned_s,ip_assigned_res_s,port_open_s,port_open_res_s,beacon_s,"
+      "beacon_res_s,status,reason");
+  auto rows = parse_csv(csv);
+  ASSERT_TRUE(rows.has_value());
+  ASSERT_EQ(rows->size(), 17u);
+  for (const auto& row : *rows) EXPECT_EQ(row.size(), 23u);
+  // The failed VM: its reason (comma and quotes) survives the round trip, its guest_agent cells are empty.
+  const auto failed =
+      std::find_if(rows->begin(), rows->end(), [](const auto& r) { return r[21] == "failed"; });
+  ASSERT_NE(failed, rows->end());
+  EXPECT_EQ((*failed)[22], "timeout waiting for guest_agent after 600 s, \"tools not running\"");
+  EXPECT_EQ((*failed)[13], "");
+  EXPECT_EQ((*failed)[14], "");
+  // A ready VM: guest_agent_s equals its boot time.
+  const auto& first = (*rows)[1];
+  EXPECT_EQ(first[0], "4x R740 16GFC");
+  EXPECT_EQ(first[4].size(), 24u);  // 2026-...T..:..:..mmmZ
+  EXPECT_DOUBLE_EQ(std::stod(first[13]), *record.vms[0].ready_s);
+  EXPECT_EQ(first[14], "1");
+}
+
+TEST_F(Render, HtmlIsSelfContainedAndWellFormed) {
+  const std::string html = render_report_html(record, summary, kGeneratedAt);
+  EXPECT_EQ(tag_balance_problem(html), "");
+  // No resource loads: the only URL is the SVG namespace.
+  const std::string without_ns = replace_all(html, "xmlns=\"http://www.w3.org/2000/svg\"", "");
+  EXPECT_EQ(without_ns.find("http://"), std::string::npos);
+  EXPECT_EQ(without_ns.find("https://"), std::string::npos);
+  for (const char* forbidden : {"<script", "<link", "<img", "url(", "@import", "<iframe"})
+    EXPECT_EQ(html.find(forbidden), std::string::npos) << forbidden;
+  // Charts: CDF, histogram, ready-over-time and one timeline per scenario.
+  EXPECT_EQ(count(html, "<svg "), 5u);
+  EXPECT_EQ(count(html, "</svg>"), 5u);
+  for (const char* id :
+       {"id=\"cdf\"", "id=\"histogram\"", "id=\"ready-over-time\"", "id=\"timeline-1\"", "id=\"timeline-2\""})
+    EXPECT_NE(html.find(id), std::string::npos) << id;
+  // Simulated lab banner and title; the plan is escaped.
+  EXPECT_NE(html.find("<title>Boot storm report: consolidation-4x16g-vs-1x64g \u2014 simulated lab</title>"),
+            std::string::npos);
+  EXPECT_NE(html.find("class=\"banner\""), std::string::npos);
+  EXPECT_EQ(html.find("<script>alert"), std::string::npos);
+  EXPECT_NE(html.find("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; co"), std::string::npos);
+  // The failure and its reason, the verdict.
+  EXPECT_NE(html.find("bs-3f9a2c-a-05"), std::string::npos);
+  EXPECT_NE(html.find("1x R7625 64GFC boots 8 VMs"), std::string::npos);
+}
+
+TEST_F(Render, RealPlatformHasNoSimulatedBanner) {
+  record.simulated = false;
+  record.lab.clear();
+  summary = stats::summarize(record);
+  const std::string html = render_report_html(record, summary, kGeneratedAt);
+  const std::string md = render_report_md(record, summary, kGeneratedAt);
+  EXPECT_EQ(html.find("class=\"banner\""), std::string::npos);
+  EXPECT_EQ(html.find("imulated"), std::string::npos);
+  EXPECT_EQ(md.find("imulated"), std::string::npos);
+  EXPECT_EQ(tag_balance_problem(html), "");
+}
+
+TEST_F(Render, MarkdownReportContents) {
+  const std::string md = render_report_md(record, summary, kGeneratedAt);
+  EXPECT_EQ(md.rfind("# Boot storm report: consolidation-4x16g-vs-1x64g \u2014 simulated lab\n", 0), 0u);
+  EXPECT_NE(
+      md.find("| bs-3f9a2c-a-05 | timeout waiting for guest\\_agent after 600 s, \"tools not running\" |"),
+      std::string::npos);
+  EXPECT_NE(md.find("clone of bs-3f9a2c-b-09 failed: disk full"), std::string::npos);
+  EXPECT_NE(md.find("## SLOs"), std::string::npos);
+  EXPECT_NE(md.find("\u274c **FAIL**"), std::string::npos);
+  EXPECT_NE(md.find(kGeneratedAt), std::string::npos);
+}
+
+TEST_F(Render, JunitOneTestcasePerSloAndScenario) {
+  const std::string xml = render_junit_xml(record, summary);
+  EXPECT_EQ(tag_balance_problem(xml.substr(xml.find("?>") + 2)), "");
+  EXPECT_EQ(count(xml, "<testcase "), summary.slo.size());
+  const auto failures = static_cast<std::size_t>(
+      std::count_if(summary.slo.begin(), summary.slo.end(), [](const auto& r) { return !r.pass; }));
+  ASSERT_GT(failures, 0u);
+  EXPECT_EQ(count(xml, "<failure "), failures);
+  EXPECT_NE(xml.find("failures=\"" + std::to_string(failures) + "\""), std::string::npos);
+  EXPECT_EQ(count(xml, "<testsuite "), 2u);
+}
+
+TEST_F(Render, OpenMetricsHistogramIsConsistent) {
+  const std::string prom = render_metrics_prom(record, summary);
+  ASSERT_GE(prom.size(), 6u);
+  EXPECT_EQ(prom.substr(prom.size() - 6), "# EOF\n");
+  EXPECT_EQ(count(prom, "# EOF"), 1u);
+  // Per scenario: cumulative buckets never decrease and +Inf equals _count equals the ready VMs.
+  for (const auto& sc : summary.scenarios) {
+    const std::string key = "scenario=\"" + sc.name + "\"";
+    std::istringstream in(prom);
+    std::string line;
+    double previous = -1;
+    std::size_t buckets = 0;
+    while (std::getline(in, line)) {
+      if (line.rfind("bootstorm_boot_time_seconds_bucket{", 0) != 0 || line.find(key) == std::string::npos)
+        continue;
+      const double v = std::stod(line.substr(line.rfind(' ') + 1));
+      EXPECT_GE(v, previous) << line;
+      previous = v;
+      ++buckets;
+      // le="30.0": recount directly from the record.
+      if (line.find("le=\"30.0\"") != std::string::npos) {
+        std::size_t n = 0;
+        for (const auto& vm : record.vms)
+          if (vm.scenario == sc.name && vm.ready_s && *vm.ready_s <= 30.0) ++n;
+        EXPECT_EQ(static_cast<std::size_t>(v), n) << line;
+      }
+    }
+    EXPECT_EQ(buckets, std::size(kBootTimeBuckets) + 1);
+    EXPECT_EQ(static_cast<std::size_t>(previous), sc.boot_times_s.size());
+  }
+  // Every sample belongs to a family declared before it.
+  std::istringstream in(prom);
+  std::string line;
+  std::vector<std::string> families;
+  while (std::getline(in, line)) {
+    if (line.rfind("# TYPE ", 0) == 0) {
+      families.push_back(line.substr(7, line.find(' ', 7) - 7));
+      continue;
+    }
+    if (line.empty() || line[0] == '#') continue;
+    ASSERT_FALSE(families.empty());
+    EXPECT_EQ(line.rfind(families.back(), 0), 0u) << line;
+  }
+}
+
+TEST_F(Render, KubeBurnerDocuments) {
+  const auto docs = quantile_documents(record, summary);
+  std::size_t expected = 0;
+  for (const auto& sc : summary.scenarios) expected += sc.milestones.size();
+  ASSERT_EQ(docs.size(), expected);
+  const auto& ready = docs[0];
+  EXPECT_EQ(ready["quantileName"], "Ready");
+  EXPECT_EQ(ready["metricName"], "vmiLatencyQuantilesMeasurement");
+  EXPECT_EQ(ready["jobName"], "4x R740 16GFC");
+  EXPECT_EQ(ready["uuid"], "3f9a2c");
+  EXPECT_EQ(ready["P50"].get<long long>(), std::llround(*summary.scenarios[0].ready().p50 * 1000));
+  EXPECT_EQ(ready["avg"].get<long long>(), std::llround(*summary.scenarios[0].ready().mean * 1000));
+  for (const char* k : {"P99", "P95", "min", "max", "timestamp"}) EXPECT_TRUE(ready.contains(k)) << k;
+  const auto vms = vm_documents(record, summary);
+  ASSERT_EQ(vms.size(), record.vms.size());
+  EXPECT_EQ(vms[0]["metricName"], "vmiLatencyMeasurement");
+  EXPECT_TRUE(vms[0].contains("guestAgentLatency"));
+  EXPECT_TRUE(vms[5]["readyLatency"].is_null());  // the failed VM
+}
+
+TEST_F(Render, BulkBodyPairsActionsAndDocuments) {
+  const auto docs = quantile_documents(record, summary);
+  const std::string body = to_bulk_ndjson("bootstorm", docs);
+  ASSERT_FALSE(body.empty());
+  EXPECT_EQ(body.back(), '\n');
+  std::istringstream in(body);
+  std::string line;
+  std::size_t n = 0;
+  while (std::getline(in, line)) {
+    const auto j = nlohmann::json::parse(line);
+    if (n % 2 == 0) {
+      EXPECT_EQ(j["index"]["_index"], "bootstorm");
+    } else {
+      EXPECT_EQ(j, nlohmann::json::parse(docs[n / 2].dump()));
+    }
+    ++n;
+  }
+  EXPECT_EQ(n, docs.size() * 2);
+}
+
+TEST_F(Render, WriteRunOutputsWritesEveryFile) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("bootstorm-reports-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+                    "-" + std::to_string(reinterpret_cast<std::uintptr_t>(this)));
+  std::filesystem::remove_all(dir);
+  auto r = write_run_outputs(dir, record, summary, kGeneratedAt);
+  ASSERT_TRUE(r.has_value()) << r.error().what();
+  for (const char* f : {"summary.json", "vms.csv", "report.md", "report.html", "junit.xml", "metrics.prom",
+                        "quantiles.json", "vm-latency.json"}) {
+    EXPECT_TRUE(std::filesystem::is_regular_file(dir / f)) << f;
+    EXPECT_GT(std::filesystem::file_size(dir / f), 0u) << f;
+    EXPECT_FALSE(std::filesystem::exists(dir / (std::string(f) + ".tmp"))) << f;
+  }
+  std::ifstream in(dir / "summary.json");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  EXPECT_EQ(ss.str(), render_summary_json(summary));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_F(Render, WriteRunOutputsReportsUnwritableDirectory) {
+  auto r = write_run_outputs("/proc/bootstorm-cannot-write-here", record, summary, kGeneratedAt);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().kind, ErrorKind::io);
+}
+
+TEST(RenderLarge, HundredsOfVmsStayReadable) {
+  // 600 VMs per scenario: the timeline is thinned to at most 240 rows (every 3rd VM) and says so; the page
+  // stays well formed.
+  stats::RunRecord r = fixture_record();
+  const auto base = r.vms;
+  r.vms.clear();
+  for (auto& sc : r.scenarios) sc.vms = 600;
+  for (int k = 0; k < 75; ++k) {
+    for (auto vm : base) {
+      vm.name += "-" + std::to_string(k);
+      vm.start_requested_unix_s += 0.00001 * k;
+      if (vm.ready_s) *vm.ready_s += 0.01 * k;
+      r.vms.push_back(vm);
+    }
+  }
+  const auto summary = stats::summarize(r);
+  ASSERT_EQ(summary.scenarios[0].vms, 600);
+  const std::string html = render_report_html(r, summary, kGeneratedAt);
+  EXPECT_EQ(tag_balance_problem(html), "");
+  EXPECT_NE(html.find("200 of 600 VMs shown."), std::string::npos);
+  // 200 rows per timeline: one <g><title> per row, in two timelines.
+  EXPECT_EQ(count(html, "<g><title>"), 400u);
+  EXPECT_LT(html.size(), 2'000'000u);
+}
+
+}  // namespace
+}  // namespace bootstorm::reports
