@@ -1,0 +1,20 @@
+#pragma once
+// The KubeVirt provider: api::Provider over the Kubernetes API (KubeVirt kubevirt.io/v1 + subresources, CDI
+// cdi.kubevirt.io/v1beta1). VirtualMachines are created Halted with a DataVolume cloned from the golden
+// DataSource/PVC, started through the start subresource, and observed with ONE list + watch of
+// VirtualMachineInstances by the run's label (no per-VM polling).
+#include <boost/asio/any_io_executor.hpp>
+#include <memory>
+
+#include "providers/api/provider.hpp"
+
+namespace bootstorm::kubevirt {
+
+// Registers kind "kubevirt" with the api factory registry. Call once from the executable (static libraries
+// drop unreferenced static registrations).
+void register_provider();
+
+std::unique_ptr<api::Provider> make_provider(boost::asio::any_io_executor executor,
+                                             const api::ProviderConfig& config);
+
+}  // namespace bootstorm::kubevirt

@@ -1,0 +1,199 @@
+// Objects the provider sends, validated against the published KubeVirt and CDI OpenAPI definitions.
+#include "providers/kubevirt/kube_objects.hpp"
+
+#include <gtest/gtest.h>
+
+#include "tests/unit/kubevirt/swagger_validator.hpp"
+
+namespace bootstorm::kubevirt {
+namespace {
+using nlohmann::json;
+
+const testing::SwaggerValidator& kubevirt_spec() {
+  static testing::SwaggerValidator v(std::string(BOOTSTORM_API_SPECS) + "/kubevirt/kubevirt-swagger.json");
+  return v;
+}
+const testing::SwaggerValidator& cdi_spec() {
+  static testing::SwaggerValidator v(std::string(BOOTSTORM_API_SPECS) + "/kubevirt/cdi-swagger.json");
+  return v;
+}
+
+std::string joined(const std::vector<std::string>& problems) {
+  std::string out;
+  for (const auto& p : problems) out += p + "\n";
+  return out;
+}
+
+VmBuild sample_build() {
+  VmBuild b;
+  b.name = "bs-3f9a2c-1x-r7625-64gfc-001";
+  b.namespace_ = "bootstorm";
+  b.run_id = "3f9a2c";
+  b.scenario = "1x R7625 64GFC";
+  b.host = "r7625-01";
+  b.datasource_name = "win10";
+  b.datasource_namespace = "golden";
+  b.clone_strategy = "csi-clone";
+  b.beacon_url = "http://10.0.0.5:8081/beacon";
+  b.beacon_token = "tok-abcdef";
+  return b;
+}
+
+TEST(KubeObjects, ValidatorRejectsWhatIsWrong) {
+  // The validator must catch a misspelt field, a wrong type and a missing required field.
+  json vm = build_virtual_machine(sample_build());
+  vm["spec"]["runStartegy"] = "Halted";
+  vm["spec"]["template"]["spec"]["domain"]["cpu"]["cores"] = "two";
+  vm["spec"]["dataVolumeTemplates"][0].erase("spec");
+  auto problems = kubevirt_spec().validate(vm, "v1.VirtualMachine");
+  std::string text = joined(problems);
+  EXPECT_NE(text.find("runStartegy: unknown property"), std::string::npos) << text;
+  EXPECT_NE(text.find("cores: expected type"), std::string::npos) << text;
+  EXPECT_NE(text.find("missing required \"spec\""), std::string::npos) << text;
+}
+
+TEST(KubeObjects, VirtualMachineConformsAndCarriesRunLabelsPlacementAndBeacon) {
+  VmBuild b = sample_build();
+  json vm = build_virtual_machine(b);
+  auto problems = kubevirt_spec().validate(vm, "v1.VirtualMachine");
+  EXPECT_TRUE(problems.empty()) << joined(problems);
+
+  EXPECT_EQ(vm["apiVersion"], "kubevirt.io/v1");
+  EXPECT_EQ(vm["kind"], "VirtualMachine");
+  EXPECT_EQ(vm["spec"]["runStrategy"], "Halted");
+  EXPECT_FALSE(vm["spec"].contains("running"));
+  for (const json* labels : {&vm["metadata"]["labels"], &vm["spec"]["template"]["metadata"]["labels"],
+                             &vm["spec"]["dataVolumeTemplates"][0]["metadata"]["labels"]}) {
+    EXPECT_EQ((*labels)[kRunLabel], "3f9a2c");
+    EXPECT_EQ((*labels)[kScenarioLabel], "1x-r7625-64gfc");
+  }
+  EXPECT_EQ(vm["metadata"]["annotations"][kScenarioNameAnnotation], "1x R7625 64GFC");
+  EXPECT_EQ(vm["spec"]["template"]["spec"]["nodeSelector"][kHostnameLabel], "r7625-01");
+  const json& dv = vm["spec"]["dataVolumeTemplates"][0];
+  EXPECT_EQ(dv["metadata"]["name"], datavolume_name(b.name));
+  EXPECT_EQ(dv["spec"]["sourceRef"],
+            (json{{"kind", "DataSource"}, {"name", "win10"}, {"namespace", "golden"}}));
+  // The root disk is that DataVolume; cloud-init carries the beacon.
+  bool dv_volume = false, cloud_init = false;
+  for (const auto& vol : vm["spec"]["template"]["spec"]["volumes"]) {
+    if (vol.contains("dataVolume")) dv_volume = vol["dataVolume"]["name"] == datavolume_name(b.name);
+    if (vol.contains("cloudInitNoCloud")) {
+      std::string ud = vol["cloudInitNoCloud"]["userData"];
+      cloud_init = ud.rfind("#cloud-config\n", 0) == 0 &&
+                   ud.find("BOOTSTORM_BEACON_URL=http://10.0.0.5:8081/beacon") != std::string::npos &&
+                   ud.find("BOOTSTORM_BEACON_TOKEN=tok-abcdef") != std::string::npos &&
+                   ud.find("BOOTSTORM_VM_NAME=" + b.name) != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(dv_volume);
+  EXPECT_TRUE(cloud_init);
+
+  // The DataVolume the template creates conforms to CDI's own definition.
+  json full_dv = {{"apiVersion", "cdi.kubevirt.io/v1beta1"},
+                  {"kind", "DataVolume"},
+                  {"metadata", dv["metadata"]},
+                  {"spec", dv["spec"]}};
+  auto cdi_problems = cdi_spec().validate(full_dv, "v1beta1.DataVolume");
+  EXPECT_TRUE(cdi_problems.empty()) << joined(cdi_problems);
+}
+
+TEST(KubeObjects, PvcSourceAndNoBeacon) {
+  VmBuild b = sample_build();
+  b.datasource_name.clear();
+  b.pvc = "golden/win10-pvc";
+  b.beacon_url.clear();
+  b.host.clear();
+  json vm = build_virtual_machine(b);
+  auto problems = kubevirt_spec().validate(vm, "v1.VirtualMachine");
+  EXPECT_TRUE(problems.empty()) << joined(problems);
+  const json& spec = vm["spec"]["dataVolumeTemplates"][0]["spec"];
+  EXPECT_EQ(spec["source"]["pvc"], (json{{"namespace", "golden"}, {"name", "win10-pvc"}}));
+  EXPECT_FALSE(spec.contains("sourceRef"));
+  EXPECT_FALSE(vm["spec"]["template"]["spec"].contains("nodeSelector"));
+  EXPECT_EQ(cloud_init_user_data(b).find("BEACON"), std::string::npos);
+}
+
+TEST(KubeObjects, SubresourceBodiesConform) {
+  auto p1 = kubevirt_spec().validate(start_options(), "v1.StartOptions");
+  EXPECT_TRUE(p1.empty()) << joined(p1);
+  auto p2 = kubevirt_spec().validate(stop_options(), "v1.StopOptions");
+  EXPECT_TRUE(p2.empty()) << joined(p2);
+  auto p3 = kubevirt_spec().validate(delete_options(), "k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions");
+  EXPECT_TRUE(p3.empty()) << joined(p3);
+  EXPECT_EQ(delete_options()["propagationPolicy"], "Foreground");
+  json ns = build_namespace("bootstorm", "3f9a2c");
+  auto p4 = kubevirt_spec().validate(ns["metadata"], "k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta");
+  EXPECT_TRUE(p4.empty()) << joined(p4);
+}
+
+TEST(KubeObjects, PathsExistInTheSpec) {
+  std::ifstream in(std::string(BOOTSTORM_API_SPECS) + "/kubevirt/kubevirt-swagger.json");
+  json doc = json::parse(in);
+  EXPECT_TRUE(doc["paths"].contains(
+      "/apis/subresources.kubevirt.io/v1/namespaces/{namespace}/virtualmachines/{name}/start"));
+  EXPECT_EQ(vm_subresource_path("ns", "vm", "start"),
+            "/apis/subresources.kubevirt.io/v1/namespaces/ns/virtualmachines/vm/start");
+  EXPECT_TRUE(doc["paths"].contains("/apis/kubevirt.io/v1/namespaces/{namespace}/virtualmachineinstances"));
+  EXPECT_EQ(vmis_path("ns"), "/apis/kubevirt.io/v1/namespaces/ns/virtualmachineinstances");
+  EXPECT_TRUE(doc["paths"].contains("/apis/kubevirt.io/v1/namespaces/{namespace}/virtualmachines/{name}"));
+  EXPECT_EQ(vm_path("ns", "vm"), "/apis/kubevirt.io/v1/namespaces/ns/virtualmachines/vm");
+}
+
+TEST(KubeObjects, LabelSlugAndSelector) {
+  EXPECT_EQ(label_slug("4x R740 16GFC"), "4x-r740-16gfc");
+  EXPECT_EQ(label_slug("  --Weird__Name!!  "), "weird-name");
+  EXPECT_EQ(label_slug(std::string(100, 'a')).size(), 63u);
+  EXPECT_EQ(run_selector_query("3f9a2c"), "bootstorm.io%2Frun%3D3f9a2c");
+}
+
+TEST(KubeObjects, StatusErrorsAndDataVolumeState) {
+  Error e = status_error(
+      409,
+      R"({"kind":"Status","apiVersion":"v1","status":"Failure","message":"Operation cannot be fulfilled on virtualmachine.kubevirt.io \"vm1\": VM is already running","reason":"Conflict","code":409})",
+      "starting vm1");
+  EXPECT_EQ(e.kind, ErrorKind::conflict);
+  EXPECT_EQ(e.status, 409);
+  EXPECT_NE(e.message.find("VM is already running"), std::string::npos);
+  EXPECT_EQ(status_error(401, "{}", "x").kind, ErrorKind::auth);
+  EXPECT_EQ(status_error(404, "not json", "x").kind, ErrorKind::not_found);
+
+  auto failed = datavolume_state(json::parse(R"({"status":{"phase":"Failed","progress":"12.5%","conditions":[
+      {"type":"Running","status":"False","reason":"Error","message":"clone source PVC golden/win10 not found"},
+      {"type":"Ready","status":"False"}]}})"));
+  EXPECT_TRUE(failed.failed);
+  EXPECT_FALSE(failed.succeeded);
+  EXPECT_NE(failed.detail.find("Running=False Error: clone source PVC golden/win10 not found"),
+            std::string::npos)
+      << failed.detail;
+  EXPECT_NE(failed.detail.find("progress 12.5%"), std::string::npos);
+  EXPECT_TRUE(datavolume_state(json::parse(R"({"status":{"phase":"Succeeded"}})")).succeeded);
+  EXPECT_EQ(datavolume_state(json::parse(R"({"metadata":{}})")).phase, "");
+}
+
+TEST(WatchLines, DecodesEveryEventType) {
+  auto added = decode_watch_line(
+      R"({"type":"ADDED","object":{"kind":"VirtualMachineInstance","metadata":{"name":"a","resourceVersion":"17"}}})");
+  ASSERT_TRUE(added);
+  EXPECT_EQ(added->type, WatchEvent::Type::added);
+  EXPECT_EQ(added->resource_version(), "17");
+  auto bookmark = decode_watch_line(R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"99"}}})");
+  ASSERT_TRUE(bookmark);
+  EXPECT_EQ(bookmark->type, WatchEvent::Type::bookmark);
+  EXPECT_EQ(bookmark->resource_version(), "99");
+  auto gone = decode_watch_line(
+      R"J({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","message":"too old resource version: 5 (120)","reason":"Expired","code":410}})J");
+  ASSERT_TRUE(gone);
+  EXPECT_EQ(gone->type, WatchEvent::Type::error);
+  EXPECT_EQ(gone->error_code, 410);
+  EXPECT_NE(gone->error_message.find("too old"), std::string::npos);
+  auto expired_no_code =
+      decode_watch_line(R"({"type":"ERROR","object":{"kind":"Status","reason":"Expired"}})");
+  ASSERT_TRUE(expired_no_code);
+  EXPECT_EQ(expired_no_code->error_code, 410);
+  EXPECT_FALSE(decode_watch_line("{\"type\":\"ADDED\"}"));
+  EXPECT_FALSE(decode_watch_line("{\"type\":\"WHAT\",\"object\":{}}"));
+  EXPECT_FALSE(decode_watch_line("garbage"));
+}
+
+}  // namespace
+}  // namespace bootstorm::kubevirt
