@@ -1,0 +1,41 @@
+#include "providers/http/client.hpp"
+#include "providers/vsphere/transport.hpp"
+
+namespace bootstorm::vsphere {
+namespace {
+
+class HttpTransport final : public Transport {
+ public:
+  HttpTransport(boost::asio::any_io_executor executor, http::ClientOptions options)
+      : client_(std::move(executor), std::move(options)) {}
+
+  boost::asio::awaitable<Expected<http::Response>> send(http::Request request) override {
+    co_return co_await client_.request(std::move(request));
+  }
+  boost::asio::awaitable<Expected<void>> prewarm(std::size_t count) override {
+    co_return co_await client_.prewarm(count);
+  }
+  void close_idle() override { client_.close_idle(); }
+
+ private:
+  http::Client client_;
+};
+
+}  // namespace
+
+std::unique_ptr<Transport> make_http_transport(boost::asio::any_io_executor executor,
+                                               const api::ProviderConfig& config) {
+  http::ClientOptions options;
+  options.base_url = config.endpoint;
+  options.tls.verify = !config.insecure_skip_verify;
+  options.tls.insecure_skip_verify = config.insecure_skip_verify;
+  options.tls.ca_file = config.ca_file;
+  options.tls.ca_data = config.ca_data;
+  options.max_connections = static_cast<std::size_t>(std::max(1, config.max_concurrent));
+  // The provider retries power starts itself (RESOURCE_BUSY is a 500); the client retries idempotent reads.
+  options.retry.max_attempts = 3;
+  options.user_agent = "bootstorm-vsphere";
+  return std::make_unique<HttpTransport>(std::move(executor), std::move(options));
+}
+
+}  // namespace bootstorm::vsphere

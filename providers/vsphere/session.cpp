@@ -1,0 +1,193 @@
+#include "providers/vsphere/session.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "common/log.hpp"
+#include "providers/vsphere/vcenter_error.hpp"
+
+namespace bootstorm::vsphere {
+
+namespace asio = boost::asio;
+
+std::string base64_encode(std::string_view data) {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((data.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 2 < data.size(); i += 3) {
+    const unsigned n = (static_cast<unsigned char>(data[i]) << 16) |
+                       (static_cast<unsigned char>(data[i + 1]) << 8) |
+                       static_cast<unsigned char>(data[i + 2]);
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += kAlphabet[(n >> 6) & 63];
+    out += kAlphabet[n & 63];
+  }
+  if (i < data.size()) {
+    unsigned n = static_cast<unsigned char>(data[i]) << 16;
+    const bool two = i + 1 < data.size();
+    if (two) n |= static_cast<unsigned char>(data[i + 1]) << 8;
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += two ? kAlphabet[(n >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+Session::Session(asio::any_io_executor executor, Transport& transport, std::string endpoint,
+                 std::string username, std::string password, std::chrono::milliseconds default_timeout)
+    : transport_(transport),
+      endpoint_(std::move(endpoint)),
+      username_(std::move(username)),
+      password_(std::move(password)),
+      default_timeout_(default_timeout),
+      login_mutex_(std::move(executor), 1) {
+  log::register_secret(password_);
+  log::register_secret(base64_encode(username_ + ":" + password_));
+}
+
+Error Session::credentials_rejected() const {
+  return make_error(ErrorKind::auth,
+                    "vCenter at " + endpoint_ + " rejected the credentials of " + username_ +
+                        ": check VSPHERE_USER/VSPHERE_PASSWORD",
+                    {}, 401);
+}
+
+asio::awaitable<Expected<void>> Session::login_at(Dialect dialect, bool* not_found) {
+  Paths paths(dialect);
+  http::Request req;
+  req.method = "POST";
+  req.target = paths.session();
+  req.headers.emplace_back("Authorization", "Basic " + base64_encode(username_ + ":" + password_));
+  req.headers.emplace_back("Accept", "application/json");
+  req.timeout = default_timeout_;
+  req.idempotent = false;
+  if (limiter_) co_await limiter_->acquire();
+  ++stats_.requests;
+  auto resp = co_await transport_.send(std::move(req));
+  if (!resp) {
+    ++stats_.errors;
+    Error e = resp.error();
+    e.message = "login to vCenter at " + endpoint_ + " failed: " + e.message;
+    co_return e;
+  }
+  if (resp->status == 404 && not_found) {
+    *not_found = true;
+    co_return make_error(ErrorKind::not_found, "no session service at " + endpoint_ + paths.session());
+  }
+  if (resp->status == 401 || resp->status == 403) {
+    ++stats_.errors;
+    co_return credentials_rejected();
+  }
+  if (resp->status != 200 && resp->status != 201) {
+    ++stats_.errors;
+    co_return to_error(parse_vcenter_error(resp->status, resp->body), "login (POST " + paths.session() + ")",
+                       endpoint_);
+  }
+  auto json = nlohmann::json::parse(resp->body, nullptr, false);
+  auto payload = paths.unwrap(json);
+  if (!payload.is_string() || payload.get<std::string>().empty()) {
+    ++stats_.errors;
+    co_return make_error(ErrorKind::protocol,
+                         "login to vCenter at " + endpoint_ + " returned no session token (POST " +
+                             paths.session() + " answered HTTP " + std::to_string(resp->status) + ")",
+                         "check that the endpoint is a vCenter Server");
+  }
+  token_ = payload.get<std::string>();
+  log::register_secret(token_);
+  paths_ = paths;
+  dialect_known_ = true;
+  ++generation_;
+  ++logins_;
+  co_return Expected<void>{};
+}
+
+asio::awaitable<Expected<void>> Session::login() {
+  if (dialect_known_) co_return co_await login_at(paths_.dialect(), nullptr);
+  bool not_found = false;
+  auto r = co_await login_at(Dialect::api, &not_found);
+  if (r || !not_found) co_return r;
+  // vSphere before 7.0U2 has no /api: use the deprecated /rest dialect.
+  spdlog::info("vCenter at {} has no /api/session (HTTP 404): using the legacy /rest API (vSphere 6.7-7.0U1)",
+               endpoint_);
+  co_return co_await login_at(Dialect::rest, nullptr);
+}
+
+asio::awaitable<Expected<void>> Session::relogin(std::uint64_t seen_generation) {
+  co_await login_mutex_.acquire();
+  SemaphorePermit permit(&login_mutex_);
+  if (generation_ != seen_generation) co_return Expected<void>{};  // someone else already logged in again
+  spdlog::info("vCenter session at {} expired (HTTP 401): logging in again", endpoint_);
+  token_.clear();
+  co_return co_await login();
+}
+
+asio::awaitable<Expected<http::Response>> Session::send_once(const std::string& method,
+                                                             const std::string& target,
+                                                             const std::string& body,
+                                                             const CallOptions& options) {
+  http::Request req;
+  req.method = method;
+  req.target = target;
+  req.headers.emplace_back("vmware-api-session-id", token_);
+  req.headers.emplace_back("Accept", "application/json");
+  if (!body.empty()) req.headers.emplace_back("Content-Type", "application/json");
+  req.body = body;
+  req.timeout = options.timeout.value_or(default_timeout_);
+  req.idempotent = options.idempotent;
+  if (limiter_ && !options.prepaid) {
+    if (options.urgent)
+      limiter_->charge();
+    else
+      co_await limiter_->acquire();
+  }
+  ++stats_.requests;
+  auto resp = co_await transport_.send(std::move(req));
+  if (!resp) {
+    ++stats_.errors;
+  } else {
+    if (resp->attempts > 1) stats_.retries += static_cast<std::uint64_t>(resp->attempts - 1);
+    if (resp->status >= 400) ++stats_.errors;
+  }
+  co_return resp;
+}
+
+asio::awaitable<Expected<http::Response>> Session::call(std::string method, std::string target,
+                                                        std::string body, CallOptions options) {
+  if (token_.empty()) {
+    auto r = co_await relogin(generation_);
+    if (!r) co_return r.error();
+  }
+  const auto generation = generation_;
+  auto resp = co_await send_once(method, target, body, options);
+  if (!resp || resp->status != 401) co_return resp;
+  auto r = co_await relogin(generation);
+  if (!r) co_return r.error();
+  ++stats_.retries;
+  resp = co_await send_once(method, target, body, options);
+  if (resp && resp->status == 401) co_return credentials_rejected();
+  co_return resp;
+}
+
+asio::awaitable<void> Session::logout() {
+  if (token_.empty()) co_return;
+  http::Request req;
+  req.method = "DELETE";
+  req.target = paths_.session();
+  req.headers.emplace_back("vmware-api-session-id", token_);
+  req.timeout = std::min(default_timeout_, std::chrono::milliseconds(10000));
+  ++stats_.requests;
+  auto resp = co_await transport_.send(std::move(req));
+  token_.clear();
+  if (!resp) {
+    ++stats_.errors;
+    spdlog::warn("logout from vCenter at {} failed: {} (the session expires on its own)", endpoint_,
+                 resp.error().what());
+  } else if (resp->status >= 300 && resp->status != 401) {
+    ++stats_.errors;
+    spdlog::warn("logout from vCenter at {} answered HTTP {}", endpoint_, resp->status);
+  }
+}
+
+}  // namespace bootstorm::vsphere

@@ -1,0 +1,32 @@
+#pragma once
+// The provider's only way to the network: one origin, pooled connections. The production implementation
+// wraps http::Client (make_http_transport); unit tests substitute an in-memory fake vCenter.
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <memory>
+#include <string>
+
+#include "common/expected.hpp"
+#include "providers/api/provider.hpp"
+#include "providers/http/types.hpp"
+
+namespace bootstorm::vsphere {
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  // One exchange. Any HTTP status is a Response; transport failures (connect, TLS, timeout) are Errors.
+  virtual boost::asio::awaitable<Expected<http::Response>> send(http::Request request) = 0;
+  // Opens up to `count` connections ahead of the storm.
+  virtual boost::asio::awaitable<Expected<void>> prewarm(std::size_t count) = 0;
+  // Closes idle pooled connections (after logout).
+  virtual void close_idle() = 0;
+};
+
+// http::Client on config.endpoint with the config's TLS settings (verification on unless
+// insecure_skip_verify), max_connections = max_concurrent. Throws std::invalid_argument for a malformed
+// endpoint and std::runtime_error for unreadable CA files (fatal setup errors).
+std::unique_ptr<Transport> make_http_transport(boost::asio::any_io_executor executor,
+                                               const api::ProviderConfig& config);
+
+}  // namespace bootstorm::vsphere

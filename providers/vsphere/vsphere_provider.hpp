@@ -1,0 +1,127 @@
+#pragma once
+// bootstorm::vsphere — the vCenter REST provider (api::Provider).
+//
+// Talks /api (vSphere 7.0U2+) and, when /api/session answers 404, the legacy /rest dialect (dialect.hpp).
+// One session for all requests (session.hpp), clone concurrency bounded per host and per datastore by vCenter
+// cost units and overall by apiBudget.maxConcurrent, storm starts never throttled (but charged to the
+// budget), observe() polling within apiBudget.requestsPerSecond (rate_limiter.hpp; paced at 95 % of it) with
+// per-milestone resolution bookkeeping (milestone_tracker.hpp). Deletes only what carries the run id.
+//
+// observe(): one filtered list call (GET /api/vcenter/vm?vms=...&power_states=POWERED_ON, chunked at 4,000
+// ids / 6,000 URL characters) per round for `running`; then, round-robin, one probe per VM that is on but
+// lacks a milestone: GET .../tools (run_state RUNNING or EXECUTING_SCRIPTS = guest_agent), then
+// GET .../guest/identity (an ip_address = ip_assigned; 503 = not yet). Every event is stamped with the
+// positive answer's arrival; its resolution reaches back to the last negative request (or to the VM's power
+// start written by this provider, or to when observe() began).
+//
+// Threading: single executor, as providers/api/provider.hpp requires; nothing locks.
+//
+// Clone types. The vCenter REST API has exactly two clone operations: POST /api/vcenter/vm?action=clone
+// (VM.CloneSpec: source, name, placement, power_on, disks_to_remove, disks_to_update,
+// guest_customization_spec) and ?action=instant-clone. VM.CloneSpec has no linked-clone option (linked clones
+// need the SOAP API's VirtualMachineRelocateSpec.diskMoveType = createNewChildDiskBacking). So:
+//   full    -> ?action=clone, placement {host, datastore}, power_on false
+//   linked  -> the same full clone (a warning says so once); the body carries nothing non-standard
+//   instant -> ?action=instant-clone, placement {datastore} (InstantClonePlacementSpec has no host: the
+//              clone runs on the golden VM's host, so every placement host must be that host), then a power
+//              stop, because instant clones are born running and the storm must power them on.
+#include <boost/asio/any_io_executor.hpp>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "providers/api/provider.hpp"
+#include "providers/vsphere/rate_limiter.hpp"
+#include "providers/vsphere/session.hpp"
+#include "providers/vsphere/transport.hpp"
+
+namespace bootstorm::vsphere {
+
+// Registers kind "vsphere" in the api registry (factory: make_http_transport + VsphereProvider).
+void register_provider();
+
+// At most this many clones run on one host at once: a host has 16 vCenter cost units, a clone costs 4.
+inline constexpr std::size_t kClonesPerHost = 4;
+// ... and on one datastore: 128 cost units, 4 per clone.
+inline constexpr std::size_t kClonesPerDatastore = 32;
+
+class VsphereProvider final : public api::Provider {
+ public:
+  VsphereProvider(boost::asio::any_io_executor executor, api::ProviderConfig config,
+                  std::unique_ptr<Transport> transport);
+  ~VsphereProvider() override;
+
+  api::Capabilities capabilities() const override;
+  boost::asio::awaitable<Expected<void>> connect() override;
+  boost::asio::awaitable<Expected<void>> check_inventory(const api::InventoryRequest& request) override;
+  boost::asio::awaitable<Expected<api::VmHandle>> provision(const api::VmSpec& spec) override;
+  boost::asio::awaitable<Expected<void>> wait_startable(const api::VmHandle& vm,
+                                                        std::chrono::milliseconds timeout) override;
+  boost::asio::awaitable<Expected<void>> prepare_storm(std::size_t expected_starts) override;
+  boost::asio::awaitable<Expected<api::StartResult>> start(const api::VmHandle& vm) override;
+  boost::asio::awaitable<void> observe(std::vector<api::VmHandle> vms, api::MilestoneSink sink,
+                                       CancelSignal stop) override;
+  boost::asio::awaitable<Expected<void>> stop(const api::VmHandle& vm) override;
+  boost::asio::awaitable<Expected<void>> destroy(const api::VmHandle& vm) override;
+  boost::asio::awaitable<Expected<std::vector<api::VmHandle>>> list_run_vms(
+      const std::string& run_id) override;
+  boost::asio::awaitable<void> disconnect() override;
+  api::ApiStats stats() const override;
+
+  Dialect dialect() const { return session_.paths().dialect(); }
+  std::uint64_t logins() const { return session_.logins(); }
+
+  // Tuning (defaults suit production; tests shorten them). Set before the first call.
+  struct Tuning {
+    std::size_t clones_per_datastore = kClonesPerDatastore;
+    std::size_t max_in_flight = 8;                  // concurrent per-VM probes
+    std::chrono::milliseconds list_interval{1000};  // re-list power states at least this often
+    std::chrono::milliseconds startable_poll{500};  // wait_startable's poll interval
+    std::size_t max_ids_per_list = 4000;            // vCenter fails lists matching > 4,000 VMs
+    std::size_t max_target_length = 6000;           // stay under common URL length limits
+  };
+  void set_tuning(const Tuning& tuning) { tuning_ = tuning; }
+
+ private:
+  struct Observation;
+  boost::asio::awaitable<Expected<nlohmann::json>> get_json(const std::string& target,
+                                                            const std::string& what,
+                                                            CallOptions options = {});
+  boost::asio::awaitable<Expected<std::string>> resolve_vm_id(const api::VmHandle& vm);
+  boost::asio::awaitable<Expected<void>> power_stop(const std::string& vm_id, const std::string& vm_name);
+  boost::asio::awaitable<Expected<std::map<std::string, std::string>>> list_vm_ids(
+      const std::vector<std::string>& names);
+  boost::asio::awaitable<void> poll_running(Observation& obs);
+  boost::asio::awaitable<void> probe_vm(Observation& obs, std::string vm_name);
+  std::vector<std::vector<std::string>> chunk_for_list(const std::vector<std::string>& values,
+                                                       const ListFilter& extra, const std::string& key) const;
+  Error refuse_foreign(const std::string& verb, const std::string& name) const;
+  void log_dry_run(const std::string& method, const std::string& target, const std::string& body) const;
+  AsyncSemaphore& host_semaphore(const std::string& host_id);
+  double estimated_clone_bytes(const nlohmann::json& golden_info) const;
+  bool instant() const { return config_.clone_type == "instant"; }
+
+  boost::asio::any_io_executor executor_;
+  api::ProviderConfig config_;
+  std::unique_ptr<Transport> transport_;
+  Session session_;
+  Tuning tuning_;
+
+  // Inventory resolved by check_inventory().
+  std::map<std::string, std::string> host_ids_;  // host name -> id
+  std::string datastore_id_;
+  std::string datastore_name_;
+  std::string golden_id_;
+  bool inventory_checked_ = false;
+  bool warned_linked_ = false;
+
+  // When each VM's power start was written (observe's lower bound before its first negative poll).
+  std::map<std::string, std::chrono::steady_clock::time_point> start_written_;
+
+  AsyncSemaphore clone_slots_;
+  std::map<std::string, std::unique_ptr<AsyncSemaphore>> host_clone_slots_;
+  std::unique_ptr<AsyncSemaphore> datastore_clone_slots_;
+};
+
+}  // namespace bootstorm::vsphere
