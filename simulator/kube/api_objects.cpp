@@ -1,0 +1,159 @@
+#include "simulator/kube/api_objects.hpp"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <ctime>
+#include <fmt/format.h>
+
+namespace bootstorm::sim::kube {
+
+using json = nlohmann::json;
+
+ApiError status_error(int code, std::string reason, std::string message, json details) {
+  json status = {{"kind", "Status"},      {"apiVersion", "v1"}, {"metadata", json::object()},
+                 {"status", "Failure"},   {"message", std::move(message)}, {"reason", std::move(reason)},
+                 {"code", code}};
+  if (!details.is_null()) status["details"] = std::move(details);
+  return ApiError{code, std::move(status)};
+}
+
+std::string qualified_resource(const ResourceType& type) {
+  return type.group.empty() ? type.plural : type.plural + "." + type.group;
+}
+
+namespace {
+json details_for(const ResourceType& type, const std::string& name) {
+  json details = {{"name", name}, {"kind", type.plural}};
+  if (!type.group.empty()) details["group"] = type.group;
+  return details;
+}
+}  // namespace
+
+ApiError not_found(const ResourceType& type, const std::string& name) {
+  return status_error(404, "NotFound", qualified_resource(type) + " \"" + name + "\" not found",
+                      details_for(type, name));
+}
+
+ApiError already_exists(const ResourceType& type, const std::string& name) {
+  return status_error(409, "AlreadyExists", qualified_resource(type) + " \"" + name + "\" already exists",
+                      details_for(type, name));
+}
+
+ApiError conflict(const ResourceType& type, const std::string& name, const std::string& why) {
+  return status_error(409, "Conflict",
+                      "Operation cannot be fulfilled on " + qualified_resource(type) + " \"" + name + "\": " + why,
+                      details_for(type, name));
+}
+
+ApiError kubevirt_conflict(const std::string& resource, const std::string& name, const std::string& why) {
+  return status_error(409, "Conflict",
+                      "Operation cannot be fulfilled on " + resource + ".kubevirt.io \"" + name + "\": " + why,
+                      {{"name", name}, {"group", "kubevirt.io"}, {"kind", resource}});
+}
+
+ApiError invalid(const ResourceType& type, const std::string& name, const std::string& field,
+                 const std::string& why) {
+  json details = details_for(type, name);
+  details["kind"] = type.kind;
+  details["causes"] = json::array({{{"reason", "FieldValueInvalid"}, {"message", why}, {"field", field}}});
+  return status_error(422, "Invalid",
+                      type.kind + "." + (type.group.empty() ? "" : type.group) + " \"" + name +
+                          "\" is invalid: " + field + ": " + why,
+                      std::move(details));
+}
+
+ApiError bad_request(const std::string& message) { return status_error(400, "BadRequest", message); }
+
+ApiError method_not_allowed(const std::string& message) {
+  return status_error(405, "MethodNotAllowed", message);
+}
+
+ApiError unsupported_media_type(const std::string& content_type) {
+  return status_error(415, "UnsupportedMediaType",
+                      "the body of the request was in an unknown format - accepted media types include: "
+                      "application/json-patch+json, application/merge-patch+json (got \"" +
+                          content_type + "\")");
+}
+
+ApiError expired(const std::string& message) { return status_error(410, "Expired", message); }
+
+ApiError unauthorized() { return status_error(401, "Unauthorized", "Unauthorized"); }
+
+ApiError server_fault(int code) {
+  switch (code) {
+    case 429:
+      return status_error(429, "TooManyRequests", "the server has received too many requests and has asked us to "
+                                                  "try again later");
+    case 500:
+      return status_error(500, "InternalError", "Internal error occurred: injected fault");
+    case 503:
+      return status_error(503, "ServiceUnavailable", "the server is currently unable to handle the request");
+    case 504:
+      return status_error(504, "Timeout", "the server was unable to return a response in the time allotted, but "
+                                          "may still be processing the request");
+    default:
+      return status_error(code, "InternalError", "Internal error occurred: injected fault " + std::to_string(code));
+  }
+}
+
+namespace {
+std::tm utc_tm(double unix_seconds) {
+  std::time_t t = static_cast<std::time_t>(std::floor(unix_seconds));
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  return tm;
+}
+}  // namespace
+
+std::string format_time(double unix_seconds) {
+  std::tm tm = utc_tm(unix_seconds);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                     tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+std::string format_micro_time(double unix_seconds) {
+  std::tm tm = utc_tm(unix_seconds);
+  auto micros = static_cast<long>((unix_seconds - std::floor(unix_seconds)) * 1e6);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                     tm.tm_hour, tm.tm_min, tm.tm_sec, micros);
+}
+
+std::optional<double> parse_quantity(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  std::size_t end = 0;
+  while (end < text.size() && (std::isdigit(static_cast<unsigned char>(text[end])) || text[end] == '.')) ++end;
+  if (end == 0) return std::nullopt;
+  double number = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + end, number);
+  if (ec != std::errc() || ptr != text.data() + end) return std::nullopt;
+  std::string_view suffix = text.substr(end);
+  struct Unit {
+    std::string_view suffix;
+    double factor;
+  };
+  static constexpr Unit units[] = {{"", 1},          {"m", 1e-3},         {"k", 1e3},          {"M", 1e6},
+                                   {"G", 1e9},       {"T", 1e12},         {"P", 1e15},         {"Ki", 1024.0},
+                                   {"Mi", 1048576.0}, {"Gi", 1073741824.0}, {"Ti", 1099511627776.0},
+                                   {"Pi", 1125899906842624.0}};
+  for (const auto& unit : units) {
+    if (suffix == unit.suffix) return number * unit.factor;
+  }
+  return std::nullopt;
+}
+
+bool valid_dns_subdomain(std::string_view name) {
+  if (name.empty() || name.size() > 253) return false;
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (!alnum(name.front()) || !alnum(name.back())) return false;
+  for (char c : name) {
+    if (!alnum(c) && c != '-' && c != '.') return false;
+  }
+  return true;
+}
+
+bool valid_dns_label(std::string_view name) {
+  return name.size() <= 63 && valid_dns_subdomain(name) && name.find('.') == std::string_view::npos;
+}
+
+}  // namespace bootstorm::sim::kube

@@ -1,0 +1,793 @@
+// HTTP layer of the Kubernetes front: authentication, fault injection, discovery, routing and the generic
+// REST verbs (get, list, create, update, patch, delete) over the object store. Kind-specific behaviour lives
+// in kube_controllers.cpp, watches in kube_watch.cpp.
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <fmt/format.h>
+
+#include "common/log.hpp"
+#include "simulator/kube/kube_front_impl.hpp"
+#include "simulator/kube/selectors.hpp"
+
+namespace bootstorm::sim::kube {
+namespace {
+
+namespace asio = boost::asio;
+
+http::ServerResponse json_response(int status, std::string body) {
+  http::ServerResponse response;
+  response.status = status;
+  response.headers.emplace_back("Content-Type", "application/json");
+  response.body = std::move(body);
+  return response;
+}
+
+http::ServerResponse error_response(const ApiError& error) {
+  return json_response(error.code, error.status.dump());
+}
+
+http::ServerResponse result_response(const ApiResult& result, int ok_status) {
+  if (auto* error = std::get_if<ApiError>(&result)) return error_response(*error);
+  return json_response(ok_status, std::get<ObjectPtr>(result)->text);
+}
+
+ApiError path_not_found() {
+  return status_error(404, "NotFound", "the server could not find the requested resource", json::object());
+}
+
+std::vector<std::string> split_path(std::string_view path) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start < path.size()) {
+    std::size_t slash = path.find('/', start);
+    if (slash == std::string_view::npos) slash = path.size();
+    if (slash > start) out.emplace_back(path.substr(start, slash - start));
+    start = slash + 1;
+  }
+  return out;
+}
+
+constexpr char kBase64Chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+std::string base64_encode(std::string_view in) {
+  std::string out;
+  std::uint32_t value = 0;
+  int bits = -6;
+  for (unsigned char c : in) {
+    value = (value << 8) + c;
+    bits += 8;
+    while (bits >= 0) {
+      out.push_back(kBase64Chars[(value >> bits) & 0x3F]);
+      bits -= 6;
+    }
+  }
+  if (bits > -6) out.push_back(kBase64Chars[((value << 8) >> (bits + 8)) & 0x3F]);
+  while (out.size() % 4) out.push_back('=');
+  return out;
+}
+
+std::optional<std::string> base64_decode(std::string_view in) {
+  std::string out;
+  std::uint32_t value = 0;
+  int bits = -8;
+  for (char c : in) {
+    if (c == '=') break;
+    const char* pos = std::strchr(kBase64Chars, c);
+    if (!pos || c == '\0') return std::nullopt;
+    value = (value << 6) + static_cast<std::uint32_t>(pos - kBase64Chars);
+    bits += 6;
+    if (bits >= 0) {
+      out.push_back(static_cast<char>((value >> bits) & 0xFF));
+      bits -= 8;
+    }
+  }
+  return out;
+}
+
+bool query_flag(const http::ServerRequest& request, std::string_view name) {
+  auto value = request.query_param(name);
+  return value && (*value == "true" || *value == "1");
+}
+
+bool is_dry_run(const http::ServerRequest& request) {
+  auto value = request.query_param("dryRun");
+  return value && *value == "All";
+}
+
+// The object's content apart from metadata and status: a change bumps metadata.generation.
+json spec_part(const json& object) {
+  json copy = object;
+  copy.erase("metadata");
+  copy.erase("status");
+  return copy;
+}
+
+}  // namespace
+
+bool KubeFront::Impl::authenticated(const http::ServerRequest& request) const {
+  if (!request.client_cert_subject.empty()) return true;
+  auto header = request.header("Authorization");
+  if (!header) return false;
+  std::string_view value = *header;
+  constexpr std::string_view kBearer = "Bearer ";
+  if (value.size() <= kBearer.size()) return false;
+  for (std::size_t i = 0; i < kBearer.size() - 1; ++i) {
+    if (std::tolower(static_cast<unsigned char>(value[i])) != std::tolower(static_cast<unsigned char>(kBearer[i]))) {
+      return false;
+    }
+  }
+  if (value[kBearer.size() - 1] != ' ') return false;
+  return tokens.count(std::string(value.substr(kBearer.size()))) > 0;
+}
+
+asio::awaitable<http::ServerResponse> KubeFront::Impl::handle(http::ServerRequest& request) {
+  auto self = shared_from_this();
+  if (request.path.starts_with("/_lab/")) co_return handle_lab(request);
+  ++stats.requests;
+  if (!alive) co_return error_response(server_fault(503));
+  if (lab.front_fault_applies(request.path)) {
+    const auto& faults = lab.faults();
+    double latency_ms = faults.latency_ms;
+    if (faults.latency_jitter_ms > 0) latency_ms += faults.latency_jitter_ms * lab.random_uniform();
+    if (latency_ms > 0) {
+      ++stats.injected_latency;
+      asio::steady_timer timer(co_await asio::this_coro::executor);
+      timer.expires_after(std::chrono::microseconds(static_cast<std::int64_t>(latency_ms * 1000)));
+      co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+      if (!alive) co_return error_response(server_fault(503));
+    }
+    if (lab.faults().error_rate > 0 && lab.random_uniform() < lab.faults().error_rate) {
+      count_request(request.method + " " + request.path);
+      ++stats.injected_errors;
+      ++stats.errors;
+      co_return error_response(server_fault(lab.faults().error_status));
+    }
+  }
+  static const std::set<std::string> kPublic = {"/version", "/healthz", "/livez", "/readyz"};
+  if (!kPublic.count(request.path) && !authenticated(request)) {
+    count_request(request.method + " " + request.path);
+    ++stats.unauthorized;
+    ++stats.errors;
+    co_return error_response(unauthorized());
+  }
+  std::string route_key;
+  http::ServerResponse response = route_request(request, route_key);
+  count_request(request.method + " " + (route_key.empty() ? request.path : route_key));
+  if (response.status >= 400) ++stats.errors;
+  co_return response;
+}
+
+http::ServerResponse KubeFront::Impl::handle_lab(http::ServerRequest& request) {
+  if (request.path == "/_lab/truth" && request.method == "GET") return json_response(200, lab.truth_json());
+  if (request.path == "/_lab/stats" && request.method == "GET") return json_response(200, stats_json().dump());
+  if (request.path == "/_lab/faults") {
+    if (request.method == "GET") return json_response(200, model::faults_to_json(lab.faults()));
+    if (request.method == "POST" || request.method == "PUT" || request.method == "PATCH") {
+      auto patched = model::patch_faults_json(lab.faults(), request.body);
+      if (!patched) return error_response(bad_request(patched.error().what()));
+      if (lab.faults().force_gone_rate >= 1.0) store.compact_all();
+      return json_response(200, model::faults_to_json(lab.faults()));
+    }
+    return error_response(method_not_allowed());
+  }
+  return error_response(path_not_found());
+}
+
+void KubeFront::Impl::count_request(const std::string& route_key) {
+  ++stats.by_route[route_key];
+  const auto second = static_cast<std::int64_t>(std::floor(lab.now()));
+  if (second != stats.current_second) {
+    stats.requests_last_second = second == stats.current_second + 1 ? stats.current_second_count : 0;
+    stats.current_second = second;
+    stats.current_second_count = 0;
+  }
+  ++stats.current_second_count;
+  stats.peak_requests_per_second = std::max(stats.peak_requests_per_second, stats.current_second_count);
+}
+
+http::ServerResponse KubeFront::Impl::route_request(http::ServerRequest& request, std::string& route_key) {
+  std::string path = request.path;
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  const std::string& method = request.method;
+  bool read = method == "GET" || method == "HEAD";
+
+  if (path == "/version") {
+    json info = version_info();
+    std::string version = lab.spec().kube.server_version;
+    if (!version.empty()) {
+      info["gitVersion"] = version;
+      if (version.starts_with("v")) version.erase(0, 1);
+      std::size_t dot1 = version.find('.');
+      std::size_t dot2 = dot1 == std::string::npos ? std::string::npos : version.find('.', dot1 + 1);
+      if (dot1 != std::string::npos && dot2 != std::string::npos) {
+        info["major"] = version.substr(0, dot1);
+        info["minor"] = version.substr(dot1 + 1, dot2 - dot1 - 1);
+      }
+    }
+    return json_response(200, info.dump());
+  }
+  if (path == "/healthz" || path == "/livez" || path == "/readyz") {
+    http::ServerResponse response;
+    response.headers.emplace_back("Content-Type", "text/plain; charset=utf-8");
+    response.body = "ok";
+    return response;
+  }
+  if (path == "/api") return read ? json_response(200, api_versions(options.server_address).dump())
+                                  : error_response(method_not_allowed());
+  if (path == "/apis") return read ? json_response(200, api_group_list().dump()) : error_response(method_not_allowed());
+  if (path == "/openapi/v2") {
+    // client-go fetches the v2 document as protobuf (kubectl apply's client-side validation). The lab publishes
+    // no schemas: an empty protobuf Document (zero bytes) is valid and makes kubectl skip client-side
+    // validation of kinds it has no model for; JSON clients get an empty Swagger document.
+    std::string accept(request.header("Accept").value_or(""));
+    http::ServerResponse response;
+    if (accept.find("protobuf") != std::string::npos) {
+      response.headers.emplace_back("Content-Type", "application/com.github.proto-openapi.spec.v2.v1.0+protobuf");
+      return response;
+    }
+    json doc = {{"swagger", "2.0"},
+                {"info", {{"title", "Kubernetes"}, {"version", lab.spec().kube.server_version}}},
+                {"paths", json::object()},
+                {"definitions", json::object()}};
+    return json_response(200, doc.dump());
+  }
+  if (path == "/openapi/v3") return json_response(200, openapi_v3_root().dump());
+  if (path.starts_with("/openapi/v3/")) {
+    auto parts = split_path(path.substr(std::string("/openapi/v3/").size()));
+    json doc;
+    if (parts.size() == 2 && parts[0] == "api") doc = openapi_v3_group_version("", parts[1]);
+    if (parts.size() == 3 && parts[0] == "apis") doc = openapi_v3_group_version(parts[1], parts[2]);
+    if (doc.is_null()) return error_response(path_not_found());
+    return json_response(200, doc.dump());
+  }
+
+  auto segments = split_path(path);
+  if (segments.empty()) {
+    json paths = {"/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v3", "/readyz", "/version"};
+    return json_response(200, json{{"paths", paths}}.dump());
+  }
+  std::string group, version;
+  std::size_t rest_at = 0;
+  if (segments[0] == "api" && segments.size() >= 2) {
+    version = segments[1];
+    rest_at = 2;
+  } else if (segments[0] == "apis" && segments.size() >= 2) {
+    group = segments[1];
+    if (segments.size() == 2) {
+      json doc = api_group(group);
+      return doc.is_null() ? error_response(path_not_found()) : json_response(200, doc.dump());
+    }
+    version = segments[2];
+    rest_at = 3;
+  } else {
+    return error_response(path_not_found());
+  }
+  if (segments.size() == rest_at) {
+    json doc = api_resource_list(group, version);
+    return doc.is_null() ? error_response(path_not_found()) : json_response(200, doc.dump());
+  }
+
+  // Resource paths.
+  Route route;
+  std::vector<std::string> rest(segments.begin() + static_cast<std::ptrdiff_t>(rest_at), segments.end());
+  std::string lookup_group = group;
+  if (group == kSubresourcesGroup) {
+    route.subresource_group = true;
+    lookup_group = "kubevirt.io";
+  }
+  if (!rest.empty() && rest[0] == "watch" && !route.subresource_group) {
+    route.watch_prefix = true;
+    rest.erase(rest.begin());
+  }
+  if (rest.empty()) return error_response(path_not_found());
+  std::string plural;
+  std::vector<std::string> tail;
+  if (rest.size() >= 3 && rest[0] == "namespaces") {
+    const ResourceType* inner = find_resource_type(lookup_group, version, rest[2]);
+    if (inner && inner->namespaced) {
+      route.ns = rest[1];
+      plural = rest[2];
+      tail.assign(rest.begin() + 3, rest.end());
+    }
+  }
+  if (plural.empty()) {
+    plural = rest[0];
+    tail.assign(rest.begin() + 1, rest.end());
+  }
+  route.type = find_resource_type(lookup_group, version, plural);
+  if (!route.type) return error_response(path_not_found());
+  route.kind = static_cast<Kind>(route.type - resource_types().data());
+  route_key = route.type->plural + (tail.size() == 2 ? "/" + tail[1] : "") +
+              (route.watch_prefix || query_flag(request, "watch") ? " (watch)" : "");
+  if (tail.size() > 2) return error_response(path_not_found());
+  if (!tail.empty()) route.name = tail[0];
+  if (tail.size() == 2) route.subresource = tail[1];
+  if (route.type->namespaced && route.ns.empty() && !route.name.empty()) return error_response(path_not_found());
+
+  if (route.subresource_group) {
+    if (route.kind != Kind::virtual_machines || route.name.empty() ||
+        (route.subresource != "start" && route.subresource != "stop" && route.subresource != "restart")) {
+      return error_response(path_not_found());
+    }
+    if (method != "PUT") return error_response(method_not_allowed());
+    return subresource_action(route, request);
+  }
+  if (!route.subresource.empty() && (route.subresource != "status" || !route.type->status_subresource)) {
+    return error_response(path_not_found());
+  }
+
+  bool dry_run = is_dry_run(request);
+  if (route.name.empty()) {
+    if (read) {
+      if (route.watch_prefix || query_flag(request, "watch")) return watch(route, request);
+      return list(route, request);
+    }
+    if (method == "POST") return result_response(create(route.kind, route.ns, request.body, dry_run), 201);
+    return error_response(method_not_allowed());
+  }
+  if (route.watch_prefix) {
+    // Legacy single-object watch: /watch/.../name == fieldSelector=metadata.name=name.
+    return watch(route, request);
+  }
+  if (read) return get(route);
+  if (method == "PUT") {
+    json body = json::parse(request.body, nullptr, false);
+    if (body.is_discarded() || !body.is_object()) {
+      return error_response(bad_request("the body of the request was in an unknown format - accepted media types "
+                                        "include: application/json, application/yaml"));
+    }
+    return result_response(update(route, std::move(body), dry_run), 200);
+  }
+  if (method == "PATCH") return result_response(patch(route, request, dry_run), 200);
+  if (method == "DELETE") return result_response(remove(route, request.body, dry_run), 200);
+  return error_response(method_not_allowed());
+}
+
+http::ServerResponse KubeFront::Impl::get(const Route& route) {
+  auto object = store.get(route.kind, route.ns, route.name);
+  if (!object) return error_response(not_found(*route.type, route.name));
+  return json_response(200, object->text);
+}
+
+http::ServerResponse KubeFront::Impl::list(const Route& route, const http::ServerRequest& request) {
+  const ResourceType& type = *route.type;
+  auto labels = LabelSelector::parse(request.query_param("labelSelector").value_or(""));
+  if (!labels) return error_response(bad_request(labels.error().message));
+  auto fields = FieldSelector::parse(request.query_param("fieldSelector").value_or(""), type.field_selectors);
+  if (!fields) return error_response(bad_request(fields.error().message));
+
+  std::size_t limit = 0;
+  if (auto text = request.query_param("limit")) {
+    try {
+      long long value = std::stoll(*text);
+      if (value > 0) limit = static_cast<std::size_t>(value);
+    } catch (const std::exception&) {
+      return error_response(bad_request("invalid limit \"" + *text + "\""));
+    }
+  }
+  std::string after_key;
+  std::optional<std::uint64_t> token_rv;
+  if (auto token = request.query_param("continue"); token && !token->empty()) {
+    auto decoded = base64_decode(*token);
+    json parsed = decoded ? json::parse(*decoded, nullptr, false) : json();
+    if (!parsed.is_object() || !parsed.contains("rv") || !parsed.contains("start")) {
+      return error_response(bad_request("continue key is not valid: incorrect encoded start resourceVersion"));
+    }
+    token_rv = parsed["rv"].get<std::uint64_t>();
+    after_key = parsed["start"].get<std::string>();
+    if (*token_rv < store.compacted_resource_version()) {
+      auto error = expired(
+          "The provided continue parameter is too old to display a consistent list result. You can start a new "
+          "list without the continue parameter, or use the continue token in this response to retrieve the "
+          "remainder of the results. Continuing with the provided token results in an inconsistent list - "
+          "objects that were created, modified, or deleted between the time the first chunk was returned and "
+          "now may show up in the list.");
+      json inconsistent = {{"v", "meta.k8s.io/v1"}, {"rv", store.current_resource_version()}, {"start", after_key}};
+      error.status["metadata"]["continue"] = base64_encode(inconsistent.dump());
+      return error_response(error);
+    }
+  }
+  if (auto rv_text = request.query_param("resourceVersion"); rv_text && !rv_text->empty() && *rv_text != "0") {
+    std::uint64_t rv = 0;
+    try {
+      rv = std::stoull(*rv_text);
+    } catch (const std::exception&) {
+      return error_response(status_error(400, "BadRequest", "invalid resource version: " + *rv_text));
+    }
+    std::uint64_t current = store.current_resource_version();
+    if (rv > current) {
+      return error_response(status_error(
+          504, "Timeout",
+          "Too large resource version: " + std::to_string(rv) + ", current: " + std::to_string(current),
+          {{"causes", json::array({{{"reason", "ResourceVersionTooLarge"},
+                                    {"message", "Too large resource version"}}})},
+           {"retryAfterSeconds", 1}}));
+    }
+  }
+
+  auto result = store.list(route.kind, route.ns, after_key);
+  std::uint64_t list_rv = token_rv.value_or(result.resource_version);
+  std::string items;
+  items.reserve(result.items.size() * 1024);
+  std::size_t emitted = 0;
+  std::size_t remaining = 0;
+  std::string last_key;
+  bool filtering = !labels->empty() || !fields->empty();
+  for (const auto& object : result.items) {
+    const json& meta = object->object["metadata"];
+    if (filtering) {
+      auto labels_it = meta.find("labels");
+      if (!labels->matches(labels_it == meta.end() ? json() : *labels_it)) continue;
+      if (!fields->matches(object->object)) continue;
+    }
+    if (limit > 0 && emitted >= limit) {
+      ++remaining;
+      continue;
+    }
+    if (emitted++) items.push_back(',');
+    items += object->text;
+    last_key = ObjectStore::key(meta.value("namespace", ""), meta.value("name", ""));
+  }
+  json metadata = {{"resourceVersion", std::to_string(list_rv)}};
+  if (remaining > 0) {
+    json token = {{"v", "meta.k8s.io/v1"}, {"rv", list_rv}, {"start", last_key}};
+    metadata["continue"] = base64_encode(token.dump());
+    if (!filtering) metadata["remainingItemCount"] = remaining;
+  }
+  std::string body = R"({"apiVersion":)" + json(type.api_version()).dump() + R"(,"items":[)" + items +
+                     R"(],"kind":)" + json(type.list_kind()).dump() + R"(,"metadata":)" + metadata.dump() + "}";
+  return json_response(200, std::move(body));
+}
+
+ApiResult KubeFront::Impl::create(Kind kind, const std::string& path_ns, const std::string& body_text, bool dry_run) {
+  const ResourceType& type = resource_type(kind);
+  json object = json::parse(body_text, nullptr, false);
+  if (object.is_discarded() || !object.is_object()) {
+    return bad_request("the body of the request was in an unknown format - accepted media types include: "
+                       "application/json, application/yaml");
+  }
+  if (!object.contains("kind") || !object["kind"].is_string() || object["kind"].get<std::string>().empty()) {
+    return bad_request("Object 'Kind' is missing in '" + body_text.substr(0, 200) + "'");
+  }
+  if (object["kind"] != type.kind || object.value("apiVersion", "") != type.api_version()) {
+    return bad_request("the API version in the data (" + object.value("apiVersion", "") +
+                       ") does not match the expected API version (" + type.api_version() + ")");
+  }
+  if (!object.contains("metadata") || !object["metadata"].is_object()) object["metadata"] = json::object();
+  json& meta = object["metadata"];
+  if (type.namespaced) {
+    std::string body_ns = meta.value("namespace", "");
+    if (body_ns.empty()) {
+      meta["namespace"] = path_ns;
+    } else if (body_ns != path_ns) {
+      return bad_request("the namespace of the provided object does not match the namespace sent on the request");
+    }
+    auto ns_object = store.get(Kind::namespaces, "", path_ns);
+    if (!ns_object) return not_found(resource_type(Kind::namespaces), path_ns);
+    if (ns_object->object["metadata"].contains("deletionTimestamp")) {
+      return status_error(403, "Forbidden",
+                          qualified_resource(type) + " \"" + meta.value("name", "") + "\" is forbidden: unable to "
+                          "create new content in namespace " + path_ns + " because it is being terminated",
+                          {{"name", meta.value("name", "")}, {"kind", type.plural}});
+    }
+  } else {
+    meta.erase("namespace");
+  }
+  std::string name = meta.value("name", "");
+  if (name.empty()) {
+    std::string prefix = meta.value("generateName", "");
+    if (prefix.empty()) {
+      return invalid(type, "", "metadata.name", "Required value: name or generateName is required");
+    }
+    static constexpr char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+    do {
+      name = prefix;
+      for (int i = 0; i < 5; ++i) name.push_back(kAlphabet[rng() % (sizeof(kAlphabet) - 1)]);
+    } while (store.get(kind, meta.value("namespace", ""), name));
+    meta["name"] = name;
+  }
+  if (!valid_dns_subdomain(name)) {
+    return invalid(type, name, "metadata.name",
+                   "Invalid value: \"" + name + "\": a lowercase RFC 1123 subdomain must consist of lower case "
+                   "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character");
+  }
+  if (store.get(kind, meta.value("namespace", ""), name)) return already_exists(type, name);
+  for (const char* server_field : {"uid", "resourceVersion", "creationTimestamp", "deletionTimestamp", "generation"}) {
+    meta.erase(server_field);
+  }
+  if (type.status_subresource && kind != Kind::namespaces && kind != Kind::nodes) object.erase("status");
+  if (dry_run) {
+    meta["uid"] = new_uid();
+    meta["creationTimestamp"] = format_time(now());
+    return std::make_shared<StoredObject>(StoredObject{object, object.dump(), 0});
+  }
+  if (auto error = admit_create(kind, object)) return *error;
+  ObjectPtr stored = insert(kind, std::move(object));
+  after_create(kind, stored);
+  return stored;
+}
+
+ApiResult KubeFront::Impl::update(const Route& route, json object, bool dry_run) {
+  const ResourceType& type = *route.type;
+  auto current = store.get(route.kind, route.ns, route.name);
+  if (!current) return not_found(type, route.name);
+  if (!object.contains("metadata") || !object["metadata"].is_object()) object["metadata"] = json::object();
+  json& meta = object["metadata"];
+  std::string body_name = meta.value("name", "");
+  if (!body_name.empty() && body_name != route.name) {
+    return bad_request("the name of the object (" + body_name + ") does not match the name on the URL (" +
+                       route.name + ")");
+  }
+  if (object.contains("kind") && object["kind"] != type.kind) {
+    return bad_request("the kind of the object does not match the kind of the URL (" + type.kind + ")");
+  }
+  std::string rv = meta.value("resourceVersion", "");
+  const json& old_meta = current->object["metadata"];
+  if (rv.empty()) {
+    return invalid(type, route.name, "metadata.resourceVersion",
+                   "Invalid value: 0x0: must be specified for an update");
+  }
+  if (rv != old_meta.value("resourceVersion", "")) {
+    return conflict(type, route.name,
+                    "the object has been modified; please apply your changes to the latest version and try again");
+  }
+  json next;
+  if (route.subresource == "status") {
+    next = current->object;
+    if (object.contains("status")) next["status"] = object["status"];
+  } else {
+    next = std::move(object);
+    next["apiVersion"] = type.api_version();
+    next["kind"] = type.kind;
+    if (type.status_subresource && current->object.contains("status")) {
+      next["status"] = current->object["status"];
+    } else if (type.status_subresource) {
+      next.erase("status");
+    }
+  }
+  json& next_meta = next["metadata"];
+  next_meta["name"] = route.name;
+  if (type.namespaced) next_meta["namespace"] = route.ns;
+  for (const char* kept : {"uid", "creationTimestamp", "deletionTimestamp", "generation"}) {
+    if (old_meta.contains(kept)) {
+      next_meta[kept] = old_meta[kept];
+    } else {
+      next_meta.erase(kept);
+    }
+  }
+  if (route.subresource != "status" && spec_part(next) != spec_part(current->object)) {
+    next_meta["generation"] = old_meta.value("generation", 1) + 1;
+  }
+  if (auto error = admit_update(route.kind, current->object, next)) return *error;
+  if (dry_run) return std::make_shared<StoredObject>(StoredObject{next, next.dump(), current->resource_version});
+  if (next == current->object) return current;
+  ObjectPtr stored = store.put(route.kind, std::move(next));
+  after_update(route.kind, current, stored);
+  return stored;
+}
+
+ApiResult KubeFront::Impl::patch(const Route& route, const http::ServerRequest& request, bool dry_run) {
+  const ResourceType& type = *route.type;
+  auto current = store.get(route.kind, route.ns, route.name);
+  if (!current) return not_found(type, route.name);
+  std::string content_type(request.header("Content-Type").value_or(""));
+  if (auto semi = content_type.find(';'); semi != std::string::npos) content_type.resize(semi);
+  json patch_doc = json::parse(request.body, nullptr, false);
+  if (patch_doc.is_discarded()) return bad_request("error decoding patch: invalid JSON");
+  json patched = current->object;
+  if (content_type == "application/merge-patch+json" ||
+      (content_type == "application/strategic-merge-patch+json" && type.group.empty())) {
+    if (!patch_doc.is_object()) return bad_request("error decoding patch: merge patch must be a JSON object");
+    patched.merge_patch(patch_doc);
+  } else if (content_type == "application/json-patch+json") {
+    if (!patch_doc.is_array()) return bad_request("error decoding patch: json patch must be a JSON array");
+    try {
+      patched = current->object.patch(patch_doc);
+    } catch (const json::exception& e) {
+      return status_error(422, "Invalid", std::string("the server rejected our request due to an error in our "
+                                                      "request: ") + e.what());
+    }
+  } else {
+    return unsupported_media_type(content_type);
+  }
+  if (!patched.is_object()) return bad_request("the patched object is not a JSON object");
+  if (!patched.contains("metadata") || !patched["metadata"].is_object()) patched["metadata"] = json::object();
+  // A patch carries the current resourceVersion unless it sets one itself (optimistic concurrency).
+  if (patched["metadata"].value("resourceVersion", "").empty()) {
+    patched["metadata"]["resourceVersion"] = current->object["metadata"]["resourceVersion"];
+  }
+  return update(route, std::move(patched), dry_run);
+}
+
+ApiResult KubeFront::Impl::remove(const Route& route, const std::string& body, bool dry_run) {
+  const ResourceType& type = *route.type;
+  auto current = store.get(route.kind, route.ns, route.name);
+  if (!current) return not_found(type, route.name);
+  if (!body.empty()) {
+    json options = json::parse(body, nullptr, false);
+    if (options.is_object() && options.contains("preconditions") && options["preconditions"].is_object()) {
+      const json& pre = options["preconditions"];
+      const json& meta = current->object["metadata"];
+      if (pre.contains("uid") && pre["uid"].is_string() && pre["uid"] != meta["uid"]) {
+        return conflict(type, route.name,
+                        "Precondition failed: UID in precondition: " + pre["uid"].get<std::string>() +
+                            ", UID in object meta: " + meta.value("uid", ""));
+      }
+      if (pre.contains("resourceVersion") && pre["resourceVersion"].is_string() &&
+          pre["resourceVersion"] != meta["resourceVersion"]) {
+        return conflict(type, route.name,
+                        "Precondition failed: ResourceVersion in precondition: " +
+                            pre["resourceVersion"].get<std::string>() +
+                            ", ResourceVersion in object meta: " + meta.value("resourceVersion", ""));
+      }
+    }
+    if (options.is_object() && options.contains("dryRun") && options["dryRun"].is_array() &&
+        !options["dryRun"].empty()) {
+      dry_run = true;
+    }
+  }
+  if (dry_run) return current;
+  return delete_object(route.kind, route.ns, route.name);
+}
+
+std::string KubeFront::Impl::new_uid() {
+  std::uniform_int_distribution<std::uint32_t> byte(0, 255);
+  unsigned char b[16];
+  for (auto& x : b) x = static_cast<unsigned char>(byte(rng));
+  b[6] = static_cast<unsigned char>((b[6] & 0x0F) | 0x40);
+  b[8] = static_cast<unsigned char>((b[8] & 0x3F) | 0x80);
+  return fmt::format("{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}{:02x}{:02x}{:02x}{:02x}",
+                     b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+                     b[15]);
+}
+
+double KubeFront::Impl::now() const { return lab.now(); }
+
+ObjectPtr KubeFront::Impl::modify(Kind kind, const std::string& ns, const std::string& name,
+                                  const std::function<void(json&)>& edit) {
+  auto current = store.get(kind, ns, name);
+  if (!current) return nullptr;
+  json next = current->object;
+  edit(next);
+  if (next == current->object) return current;
+  return store.put(kind, std::move(next));
+}
+
+ObjectPtr KubeFront::Impl::insert(Kind kind, json object) {
+  json& meta = object["metadata"];
+  if (!meta.contains("uid")) meta["uid"] = new_uid();
+  if (!meta.contains("creationTimestamp")) meta["creationTimestamp"] = format_time(now());
+  if (kind != Kind::events && kind != Kind::namespaces && kind != Kind::nodes && !meta.contains("generation")) {
+    meta["generation"] = 1;
+  }
+  return store.put(kind, std::move(object));
+}
+
+void KubeFront::Impl::emit_event(const json& involved, const std::string& type, const std::string& reason,
+                                 const std::string& message, const std::string& component, const std::string& host) {
+  const json& meta = involved["metadata"];
+  std::string ns = meta.value("namespace", "default");
+  std::string name = fmt::format("{}.{:016x}", meta.value("name", "object"),
+                                 (static_cast<std::uint64_t>(now() * 1e6) << 8) + (++event_counter & 0xFF));
+  std::string ts = format_time(now());
+  json source = {{"component", component}};
+  if (!host.empty()) source["host"] = host;
+  json event = {{"apiVersion", "v1"},
+                {"kind", "Event"},
+                {"metadata", {{"name", name}, {"namespace", ns}}},
+                {"involvedObject",
+                 {{"apiVersion", involved.value("apiVersion", "")},
+                  {"kind", involved.value("kind", "")},
+                  {"name", meta.value("name", "")},
+                  {"namespace", ns},
+                  {"uid", meta.value("uid", "")},
+                  {"resourceVersion", meta.value("resourceVersion", "")}}},
+                {"reason", reason},
+                {"message", message},
+                {"source", source},
+                {"firstTimestamp", ts},
+                {"lastTimestamp", ts},
+                {"count", 1},
+                {"type", type},
+                {"eventTime", nullptr},
+                {"reportingComponent", component},
+                {"reportingInstance", host}};
+  insert(Kind::events, std::move(event));
+  event_order.emplace_back(ns, name);
+  while (event_order.size() > options.max_events) {
+    store.remove(Kind::events, event_order.front().first, event_order.front().second);
+    event_order.pop_front();
+  }
+}
+
+json KubeFront::Impl::stats_json() const {
+  // Same core keys as the vCenter front's /_lab/stats, plus the Kubernetes specifics (watches, objects).
+  json objects = json::object();
+  for (std::size_t i = 0; i < resource_types().size(); ++i) {
+    objects[resource_types()[i].plural] = store.count(static_cast<Kind>(i));
+  }
+  const auto second = static_cast<std::int64_t>(std::floor(lab.now()));
+  std::uint64_t last = stats.requests_last_second;
+  if (second == stats.current_second + 1) last = stats.current_second_count;
+  if (second > stats.current_second + 1) last = 0;
+  return {{"requestsTotal", stats.requests},
+          {"requestsLastSecond", last},
+          {"requestsThisSecond", second == stats.current_second ? stats.current_second_count : 0},
+          {"peakRequestsPerSecond", stats.peak_requests_per_second},
+          {"faultsInjected", stats.injected_errors + stats.injected_latency + stats.forced_gone + stats.watches_dropped},
+          {"vms", lab.vm_count()},
+          {"byRoute", stats.by_route},
+          {"errors", stats.errors},
+          {"unauthorized", stats.unauthorized},
+          {"injectedErrors", stats.injected_errors},
+          {"injectedLatency", stats.injected_latency},
+          {"watches",
+           {{"opened", stats.watches_opened},
+            {"active", stats.watches_active},
+            {"dropped", stats.watches_dropped},
+            {"gone", stats.watches_gone},
+            {"forcedGone", stats.forced_gone},
+            {"eventsSent", stats.watch_events_sent},
+            {"bookmarksSent", stats.bookmarks_sent}}},
+          {"objects", objects},
+          {"resourceVersion", std::to_string(store.current_resource_version())}};
+}
+
+KubeFront::Impl::Impl(model::Lab& lab_, KubeFrontOptions options_)
+    : lab(lab_),
+      options(std::move(options_)),
+      store(ObjectStore::Options{options.history_events, options.history_age, 200000}),
+      rng(lab_.spec().seed * 0x9E3779B97F4A7C15ULL + 17) {
+  for (const auto& token : options.tokens) {
+    if (token.empty()) continue;
+    tokens.insert(token);
+    log::register_secret(token);
+  }
+  if (!lab.spec().kube.token.empty()) {
+    tokens.insert(lab.spec().kube.token);
+    log::register_secret(lab.spec().kube.token);
+  }
+}
+
+void KubeFront::Impl::start() {
+  std::weak_ptr<Impl> weak = shared_from_this();
+  subscription = lab.subscribe([weak](const model::VmEvent& event) {
+    if (auto self = weak.lock(); self && self->alive) self->on_lab_event(event);
+  });
+  seed_objects();
+}
+
+void KubeFront::Impl::shutdown() {
+  if (!alive) return;
+  alive = false;
+  lab.unsubscribe(subscription);
+}
+
+KubeFront::KubeFront(model::Lab& lab, KubeFrontOptions options)
+    : impl_(std::make_shared<Impl>(lab, std::move(options))) {
+  impl_->start();
+}
+
+KubeFront::~KubeFront() { impl_->shutdown(); }
+
+http::Handler KubeFront::handler() {
+  std::shared_ptr<Impl> impl = impl_;
+  return [impl](http::ServerRequest& request) { return impl->handle(request); };
+}
+
+nlohmann::json KubeFront::stats() const { return impl_->stats_json(); }
+
+ObjectStore& KubeFront::store() { return impl_->store; }
+
+http::Handler make_kube_handler(model::Lab& lab, KubeFrontOptions options) {
+  auto front = std::make_shared<KubeFront>(lab, std::move(options));
+  auto handler = front->handler();
+  return [front, handler](http::ServerRequest& request) { return handler(request); };
+}
+
+}  // namespace bootstorm::sim::kube

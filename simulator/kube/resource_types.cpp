@@ -1,0 +1,199 @@
+#include "simulator/kube/resource_types.hpp"
+
+#include <map>
+#include <set>
+
+namespace bootstorm::sim::kube {
+namespace {
+
+using json = nlohmann::json;
+
+const std::vector<std::string> kMetaFields = {"metadata.name", "metadata.namespace"};
+
+std::vector<std::string> with_meta(std::vector<std::string> extra) {
+  extra.insert(extra.begin(), kMetaFields.begin(), kMetaFields.end());
+  return extra;
+}
+
+std::vector<ResourceType> build_types() {
+  std::vector<ResourceType> types(static_cast<std::size_t>(Kind::count_));
+  auto set = [&](Kind kind, ResourceType type) { types[static_cast<std::size_t>(kind)] = std::move(type); };
+  set(Kind::namespaces, {"", "v1", "namespaces", "namespace", "Namespace", false, {"ns"}, {},
+                         {"metadata.name", "status.phase"}, true});
+  set(Kind::nodes, {"", "v1", "nodes", "node", "Node", false, {"no"}, {}, {"metadata.name", "spec.unschedulable"},
+                    true});
+  set(Kind::events, {"", "v1", "events", "event", "Event", true, {"ev"}, {},
+                     with_meta({"involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
+                                "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
+                                "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"}),
+                     false});
+  set(Kind::persistent_volume_claims, {"", "v1", "persistentvolumeclaims", "persistentvolumeclaim",
+                                       "PersistentVolumeClaim", true, {"pvc"}, {}, kMetaFields, true});
+  set(Kind::secrets, {"", "v1", "secrets", "secret", "Secret", true, {}, {}, with_meta({"type"}), false});
+  set(Kind::virtual_machines, {"kubevirt.io", "v1", "virtualmachines", "virtualmachine", "VirtualMachine", true,
+                               {"vm", "vms"}, {"all"}, kMetaFields, true});
+  set(Kind::virtual_machine_instances, {"kubevirt.io", "v1", "virtualmachineinstances", "virtualmachineinstance",
+                                        "VirtualMachineInstance", true, {"vmi", "vmis"}, {"all"}, kMetaFields, true});
+  set(Kind::data_volumes, {"cdi.kubevirt.io", "v1beta1", "datavolumes", "datavolume", "DataVolume", true,
+                           {"dv", "dvs"}, {"all"}, kMetaFields, true});
+  set(Kind::data_sources, {"cdi.kubevirt.io", "v1beta1", "datasources", "datasource", "DataSource", true, {"das"},
+                           {"all"}, kMetaFields, true});
+  set(Kind::forklift_providers, {"forklift.konveyor.io", "v1beta1", "providers", "provider", "Provider", true, {}, {},
+                                 kMetaFields, true});
+  set(Kind::forklift_network_maps, {"forklift.konveyor.io", "v1beta1", "networkmaps", "networkmap", "NetworkMap",
+                                    true, {}, {}, kMetaFields, true});
+  set(Kind::forklift_storage_maps, {"forklift.konveyor.io", "v1beta1", "storagemaps", "storagemap", "StorageMap",
+                                    true, {}, {}, kMetaFields, true});
+  set(Kind::forklift_plans, {"forklift.konveyor.io", "v1beta1", "plans", "plan", "Plan", true, {}, {}, kMetaFields,
+                             true});
+  set(Kind::forklift_migrations, {"forklift.konveyor.io", "v1beta1", "migrations", "migration", "Migration", true, {},
+                                  {}, kMetaFields, true});
+  return types;
+}
+
+// Served group versions in discovery order (core first), with their preferred version.
+std::vector<std::pair<std::string, std::string>> group_versions() {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const auto& type : resource_types()) {
+    if (type.group.empty()) continue;
+    if (seen.insert({type.group, type.version}).second) out.emplace_back(type.group, type.version);
+  }
+  out.emplace_back(kSubresourcesGroup, "v1");
+  return out;
+}
+
+json group_entry(const std::string& group, const std::string& version) {
+  json gv = {{"groupVersion", group + "/" + version}, {"version", version}};
+  return {{"name", group}, {"versions", json::array({gv})}, {"preferredVersion", gv}};
+}
+
+const std::vector<std::string> kCrudVerbs = {"create", "delete", "get", "list", "patch", "update", "watch"};
+
+json subresource_entry(const std::string& name, const std::string& kind, const std::vector<std::string>& verbs) {
+  return {{"name", name}, {"singularName", ""}, {"namespaced", true}, {"kind", kind}, {"verbs", verbs}};
+}
+
+}  // namespace
+
+const std::vector<ResourceType>& resource_types() {
+  static const std::vector<ResourceType> types = build_types();
+  return types;
+}
+
+const ResourceType* find_resource_type(const std::string& group, const std::string& version,
+                                       const std::string& plural) {
+  for (const auto& type : resource_types()) {
+    if (type.group == group && type.version == version && type.plural == plural) return &type;
+  }
+  return nullptr;
+}
+
+json version_info() {
+  return {{"major", "1"},
+          {"minor", "31"},
+          {"gitVersion", kServerVersion},
+          {"gitCommit", "bootstorm-lab"},
+          {"gitTreeState", "clean"},
+          {"buildDate", "2026-01-01T00:00:00Z"},
+          {"goVersion", "go1.22.0"},
+          {"compiler", "gc"},
+          {"platform", "linux/amd64"}};
+}
+
+json api_versions(const std::string& server_address) {
+  return {{"kind", "APIVersions"},
+          {"versions", {"v1"}},
+          {"serverAddressByClientCIDRs", json::array({{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", server_address}}})}};
+}
+
+json api_group_list() {
+  json groups = json::array();
+  for (const auto& [group, version] : group_versions()) groups.push_back(group_entry(group, version));
+  return {{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", groups}};
+}
+
+json api_group(const std::string& group) {
+  for (const auto& [g, version] : group_versions()) {
+    if (g == group) {
+      json out = group_entry(g, version);
+      out["kind"] = "APIGroup";
+      out["apiVersion"] = "v1";
+      return out;
+    }
+  }
+  return nullptr;
+}
+
+json api_resource_list(const std::string& group, const std::string& version) {
+  json resources = json::array();
+  if (group == kSubresourcesGroup) {
+    if (version != "v1") return nullptr;
+    for (const char* action : {"start", "stop", "restart"}) {
+      resources.push_back(subresource_entry(std::string("virtualmachines/") + action, "VirtualMachine", {"put"}));
+    }
+  } else {
+    for (const auto& type : resource_types()) {
+      if (type.group != group || type.version != version) continue;
+      json entry = {{"name", type.plural},
+                    {"singularName", type.singular},
+                    {"namespaced", type.namespaced},
+                    {"kind", type.kind},
+                    {"verbs", kCrudVerbs}};
+      if (!type.short_names.empty()) entry["shortNames"] = type.short_names;
+      if (!type.categories.empty()) entry["categories"] = type.categories;
+      resources.push_back(std::move(entry));
+      if (type.status_subresource) {
+        resources.push_back({{"name", type.plural + "/status"},
+                             {"singularName", ""},
+                             {"namespaced", type.namespaced},
+                             {"kind", type.kind},
+                             {"verbs", {"get", "patch", "update"}}});
+      }
+    }
+    if (resources.empty()) return nullptr;
+  }
+  std::string gv = group.empty() ? version : group + "/" + version;
+  return {{"kind", "APIResourceList"}, {"apiVersion", "v1"}, {"groupVersion", gv}, {"resources", resources}};
+}
+
+json openapi_v3_root() {
+  json paths = json::object();
+  std::set<std::string> seen;
+  for (const auto& type : resource_types()) {
+    std::string key = type.group.empty() ? "api/" + type.version : "apis/" + type.group + "/" + type.version;
+    if (!seen.insert(key).second) continue;
+    paths[key] = {{"serverRelativeURL", "/openapi/v3/" + key + "?hash=" + std::string(kServerVersion)}};
+  }
+  return {{"paths", paths}};
+}
+
+json openapi_v3_group_version(const std::string& group, const std::string& version) {
+  // kubectl only looks for a PATCH operation tagged with the object's group/version/kind that accepts the
+  // `fieldValidation` query parameter: then it leaves validation to the server instead of downloading the
+  // full schema. Each served kind gets that operation.
+  json paths = json::object();
+  for (const auto& type : resource_types()) {
+    if (type.group != group || type.version != version) continue;
+    std::string path = type.path_prefix() + (type.namespaced ? "/namespaces/{namespace}/" : "/") + type.plural +
+                       "/{name}";
+    json params = json::array();
+    for (const char* name : {"dryRun", "fieldManager", "fieldValidation", "force"}) {
+      params.push_back({{"name", name}, {"in", "query"}, {"schema", {{"type", "string"}, {"uniqueItems", true}}}});
+    }
+    json gvk = {{"group", type.group}, {"version", type.version}, {"kind", type.kind}};
+    paths[path] = {{"patch",
+                    {{"operationId", "patch" + type.kind},
+                     {"parameters", params},
+                     {"responses", {{"200", {{"description", "OK"}}}}},
+                     {"x-kubernetes-action", "patch"},
+                     {"x-kubernetes-group-version-kind", gvk}}}};
+  }
+  if (paths.empty()) return nullptr;
+  return {{"openapi", "3.0.0"},
+          {"info", {{"title", "Kubernetes"}, {"version", kServerVersion}}},
+          {"paths", paths},
+          {"components", json::object()}};
+}
+
+}  // namespace bootstorm::sim::kube

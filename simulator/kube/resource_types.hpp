@@ -1,0 +1,70 @@
+#pragma once
+// The resource types the simulated Kubernetes API serves (core v1, kubevirt.io/v1, cdi.kubevirt.io/v1beta1,
+// forklift.konveyor.io/v1beta1) and the discovery documents derived from them: /api, /api/v1, /apis,
+// /apis/<group>, /apis/<group>/<version>, and a minimal /openapi/v3 that tells kubectl the server validates
+// fields itself (so `kubectl apply` does not need a full schema).
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace bootstorm::sim::kube {
+
+struct ResourceType {
+  std::string group;    // "" for the core group
+  std::string version;  // "v1", "v1beta1"
+  std::string plural;   // "virtualmachines"
+  std::string singular;
+  std::string kind;  // "VirtualMachine"
+  bool namespaced = true;
+  std::vector<std::string> short_names;
+  std::vector<std::string> categories;
+  std::vector<std::string> field_selectors;  // supported fieldSelector paths
+  bool status_subresource = true;
+
+  std::string group_version() const { return group.empty() ? version : group + "/" + version; }
+  std::string api_version() const { return group_version(); }
+  std::string list_kind() const { return kind + "List"; }
+  // "/api/v1" or "/apis/<group>/<version>"
+  std::string path_prefix() const { return group.empty() ? "/api/" + version : "/apis/" + group + "/" + version; }
+};
+
+// Index into resource_types() of each served type (stable order).
+enum class Kind : std::size_t {
+  namespaces,
+  nodes,
+  events,
+  persistent_volume_claims,
+  secrets,
+  virtual_machines,
+  virtual_machine_instances,
+  data_volumes,
+  data_sources,
+  forklift_providers,
+  forklift_network_maps,
+  forklift_storage_maps,
+  forklift_plans,
+  forklift_migrations,
+  count_
+};
+
+const std::vector<ResourceType>& resource_types();
+inline const ResourceType& resource_type(Kind kind) { return resource_types()[static_cast<std::size_t>(kind)]; }
+// nullptr when the group/version/plural is not served.
+const ResourceType* find_resource_type(const std::string& group, const std::string& version,
+                                       const std::string& plural);
+
+constexpr const char* kSubresourcesGroup = "subresources.kubevirt.io";
+constexpr const char* kServerVersion = "v1.31.4";
+
+nlohmann::json version_info();
+nlohmann::json api_versions(const std::string& server_address);     // GET /api
+nlohmann::json api_group_list();                                    // GET /apis
+// GET /apis/<group>; null when not served.
+nlohmann::json api_group(const std::string& group);
+// GET /api/v1 or /apis/<group>/<version>; null when not served.
+nlohmann::json api_resource_list(const std::string& group, const std::string& version);
+nlohmann::json openapi_v3_root();  // GET /openapi/v3
+// GET /openapi/v3/api/v1 or /openapi/v3/apis/<group>/<version>; null when not served.
+nlohmann::json openapi_v3_group_version(const std::string& group, const std::string& version);
+
+}  // namespace bootstorm::sim::kube
