@@ -15,7 +15,15 @@ using Headers = std::vector<std::pair<std::string, std::string>>;
 // Case-insensitive header lookup; nullopt when absent.
 std::optional<std::string_view> find_header(const Headers& headers, std::string_view name);
 
+// Not an aggregate on purpose: g++ 12 miscompiles an aggregate temporary passed to a coroutine inside a
+// co_await expression (`co_await client.request(Request{.target = "/"})` frees a dangling pointer at run
+// time). With these constructors that spelling does not compile; write `Request("GET", "/x")` or fill a named
+// Request instead.
 struct Request {
+  Request() = default;
+  Request(std::string method_, std::string target_, std::string body_ = {})
+      : method(std::move(method_)), target(std::move(target_)), body(std::move(body_)) {}
+
   std::string method = "GET";  // GET, POST, PUT, PATCH, DELETE, HEAD
   std::string target = "/";    // path and query, e.g. "/api/vcenter/vm?names=a"
   Headers headers;             // extra headers; Host, Content-Length, User-Agent are set by the client
