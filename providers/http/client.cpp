@@ -605,7 +605,11 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
     const std::string what = where(request);
     auto message = build_message(request);
     auto state = std::make_shared<StreamState>();
+    // The callback stays registered after the stream ends (CancelSignal has no unsubscribe). It only posts
+    // while the stream state is alive: that state lives in this coroutine's frame, which lives on the
+    // executor, so a cancel long after the stream (and perhaps its io_context) is gone touches nothing.
     cancel.subscribe([weak = std::weak_ptr<StreamState>(state), executor = executor] {
+      if (weak.expired()) return;
       net::post(executor, [weak] {
         if (auto locked = weak.lock()) {
           locked->cancelled = true;

@@ -1,0 +1,21 @@
+#pragma once
+// How the `bootstorm` executable wires the engine to the rest of the tree (providers, embedded lab, beacon
+// listener, report renderers). Defined in cmd_run.cpp; used by cmd_run, cmd_report and cmd_cleanup.
+#include <filesystem>
+
+#include "common/expected.hpp"
+#include "orchestrator/engine/hooks.hpp"
+#include "orchestrator/stats/run_record.hpp"
+
+namespace bootstorm::cli {
+
+// Registers every provider kind built into this executable (idempotent).
+void register_builtin_providers();
+
+// EngineHooks for real runs: api::create_provider, the in-process lab, the HTTP beacon, the report writers.
+engine::EngineHooks make_engine_hooks();
+
+// summary.json, vms.csv, report.md/html, junit.xml, metrics.prom from the record; true when every SLO passed.
+Expected<bool> write_run_outputs(const std::filesystem::path& run_dir, const stats::RunRecord& record);
+
+}  // namespace bootstorm::cli

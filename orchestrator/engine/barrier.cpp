@@ -1,0 +1,90 @@
+#include "orchestrator/engine/barrier.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/this_coro.hpp>
+
+#include "common/log.hpp"
+#include "orchestrator/engine/async_util.hpp"
+
+namespace bootstorm::engine {
+
+std::chrono::steady_clock::duration StartBarrier::release_offset(std::size_t index) const {
+  if (!options_.ramp || options_.per_second <= 0) return std::chrono::steady_clock::duration::zero();
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(static_cast<double>(index) / options_.per_second));
+}
+
+asio::awaitable<Expected<FireReport>> StartBarrier::fire(const std::vector<api::VmHandle>& vms,
+                                                         StartCallback on_result, CancelSignal cancel) {
+  auto ex = co_await asio::this_coro::executor;
+  FireReport report;
+  if (vms.empty()) co_return report;
+
+  auto prepared = co_await provider_.prepare_storm(vms.size());
+  if (!prepared) co_return prepared.error();
+
+  AsyncSemaphore slots(ex, options_.max_concurrent);
+  WaitGroup group(ex);
+  std::size_t in_flight = 0;
+  report.released_at = std::chrono::steady_clock::now();
+  const auto opened = report.released_at;
+
+  auto one = [&](std::size_t index) -> asio::awaitable<void> {
+    const api::VmHandle& vm = vms[index];
+    auto offset = release_offset(index);
+    if (offset > std::chrono::steady_clock::duration::zero()) co_await sleep_until(opened + offset, cancel);
+    co_await slots.acquire();
+    Permit permit(slots);
+    if (cancel.cancelled()) {
+      ++report.not_released;
+      on_result(
+          vm, make_error(ErrorKind::cancelled, "start of " + vm.name + " not sent: the run was interrupted"));
+      co_return;
+    }
+    ++report.released;
+    report.peak_in_flight = std::max(report.peak_in_flight, ++in_flight);
+    Expected<api::StartResult> result = make_error(ErrorKind::internal, "start did not complete");
+    try {
+      result = co_await provider_.start(vm);
+    } catch (const std::exception& e) {
+      result = make_error(ErrorKind::internal, "start of " + vm.name + " threw: " + e.what());
+    }
+    --in_flight;
+    if (result) {
+      ++report.succeeded;
+      const auto& r = *result;
+      if (!report.first_written || r.written_mono < *report.first_written) {
+        report.first_written = r.written_mono;
+        report.first_written_wall = r.written_wall;
+      }
+      if (!report.last_written || r.written_mono > *report.last_written) report.last_written = r.written_mono;
+    } else {
+      ++report.failed;
+    }
+    on_result(vm, result);
+  };
+
+  // Spawn every start now: for the simultaneous mode they all run up to their first write in this same turn
+  // of the executor, which is what "released together" means on one thread.
+  for (std::size_t i = 0; i < vms.size(); ++i) {
+    group.add();
+    asio::co_spawn(ex, one(i), [&group](std::exception_ptr e) {
+      if (e) {
+        try {
+          std::rethrow_exception(e);
+        } catch (const std::exception& ex) {
+          spdlog::error("start task failed: {}", ex.what());
+        }
+      }
+      group.done();
+    });
+  }
+  co_await group.wait();
+  if (report.first_written && report.last_written)
+    report.fire_skew_ms =
+        std::chrono::duration<double, std::milli>(*report.last_written - *report.first_written).count();
+  co_return report;
+}
+
+}  // namespace bootstorm::engine

@@ -1,0 +1,308 @@
+#include "orchestrator/engine/journal.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <set>
+
+#include "common/log.hpp"
+#include "orchestrator/engine/naming.hpp"
+
+namespace bootstorm::engine {
+
+using nlohmann::json;
+
+Expected<std::unique_ptr<Journal>> Journal::open(const std::filesystem::path& file,
+                                                 std::chrono::steady_clock::time_point mono_origin,
+                                                 std::chrono::milliseconds flush_interval) {
+  int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return make_error(ErrorKind::io,
+                      fmt::format("cannot open journal {}: {}", file.string(), std::strerror(errno)),
+                      "check that the run directory exists and is writable");
+  }
+  std::FILE* f = ::fdopen(fd, "a");
+  if (!f) {
+    ::close(fd);
+    return make_error(ErrorKind::io,
+                      fmt::format("cannot open journal {}: {}", file.string(), std::strerror(errno)));
+  }
+  return std::unique_ptr<Journal>(new Journal(f, file, mono_origin, flush_interval));
+}
+
+Journal::Journal(std::FILE* file, std::filesystem::path path, std::chrono::steady_clock::time_point origin,
+                 std::chrono::milliseconds flush_interval)
+    : file_(file), path_(std::move(path)), origin_(origin), flush_interval_(flush_interval) {
+  thread_ = std::thread([this] { flusher(); });
+}
+
+Journal::~Journal() {
+  {
+    std::lock_guard lock(mutex_);
+    closing_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  std::fflush(file_);
+  ::fsync(::fileno(file_));
+  std::fclose(file_);
+}
+
+void Journal::flusher() {
+  std::unique_lock lock(mutex_);
+  while (!closing_) {
+    cv_.wait_for(lock, flush_interval_);
+    if (dirty_) {
+      std::fflush(file_);
+      dirty_ = false;
+    }
+  }
+}
+
+double Journal::mono_of(std::chrono::steady_clock::time_point t) const {
+  return std::chrono::duration<double>(t - origin_).count();
+}
+
+json Journal::write(std::string_view type, json payload) {
+  auto wall = std::chrono::system_clock::now();
+  auto mono = std::chrono::steady_clock::now();
+  if (!payload.is_object()) payload = json::object();
+  payload.erase("t");
+  payload.erase("mono");
+  payload.erase("type");
+  redact_json(payload);
+  const std::string t = rfc3339_ms(wall);
+  const double mono_s = std::round(mono_of(mono) * 1e6) / 1e6;
+  const json type_json = log::redact(type);
+  // "t", "mono" and "type" lead every line (easier to read and to grep); the payload follows in key order.
+  // Invalid UTF-8 in a detail string must not make the journal unwritable: it is replaced.
+  std::string rest = payload.dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string line = fmt::format(R"({{"t":"{}","mono":{},"type":{}{}{})", t, json(mono_s).dump(),
+                                 type_json.dump(), rest.size() > 2 ? "," : "",
+                                 rest.size() > 2 ? std::string_view(rest).substr(1, rest.size() - 2) : "");
+  line += "}\n";
+  {
+    std::lock_guard lock(mutex_);
+    std::fwrite(line.data(), 1, line.size(), file_);
+    dirty_ = true;
+  }
+  payload["t"] = t;
+  payload["mono"] = mono_s;
+  payload["type"] = type_json;
+  return payload;
+}
+
+void Journal::sync() {
+  std::lock_guard lock(mutex_);
+  std::fflush(file_);
+  ::fsync(::fileno(file_));
+  dirty_ = false;
+}
+
+void redact_json(json& value) {
+  if (value.is_string()) {
+    auto& s = value.get_ref<std::string&>();
+    std::string r = log::redact(s);
+    if (r != s) s = std::move(r);
+  } else if (value.is_array() || value.is_object()) {
+    for (auto& item : value) redact_json(item);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// RunRecordBuilder
+
+namespace {
+
+std::string str(const json& e, const char* key) {
+  auto it = e.find(key);
+  return it != e.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+double num(const json& e, const char* key, double fallback = 0) {
+  auto it = e.find(key);
+  return it != e.end() && it->is_number() ? it->get<double>() : fallback;
+}
+int integer(const json& e, const char* key, int fallback = 0) {
+  auto it = e.find(key);
+  return it != e.end() && it->is_number_integer() ? it->get<int>() : fallback;
+}
+
+}  // namespace
+
+stats::VmRecord* RunRecordBuilder::find_vm(const std::string& name) {
+  auto it = vm_index_.find(name);
+  return it == vm_index_.end() ? nullptr : &record_.vms[it->second];
+}
+
+stats::ScenarioRecord* RunRecordBuilder::find_scenario(const std::string& name, int repeat) {
+  for (auto& s : record_.scenarios)
+    if (s.name == name && s.repeat == repeat) return &s;
+  return nullptr;
+}
+
+void RunRecordBuilder::apply(const json& e) {
+  if (!e.is_object()) return;
+  const std::string type = str(e, "type");
+  if (type == "run_started") {
+    record_.run_id = str(e, "runId");
+    record_.plan_name = str(e, "plan");
+    record_.platform = str(e, "platform");
+    record_.simulated = e.value("simulated", false);
+    record_.lab = str(e, "lab");
+    record_.ready_signal = str(e, "readySignal");
+    record_.plan_yaml = str(e, "planYaml");
+    record_.started_at = str(e, "t");
+    record_.slo.clear();
+    if (auto it = e.find("slo"); it != e.end() && it->is_array()) {
+      for (auto& s : *it) {
+        stats::SloRecord slo;
+        slo.milestone = str(s, "milestone");
+        slo.stat = str(s, "stat");
+        slo.max = num(s, "max");
+        slo.is_min = s.value("isMin", false);
+        record_.slo.push_back(slo);
+      }
+    }
+  } else if (type == "scenario_started") {
+    stats::ScenarioRecord s;
+    s.name = str(e, "scenario");
+    s.repeat = integer(e, "repeat", 1);
+    s.vms = integer(e, "vms");
+    s.hosts = integer(e, "hosts");
+    if (!find_scenario(s.name, s.repeat)) record_.scenarios.push_back(std::move(s));
+  } else if (type == "vm_created" || type == "vm_provision_failed") {
+    const std::string name = str(e, "vm");
+    if (name.empty() || find_vm(name)) return;
+    stats::VmRecord vm;
+    vm.scenario = str(e, "scenario");
+    vm.repeat = integer(e, "repeat", 1);
+    vm.name = name;
+    vm.id = str(e, "id");
+    vm.host = str(e, "host");
+    vm.clone_s = num(e, "cloneS", -1);
+    if (type == "vm_provision_failed") {
+      vm.status = "failed";
+      vm.reason = str(e, "reason");
+      if (auto* s = find_scenario(vm.scenario, vm.repeat))
+        s->errors.push_back(fmt::format("{}: {}", name, vm.reason));
+    } else {
+      created_.push_back(api::VmHandle{name, vm.id, vm.host, vm.scenario});
+    }
+    vm_index_[name] = record_.vms.size();
+    record_.vms.push_back(std::move(vm));
+  } else if (type == "storm_fired") {
+    if (auto* s = find_scenario(str(e, "scenario"), integer(e, "repeat", 1))) {
+      s->fire_skew_ms = num(e, "fireSkewMs");
+      s->started_unix_s = num(e, "firstWall");
+    }
+  } else if (type == "milestone") {
+    auto* vm = find_vm(str(e, "vm"));
+    auto m = api::milestone_from_string(str(e, "milestone"));
+    if (!vm || !m || vm->milestones.count(*m)) return;  // first observation wins
+    stats::MilestoneRecord r;
+    r.offset_s = num(e, "offsetS");
+    r.resolution_s = num(e, "resolutionS");
+    r.source = str(e, "source");
+    r.wall_unix_s = num(e, "wall");
+    r.detail = str(e, "detail");
+    if (*m == api::Milestone::start_requested) vm->start_requested_unix_s = r.wall_unix_s;
+    vm->milestones.emplace(*m, std::move(r));
+  } else if (type == "vm_failed") {
+    if (auto* vm = find_vm(str(e, "vm")); vm && vm->status != "failed") {
+      vm->status = "failed";
+      vm->reason = str(e, "reason");
+    }
+  } else if (type == "vm_deleted") {
+    deleted_[str(e, "vm")] = true;
+  } else if (type == "scenario_ended") {
+    if (auto* s = find_scenario(str(e, "scenario"), integer(e, "repeat", 1))) {
+      s->api_requests = static_cast<std::uint64_t>(num(e, "apiRequests"));
+      if (auto it = e.find("errors"); it != e.end() && it->is_array()) {
+        s->errors.clear();
+        for (auto& err : *it)
+          if (err.is_string()) s->errors.push_back(err.get<std::string>());
+      }
+    }
+  } else if (type == "run_ended") {
+    record_.outcome = str(e, "outcome");
+    record_.ended_at = str(e, "t");
+  }
+}
+
+stats::RunRecord RunRecordBuilder::record() const {
+  stats::RunRecord out = record_;
+  auto ready_m = api::milestone_from_string(out.ready_signal);
+  for (auto& vm : out.vms) {
+    if (ready_m) {
+      auto it = vm.milestones.find(*ready_m);
+      if (it != vm.milestones.end() && vm.status != "failed") {
+        vm.status = "ready";
+        vm.ready_s = it->second.offset_s;
+        continue;
+      }
+    }
+    if (vm.status == "failed") continue;
+    vm.status = vm.milestones.count(api::Milestone::start_requested) ? "pending" : "not_started";
+  }
+  return out;
+}
+
+std::vector<api::VmHandle> RunRecordBuilder::undeleted() const {
+  std::vector<api::VmHandle> out;
+  for (auto& vm : created_)
+    if (!deleted_.count(vm.name)) out.push_back(vm);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Reader
+
+Expected<JournalContents> parse_journal(std::istream& in, const std::string& name) {
+  JournalContents contents;
+  RunRecordBuilder builder;
+  std::string line;
+  std::size_t line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    const bool complete = !in.eof();  // getline hit '\n' (eof set only when the last line lacks it)
+    if (line.empty()) continue;
+    json event = json::parse(line, nullptr, false);
+    if (event.is_discarded() || !event.is_object()) {
+      if (!complete) {
+        contents.truncated_tail = true;  // crash while writing the last line: expected, ignored
+      } else {
+        contents.warnings.push_back(fmt::format("{}:{}: not a JSON object, line skipped", name, line_no));
+      }
+      continue;
+    }
+    const std::string type = str(event, "type");
+    if (type == "run_started") contents.has_run_started = true;
+    if (type == "run_ended") contents.has_run_ended = true;
+    builder.apply(event);
+  }
+  if (!contents.has_run_started) {
+    return make_error(ErrorKind::invalid_input, fmt::format("{} has no run_started event", name),
+                      "is this the journal.jsonl of a bootstorm run directory?");
+  }
+  contents.record = builder.record();
+  contents.undeleted = builder.undeleted();
+  return contents;
+}
+
+Expected<JournalContents> read_journal(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    return make_error(ErrorKind::not_found, fmt::format("cannot read {}", file.string()),
+                      "pass a run directory created by `bootstorm run` (it contains journal.jsonl)");
+  }
+  return parse_journal(in, file.string());
+}
+
+}  // namespace bootstorm::engine

@@ -1,0 +1,238 @@
+#include "orchestrator/engine/platform.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <openssl/evp.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "common/log.hpp"
+
+namespace bootstorm::engine {
+
+namespace {
+
+std::string env(const std::string& name) {
+  if (name.empty()) return {};
+  const char* v = std::getenv(name.c_str());
+  return v ? std::string(v) : std::string();
+}
+
+std::string base64(const std::string& data) {
+  std::string out(4 * ((data.size() + 2) / 3) + 1, '\0');
+  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                          reinterpret_cast<const unsigned char*>(data.data()), static_cast<int>(data.size()));
+  out.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  return out;
+}
+
+Expected<std::string> read_text(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return make_error(ErrorKind::not_found, fmt::format("cannot read {}", p.string()));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// vSphere credentials: environment variables or a YAML file with username/password.
+Expected<void> resolve_vsphere_credentials(const plan::StormPlan& plan, api::ProviderConfig& config) {
+  const auto& c = plan.platform.credentials;
+  if (!c.file.empty()) {
+    try {
+      YAML::Node node = YAML::LoadFile(c.file);
+      config.username = node["username"] ? node["username"].as<std::string>() : "";
+      config.password = node["password"] ? node["password"].as<std::string>() : "";
+    } catch (const std::exception& e) {
+      return make_error(ErrorKind::invalid_input,
+                        fmt::format("cannot read credentials file {}: {}", c.file, e.what()),
+                        "the file needs `username:` and `password:` keys");
+    }
+  } else {
+    config.username = env(c.username_env);
+    config.password = env(c.password_env);
+    if (config.username.empty())
+      return make_error(ErrorKind::invalid_input,
+                        fmt::format("vCenter user name not set: environment variable {} is empty",
+                                    c.username_env.empty() ? "(credentials.usernameEnv)" : c.username_env),
+                        "export it, or set platform.credentials.file");
+    if (config.password.empty())
+      return make_error(ErrorKind::invalid_input,
+                        fmt::format("vCenter password not set: environment variable {} is empty",
+                                    c.password_env.empty() ? "(credentials.passwordEnv)" : c.password_env),
+                        "export it, or set platform.credentials.file");
+  }
+  log::register_secret(config.password);
+  return {};
+}
+
+// A private temporary file that is removed when the last reference goes.
+std::shared_ptr<void> write_private_file(const std::string& content, std::string& path_out) {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "bootstorm-kubeconfig-XXXXXX").string();
+  int fd = ::mkstemp(tmpl.data());
+  if (fd < 0) return nullptr;
+  std::size_t off = 0;
+  while (off < content.size()) {
+    auto n = ::write(fd, content.data() + off, content.size() - off);
+    if (n <= 0) break;
+    off += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  path_out = tmpl;
+  return std::shared_ptr<void>(new std::string(tmpl), [](void* p) {
+    auto* s = static_cast<std::string*>(p);
+    std::error_code ec;
+    std::filesystem::remove(*s, ec);
+    delete s;
+  });
+}
+
+}  // namespace
+
+bool is_simulated_endpoint(const std::string& endpoint) {
+  return endpoint == "embedded" || endpoint.rfind("lab:", 0) == 0;
+}
+
+std::string make_token_kubeconfig(const std::string& server, const std::string& ca_pem,
+                                  const std::string& token) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "apiVersion" << YAML::Value << "v1";
+  out << YAML::Key << "kind" << YAML::Value << "Config";
+  out << YAML::Key << "clusters" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << "lab";
+  out << YAML::Key << "cluster" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "server" << YAML::Value << server;
+  if (!ca_pem.empty()) out << YAML::Key << "certificate-authority-data" << YAML::Value << base64(ca_pem);
+  out << YAML::EndMap << YAML::EndMap << YAML::EndSeq;
+  out << YAML::Key << "users" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << "lab";
+  out << YAML::Key << "user" << YAML::Value << YAML::BeginMap << YAML::Key << "token" << YAML::Value << token
+      << YAML::EndMap;
+  out << YAML::EndMap << YAML::EndSeq;
+  out << YAML::Key << "contexts" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << "lab";
+  out << YAML::Key << "context" << YAML::Value << YAML::BeginMap << YAML::Key << "cluster" << YAML::Value
+      << "lab" << YAML::Key << "user" << YAML::Value << "lab" << YAML::EndMap;
+  out << YAML::EndMap << YAML::EndSeq;
+  out << YAML::Key << "current-context" << YAML::Value << "lab";
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+api::ProviderConfig base_provider_config(const plan::StormPlan& plan, const std::string& run_id,
+                                         bool dry_run) {
+  api::ProviderConfig c;
+  c.kind = plan.platform.kind;
+  c.endpoint = plan.platform.endpoint;
+  c.kubeconfig = plan.platform.credentials.kubeconfig;
+  c.context = plan.platform.credentials.context;
+  c.ca_file = plan.platform.tls.ca_file;
+  c.insecure_skip_verify = plan.platform.tls.insecure_skip_verify;
+  c.requests_per_second = plan.platform.api_budget.requests_per_second;
+  c.max_concurrent = plan.platform.api_budget.max_concurrent;
+  c.golden_vm = plan.golden.vm;
+  c.clone_type = plan.golden.clone;
+  c.golden_datasource = plan.golden.datasource_name;
+  c.golden_datasource_namespace = plan.golden.datasource_namespace;
+  c.golden_pvc = plan.golden.pvc;
+  c.datastore = plan.golden.datastore;
+  c.namespace_ = plan.namespace_;
+  c.run_id = run_id;
+  c.dry_run = dry_run;
+  return c;
+}
+
+Expected<LabEndpoints> read_lab_endpoints(const std::filesystem::path& state_dir) {
+  auto file = state_dir / "endpoints.json";
+  auto text = read_text(file);
+  if (!text)
+    return make_error(ErrorKind::not_found, fmt::format("cannot read {}", file.string()),
+                      "start the lab first: bootstorm lab serve --state-dir " + state_dir.string());
+  auto j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    return make_error(ErrorKind::protocol, fmt::format("{} is not a JSON object", file.string()));
+  LabEndpoints e;
+  e.vcenter_url = j.value("vcenter", "");
+  e.kube_url = j.value("kube", "");
+  e.kubeconfig = j.value("kubeconfig", "");
+  e.ca_file = j.value("caFile", "");
+  e.username = j.value("username", "");
+  e.password = j.value("password", "");
+  e.kube_token = j.value("kubeToken", j.value("token", ""));
+  e.lab = j.value("lab", "");
+  log::register_secret(e.password);
+  log::register_secret(e.kube_token);
+  return e;
+}
+
+Expected<ResolvedPlatform> resolve_platform(const plan::StormPlan& plan, const std::string& run_id,
+                                            bool dry_run, const EngineHooks& hooks,
+                                            boost::asio::any_io_executor executor) {
+  ResolvedPlatform r;
+  r.config = base_provider_config(plan, run_id, dry_run);
+  const std::string& endpoint = plan.platform.endpoint;
+  const bool vsphere = plan.platform.kind == "vsphere";
+
+  if (!is_simulated_endpoint(endpoint)) {
+    if (vsphere) {
+      auto creds = resolve_vsphere_credentials(plan, r.config);
+      if (!creds) return creds.error();
+    }
+    return r;
+  }
+
+  r.simulated = true;
+  LabEndpoints lab;
+  if (endpoint == "embedded") {
+    if (!hooks.start_embedded_lab)
+      return make_error(ErrorKind::invalid_input, "this build cannot start the embedded lab",
+                        "run `bootstorm lab serve --state-dir DIR` and use `endpoint: lab:DIR`");
+    auto started = hooks.start_embedded_lab(executor, plan.platform.lab);
+    if (!started) return started.error();
+    lab = started->endpoints;
+    r.keepalive = started->keepalive;
+    r.lab = plan.platform.lab;
+  } else {
+    std::filesystem::path dir = endpoint.substr(4);
+    auto read = read_lab_endpoints(dir);
+    if (!read) return read.error();
+    lab = *read;
+    r.lab = !plan.platform.lab.empty() ? plan.platform.lab : !lab.lab.empty() ? lab.lab : dir.string();
+  }
+  log::register_secret(lab.password);
+  log::register_secret(lab.kube_token);
+  if (!lab.ca_pem.empty()) r.config.ca_data = lab.ca_pem;
+  if (!lab.ca_file.empty()) r.config.ca_file = lab.ca_file;
+
+  if (vsphere) {
+    if (lab.vcenter_url.empty()) return make_error(ErrorKind::invalid_input, "the lab has no vCenter front");
+    r.config.endpoint = lab.vcenter_url;
+    r.config.username = lab.username;
+    r.config.password = lab.password;
+  } else {
+    if (!lab.kubeconfig.empty()) {
+      r.config.kubeconfig = lab.kubeconfig;
+    } else {
+      if (lab.kube_url.empty())
+        return make_error(ErrorKind::invalid_input, "the lab has no Kubernetes front");
+      std::string path;
+      auto file = write_private_file(make_token_kubeconfig(lab.kube_url, lab.ca_pem, lab.kube_token), path);
+      if (!file) return make_error(ErrorKind::io, "cannot write a temporary kubeconfig for the embedded lab");
+      auto lab_keepalive = r.keepalive;
+      r.keepalive = std::shared_ptr<void>(
+          new std::pair<std::shared_ptr<void>, std::shared_ptr<void>>(file, lab_keepalive),
+          [](void* p) { delete static_cast<std::pair<std::shared_ptr<void>, std::shared_ptr<void>>*>(p); });
+      r.config.kubeconfig = path;
+    }
+    r.config.endpoint = "kubeconfig";
+    r.config.context.clear();
+  }
+  return r;
+}
+
+}  // namespace bootstorm::engine

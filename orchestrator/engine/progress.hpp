@@ -1,0 +1,44 @@
+#pragma once
+// Progress of a run for the person at the terminal: on a TTY one live status line per phase (counts,
+// elapsed, ETA), redrawn at most a few times per second; otherwise plain log lines at phase changes and
+// every few seconds, so that CI logs stay readable.
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+namespace bootstorm::engine {
+
+struct ProgressCounts {
+  std::size_t total = 0;
+  std::size_t provisioned = 0;
+  std::size_t started = 0;
+  std::size_t ready = 0;
+  std::size_t failed = 0;
+};
+
+class Progress {
+ public:
+  enum class Mode { automatic, tty, plain, none };
+  explicit Progress(Mode mode, std::FILE* out = stderr);
+
+  void phase(const std::string& name, const ProgressCounts& counts);
+  void update(const ProgressCounts& counts);
+  // Ends the live line (newline) so that log output does not overwrite it.
+  void finish();
+
+  // "provision 12/24 | started 0/24 | ready 0/24 | failed 0 | 3.2 s | ETA 3 s"
+  static std::string render(const std::string& phase, const ProgressCounts& counts, double elapsed_s);
+
+ private:
+  void draw(bool force);
+
+  Mode mode_;
+  std::FILE* out_;
+  std::string phase_;
+  ProgressCounts counts_;
+  std::chrono::steady_clock::time_point phase_start_{};
+  std::chrono::steady_clock::time_point last_draw_{};
+  bool line_open_ = false;
+};
+
+}  // namespace bootstorm::engine

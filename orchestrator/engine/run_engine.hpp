@@ -1,0 +1,73 @@
+#pragma once
+// RunEngine: one run of a plan, end to end (DESIGN.md "Data flow of one run"):
+//   connect -> inventory check -> for every scenario x repeat:
+//     provision (bounded concurrency, clone time per VM) -> wait startable -> settle -> storm (StartBarrier)
+//     -> observe (provider + beacon + TCP probe -> MilestoneTimeline, until all ready or storm.timeout)
+//     -> collect -> clean up per policy
+// Everything is journaled as it happens into <output>/<plan>-<UTC stamp>-<run id>/journal.jsonl; at the end
+// the outputs are rendered from the record through EngineHooks::write_outputs.
+//
+// Ctrl-C / SIGTERM (or RunOptions::interrupt): no new clones or starts, the journal is kept, cleanup follows
+// the policy, exit code 130. A second signal skips the remaining cleanup (`bootstorm cleanup RUN` finishes
+// it).
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "common/cancel.hpp"
+#include "common/expected.hpp"
+#include "orchestrator/engine/hooks.hpp"
+#include "orchestrator/engine/progress.hpp"
+#include "orchestrator/plan/plan.hpp"
+#include "orchestrator/stats/run_record.hpp"
+
+namespace bootstorm::engine {
+
+struct RunOptions {
+  std::filesystem::path output_dir;  // empty: plan.output
+  std::string plan_yaml;             // the resolved plan (plan::to_yaml) for plan.yaml and run_started
+  std::string only_scenario;         // --scenario NAME (empty: all)
+  int repeat = 0;                    // --repeat N (0: plan.repeat)
+  bool dry_run = false;              // providers log every changing call instead of making it
+  bool handle_signals = true;        // install SIGINT/SIGTERM handling for the run's duration
+  CancelSignal interrupt;            // an interrupt from the caller (same effect as Ctrl-C)
+  std::string run_id;                // empty: random 6 hex
+  Progress::Mode progress = Progress::Mode::automatic;
+  std::chrono::milliseconds provision_timeout{std::chrono::minutes(30)};  // wait_startable per VM
+  std::chrono::milliseconds observe_tick{100};                     // timeout checks and progress redraws
+  std::chrono::milliseconds stop_grace{std::chrono::seconds(10)};  // observers must return after stop
+  std::chrono::milliseconds probe_interval{250};                   // first TCP probe gap (backs off to 2 s)
+};
+
+struct RunResult {
+  int exit_code = 1;    // 0 all ready + SLOs pass, 1 failed / SLO missed, 2 invalid input, 130 interrupted
+  std::string outcome;  // completed | failed | interrupted | error
+  std::filesystem::path run_dir;  // empty for dry runs and when it could not be created
+  stats::RunRecord record;
+  bool slo_passed = true;
+  std::optional<Error> error;  // why the run could not proceed (connect, inventory, setup, outputs)
+  std::size_t vms_total = 0, vms_ready = 0, vms_failed = 0;
+  std::uint64_t api_requests = 0;
+};
+
+class RunEngine {
+ public:
+  RunEngine(plan::StormPlan plan, RunOptions options, EngineHooks hooks);
+  // Runs the plan on the calling thread (its own io_context); returns when everything is cleaned up.
+  RunResult run();
+
+ private:
+  plan::StormPlan plan_;
+  RunOptions options_;
+  EngineHooks hooks_;
+};
+
+// The milestone that defines "ready": plan.ready.signal, else beacon when the beacon is enabled, else
+// guest_agent. nullopt when the plan names an unknown milestone.
+std::optional<api::Milestone> ready_milestone(const plan::StormPlan& plan);
+
+// One short paragraph for the terminal: run directory, per scenario ready counts and the ready P50/max.
+std::string summarize_for_terminal(const RunResult& result);
+
+}  // namespace bootstorm::engine
