@@ -1,0 +1,44 @@
+// Simulator benchmark: the model's event loop at scale (a storm of N VMs in virtual time). The vCenter front's
+// request rate over HTTPS is measured by VcenterFrontTest.DISABLED_Throughput in
+// tests/integration/vcenter_front (run with --gtest_also_run_disabled_tests).
+#include <benchmark/benchmark.h>
+
+#include "simulator/model/lab.hpp"
+
+namespace {
+
+using namespace bootstorm;
+
+// N VMs created and started at the same instant in the small lab, run to completion in virtual time.
+void BM_ModelStorm(benchmark::State& state) {
+  auto spec = sim::model::load_lab_spec("small");
+  if (!spec) {
+    state.SkipWithError(spec.error().what().c_str());
+    return;
+  }
+  const int n = static_cast<int>(state.range(0));
+  for (auto _ : state) {
+    sim::model::LabOptions options;
+    options.mode = sim::model::LabOptions::TimeMode::virtual_time;
+    options.virtual_start = 1.8e9;
+    sim::model::Lab lab(*spec, options);
+    std::vector<std::string> ids;
+    for (int i = 0; i < n; ++i) {
+      sim::model::Lab::CreateVmSpec vm;
+      vm.name = "b-" + std::to_string(i);
+      vm.profile = "tiny";
+      vm.host_id = "host-0" + std::to_string(1 + i % 4);
+      vm.created_by_front = "vcenter";
+      ids.push_back(*lab.create_vm(vm));
+    }
+    for (const auto& id : ids) (void)lab.power_on(id, nullptr);
+    lab.run_until_idle(lab.now() + 3600);
+    benchmark::DoNotOptimize(lab.flow_stats().events_processed);
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+}
+BENCHMARK(BM_ModelStorm)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

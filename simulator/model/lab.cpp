@@ -1,0 +1,1371 @@
+#include "simulator/model/lab.hpp"
+
+#include <boost/asio/steady_timer.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cassert>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <queue>
+#include <random>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "simulator/model/fair_share.hpp"
+
+namespace bootstorm::sim::model {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr std::uint64_t kFirstVmNumber = 1001;
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+std::uint64_t fnv1a(std::string_view text) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+// A uniform [0,1) draw that depends only on its inputs, so that jitter and fault draws of one VM do not
+// depend on the order in which other VMs were started.
+double keyed_uniform(std::uint64_t seed, std::string_view name, std::uint64_t a, std::uint64_t b) {
+  std::uint64_t h = splitmix64(seed ^ splitmix64(fnv1a(name) ^ splitmix64(a * 0x100000001b3ULL + b)));
+  return static_cast<double>(h >> 11) * 0x1.0p-53;
+}
+
+double keyed_normal(std::uint64_t seed, std::string_view name, std::uint64_t a, std::uint64_t b) {
+  // Box-Muller on two keyed uniforms: portable across standard libraries (std::normal_distribution is not).
+  const double u1 = std::max(keyed_uniform(seed, name, a, b * 2 + 1), 1e-300);
+  const double u2 = keyed_uniform(seed, name, a, b * 2 + 2);
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+}
+
+std::string name_key(std::string_view namespace_, std::string_view name) {
+  std::string key(namespace_);
+  key.push_back('\x1f');
+  key.append(name);
+  return key;
+}
+
+bool listed(const std::vector<std::string>& list, std::string_view value) {
+  return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+std::optional<std::uint64_t> vm_number(std::string_view id) {
+  if (id.size() < 4 || id.substr(0, 3) != "vm-") return std::nullopt;
+  std::uint64_t n = 0;
+  for (char c : id.substr(3)) {
+    if (c < '0' || c > '9') return std::nullopt;
+    n = n * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  return n;
+}
+
+}  // namespace
+
+const char* to_string(Milestone milestone) noexcept {
+  switch (milestone) {
+    case Milestone::scheduled: return "scheduled";
+    case Milestone::running: return "running";
+    case Milestone::guest_agent: return "guest_agent";
+    case Milestone::ip_assigned: return "ip_assigned";
+    case Milestone::port_open: return "port_open";
+    case Milestone::beacon: return "beacon";
+  }
+  return "unknown";
+}
+
+const char* to_string(PowerState state) noexcept {
+  switch (state) {
+    case PowerState::powered_off: return "POWERED_OFF";
+    case PowerState::powered_on: return "POWERED_ON";
+    case PowerState::suspended: return "SUSPENDED";
+  }
+  return "POWERED_OFF";
+}
+
+const char* to_string(ToolsState state) noexcept {
+  return state == ToolsState::running ? "RUNNING" : "NOT_RUNNING";
+}
+
+const char* to_string(CloneKind kind) noexcept {
+  switch (kind) {
+    case CloneKind::full: return "full";
+    case CloneKind::linked: return "linked";
+    case CloneKind::instant: return "instant";
+    case CloneKind::cdi_copy: return "copy";
+    case CloneKind::cdi_snapshot: return "snapshot";
+    case CloneKind::cdi_csi_clone: return "csi-clone";
+  }
+  return "full";
+}
+
+// ---------------------------------------------------------------------------------------------------------
+
+struct Lab::Impl {
+  // A class of interchangeable flows: same resources, same coefficients, same cap. Max-min fairness gives
+  // them the same rate, so the class keeps one cumulative per-flow "service" counter and a heap of finish
+  // levels (generalised processor sharing virtual time): an event costs O(classes + log flows), not
+  // O(flows), which is what lets 10,000 booting VMs fit.
+  struct FlowClass {
+    std::vector<std::pair<int, double>> uses;
+    double cap = kInf;
+    double rate = 0;     // per flow, MB/s or reference-core-s/s
+    double service = 0;  // per-flow work done since the class was created
+    std::size_t count = 0;
+    using Entry = std::pair<double, std::uint64_t>;  // (finish service level, flow id)
+    std::priority_queue<Entry, std::vector<Entry>, std::greater<>> finishes;
+  };
+  struct FlowRecord {
+    int cls = 0;
+    std::function<void()> done;
+  };
+  struct Event {
+    double time;
+    std::uint64_t seq;
+    bool operator>(const Event& other) const {
+      return time != other.time ? time > other.time : seq > other.seq;
+    }
+  };
+  // The in-flight power transition and boot of one VM. Everything it owns is cancelled on power-off/delete.
+  struct Boot {
+    std::uint64_t generation = 0;
+    bool powering_on = false;
+    bool powering_off = false;
+    std::size_t phase = 0;
+    int pending_parts = 0;
+    std::vector<std::uint64_t> flows;
+    std::vector<std::uint64_t> timers;
+    DoneCallback on_running;
+    DoneCallback on_off;
+  };
+
+  LabSpec spec;
+  LabOptions options;
+  bool virtual_mode = false;
+  std::uint64_t seed = 1;
+
+  double now_ = 0;         // time up to which the model has been processed
+  double start_unix = 0;   // real mode: unix time at `anchor`
+  std::chrono::steady_clock::time_point anchor;
+
+  Datacenter datacenter;
+  std::vector<Cluster> clusters;
+  std::vector<Folder> folders;
+  std::vector<ResourcePool> resource_pools;
+  std::vector<Host> hosts;
+  std::vector<Datastore> datastores;
+  std::vector<Node> nodes;
+  std::vector<GoldenImage> golden_images;
+
+  std::map<std::uint64_t, Vm> vms;
+  std::unordered_map<std::string, std::uint64_t> vm_by_name;
+  std::unordered_set<std::string> reserved_names;  // clones in flight
+  std::uint64_t next_vm = kFirstVmNumber;
+
+  std::vector<double> capacity;  // resources: per host cpu, link, bus; per datastore bandwidth, iops
+  std::vector<FlowClass> classes;
+  std::unordered_map<std::string, int> class_index;
+  std::unordered_map<std::uint64_t, FlowRecord> flows;
+  std::uint64_t next_flow = 1;
+  bool dirty = false;
+  double next_flow_time = kInf;
+  double settled_at = 0;
+
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
+  std::unordered_map<std::uint64_t, std::function<void()>> event_fns;
+  std::uint64_t next_event = 1;
+
+  std::unordered_map<std::uint64_t, Boot> boots;
+  std::uint64_t next_generation = 1;
+  OperationId next_operation = 1;
+
+  std::map<SubscriptionId, std::function<void(const VmEvent&)>> subscribers;
+  SubscriptionId next_subscription = 1;
+  std::function<void(const Vm&)> beacon_hook;
+  std::uint64_t resource_version = 1;
+
+  Faults faults;
+  std::mt19937_64 rng;
+
+  std::unique_ptr<boost::asio::steady_timer> timer;
+  std::shared_ptr<bool> alive = std::make_shared<bool>(true);
+  bool processing = false;
+  FlowStats stats;
+
+  // ---- resources ----
+  int cpu_res(std::size_t host) const { return static_cast<int>(host * 3); }
+  int link_res(std::size_t host) const { return static_cast<int>(host * 3 + 1); }
+  int bus_res(std::size_t host) const { return static_cast<int>(host * 3 + 2); }
+  int ds_bw_res(std::size_t ds) const { return static_cast<int>(hosts.size() * 3 + ds * 2); }
+  int ds_iops_res(std::size_t ds) const { return static_cast<int>(hosts.size() * 3 + ds * 2 + 1); }
+
+  std::size_t host_index(std::string_view id) const {
+    for (std::size_t i = 0; i < hosts.size(); ++i) {
+      if (hosts[i].id == id) return i;
+    }
+    return hosts.size();
+  }
+  std::size_t datastore_index(std::string_view id) const {
+    for (std::size_t i = 0; i < datastores.size(); ++i) {
+      if (datastores[i].id == id) return i;
+    }
+    return datastores.size();
+  }
+
+  double real_now() const {
+    return start_unix +
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - anchor).count();
+  }
+
+  // ---- construction ----
+  void build_inventory() {
+    datacenter.id = "datacenter-2";
+    datacenter.name = spec.datacenter.name;
+    datacenter.vm_folder_id = "group-v3";
+    datacenter.host_folder_id = "group-h4";
+    datacenter.datastore_folder_id = "group-s5";
+    datacenter.network_folder_id = "group-n6";
+    folders.push_back({"group-d1", "Datacenters", "DATACENTER"});
+    folders.push_back({datacenter.vm_folder_id, "vm", "VIRTUAL_MACHINE"});
+    folders.push_back({datacenter.host_folder_id, "host", "HOST"});
+    folders.push_back({datacenter.datastore_folder_id, "datastore", "DATASTORE"});
+    folders.push_back({datacenter.network_folder_id, "network", "NETWORK"});
+    int next_folder = 100;
+    for (const auto& name : spec.folders) {
+      folders.push_back({fmt::format("group-v{}", next_folder++), name, "VIRTUAL_MACHINE"});
+    }
+    int next_pool = 80;
+    for (std::size_t i = 0; i < spec.clusters.size(); ++i) {
+      Cluster c;
+      c.id = fmt::format("domain-c{}", 8 + i);
+      c.name = spec.clusters[i].name;
+      c.resource_pool_id = fmt::format("resgroup-{}", next_pool++);
+      resource_pools.push_back({c.resource_pool_id, "Resources", c.id});
+      clusters.push_back(std::move(c));
+    }
+    for (const auto& name : spec.resource_pools) {
+      resource_pools.push_back({fmt::format("resgroup-{}", next_pool++), name,
+                                clusters.empty() ? std::string() : clusters.front().id});
+    }
+    for (std::size_t i = 0; i < spec.hosts.size(); ++i) {
+      Host h;
+      h.id = fmt::format("host-{}", 20 + i);
+      h.spec = spec.hosts[i];
+      for (const auto& c : clusters) {
+        if (c.name == h.spec.cluster) h.cluster_id = c.id;
+      }
+      hosts.push_back(std::move(h));
+    }
+    for (std::size_t i = 0; i < spec.datastores.size(); ++i) {
+      datastores.push_back({fmt::format("datastore-{}", 50 + i), spec.datastores[i], 0.0});
+    }
+    for (const auto& n : spec.kube.nodes) {
+      Node node;
+      node.spec = n;
+      for (const auto& h : hosts) {
+        if (h.spec.name == n.host) node.host_id = h.id;
+      }
+      nodes.push_back(std::move(node));
+    }
+    for (const auto& g : spec.golden_images) {
+      GoldenImage image;
+      image.spec = g;
+      const std::string& ds_name = g.datastore.empty() ? spec.kube.datastore : g.datastore;
+      for (const auto& d : datastores) {
+        if (d.spec.name == ds_name) image.datastore_id = d.id;
+      }
+      golden_images.push_back(std::move(image));
+    }
+    capacity.assign(hosts.size() * 3 + datastores.size() * 2, 0.0);
+    for (std::size_t i = 0; i < hosts.size(); ++i) {
+      capacity[cpu_res(i)] = hosts[i].spec.cores * hosts[i].spec.core_speed;
+      capacity[link_res(i)] = hosts[i].spec.link_mbps;
+      capacity[bus_res(i)] = hosts[i].spec.bus_mbps;
+    }
+    for (std::size_t i = 0; i < datastores.size(); ++i) {
+      capacity[ds_bw_res(i)] = datastores[i].spec.mbps;
+      capacity[ds_iops_res(i)] = datastores[i].spec.iops;
+    }
+    for (const auto& g : spec.golden_vms) {
+      const GuestProfile* profile = find_profile(g.profile);
+      Vm vm;
+      vm.name = g.name;
+      vm.created_by_front = "lab";
+      vm.golden = true;
+      vm.profile = g.profile;
+      vm.guest_os = profile->guest_os;
+      vm.cpu_count = profile->cpu_count;
+      vm.memory_mb = profile->memory_mb;
+      for (const auto& h : hosts) {
+        if (h.spec.name == g.host) vm.host_id = h.id, vm.cluster_id = h.cluster_id;
+      }
+      for (const auto& d : datastores) {
+        if (d.spec.name == g.datastore) vm.datastore_id = d.id;
+      }
+      vm.folder_id = datacenter.vm_folder_id;
+      for (const auto& f : folders) {
+        if (!g.folder.empty() && f.name == g.folder && f.type == "VIRTUAL_MACHINE") vm.folder_id = f.id;
+      }
+      vm.resource_pool_id = default_pool_for(vm.host_id);
+      insert_vm(std::move(vm));
+    }
+  }
+
+  const GuestProfile* find_profile(std::string_view name) const {
+    for (const auto& p : spec.profiles) {
+      if (p.name == name) return &p;
+    }
+    return nullptr;
+  }
+
+  std::string default_pool_for(const std::string& host_id) const {
+    const std::size_t h = host_index(host_id);
+    if (h < hosts.size() && !hosts[h].cluster_id.empty()) {
+      for (const auto& c : clusters) {
+        if (c.id == hosts[h].cluster_id) return c.resource_pool_id;
+      }
+    }
+    return resource_pools.empty() ? std::string() : resource_pools.front().id;
+  }
+
+  Vm& insert_vm(Vm vm) {
+    const std::uint64_t number = next_vm++;
+    vm.id = fmt::format("vm-{}", number);
+    vm.created_at = now_;
+    vm.resource_version = ++resource_version;
+    vm_by_name[name_key(vm.namespace_, vm.name)] = number;
+    Vm& stored = vms.emplace(number, std::move(vm)).first->second;
+    notify(VmEvent::Type::added, stored, std::nullopt);
+    return stored;
+  }
+
+  Vm* vm_ptr(std::string_view id) {
+    const auto n = vm_number(id);
+    if (!n) return nullptr;
+    auto it = vms.find(*n);
+    return it == vms.end() ? nullptr : &it->second;
+  }
+
+  void notify(VmEvent::Type type, const Vm& vm, std::optional<Milestone> milestone) {
+    if (subscribers.empty()) return;
+    // Copy: a subscriber may unsubscribe (or subscribe) from inside its callback.
+    std::vector<std::function<void(const VmEvent&)>> targets;
+    targets.reserve(subscribers.size());
+    for (const auto& [id, fn] : subscribers) targets.push_back(fn);
+    const VmEvent event{type, vm, milestone};
+    for (const auto& fn : targets) fn(event);
+  }
+
+  void changed(Vm& vm, std::optional<Milestone> milestone = std::nullopt) {
+    vm.resource_version = ++resource_version;
+    notify(VmEvent::Type::modified, vm, milestone);
+  }
+
+  // ---- events ----
+  std::uint64_t schedule_at(double time, std::function<void()> fn) {
+    const std::uint64_t id = next_event++;
+    events.push(Event{std::max(time, now_), id});
+    event_fns.emplace(id, std::move(fn));
+    return id;
+  }
+  void cancel_event(std::uint64_t id) { event_fns.erase(id); }
+  double next_event_time() {
+    while (!events.empty() && !event_fns.count(events.top().seq)) events.pop();
+    return events.empty() ? kInf : events.top().time;
+  }
+
+  // ---- flows ----
+  int class_for(std::vector<std::pair<int, double>> uses, double cap) {
+    std::string key = fmt::format("{}", cap);
+    for (const auto& [r, c] : uses) key += fmt::format("|{}:{}", r, c);
+    auto it = class_index.find(key);
+    if (it != class_index.end()) return it->second;
+    FlowClass cls;
+    cls.uses = std::move(uses);
+    cls.cap = cap;
+    classes.push_back(std::move(cls));
+    const int index = static_cast<int>(classes.size() - 1);
+    class_index.emplace(std::move(key), index);
+    return index;
+  }
+
+  std::uint64_t add_flow(int cls, double work, std::function<void()> done) {
+    settle(now_);
+    const std::uint64_t id = next_flow++;
+    FlowClass& c = classes[cls];
+    c.finishes.push({c.service + work, id});
+    ++c.count;
+    flows.emplace(id, FlowRecord{cls, std::move(done)});
+    dirty = true;
+    ++stats.active_flows;
+    return id;
+  }
+
+  void remove_flow(std::uint64_t id) {
+    auto it = flows.find(id);
+    if (it == flows.end()) return;
+    settle(now_);
+    --classes[it->second.cls].count;
+    flows.erase(it);
+    dirty = true;
+    --stats.active_flows;
+  }
+
+  void settle(double t) {
+    const double dt = t - settled_at;
+    if (dt <= 0) return;
+    for (auto& c : classes) {
+      if (c.count > 0 && c.rate < kInf) c.service += c.rate * dt;
+    }
+    settled_at = t;
+  }
+
+  void recompute() {
+    std::vector<ShareDemand> demands;
+    std::vector<int> active;
+    for (std::size_t i = 0; i < classes.size(); ++i) {
+      if (classes[i].count == 0) {
+        classes[i].rate = 0;
+        continue;
+      }
+      active.push_back(static_cast<int>(i));
+      demands.push_back(ShareDemand{classes[i].uses, classes[i].cap, static_cast<double>(classes[i].count)});
+    }
+    const auto rates = max_min_fair_rates(capacity, demands);
+    next_flow_time = kInf;
+    for (std::size_t k = 0; k < active.size(); ++k) {
+      FlowClass& c = classes[active[k]];
+      c.rate = rates[k];
+      drop_cancelled(c);
+      if (c.finishes.empty() || c.rate <= 0) continue;
+      const double remaining = std::max(0.0, c.finishes.top().first - c.service);
+      const double t = c.rate == kInf ? settled_at : settled_at + remaining / c.rate;
+      next_flow_time = std::min(next_flow_time, t);
+    }
+    dirty = false;
+    ++stats.recomputes;
+  }
+
+  void drop_cancelled(FlowClass& c) {
+    while (!c.finishes.empty() && !flows.count(c.finishes.top().second)) c.finishes.pop();
+  }
+
+  // Completes every flow whose remaining work would take less than a microsecond at its rate: time is unix
+  // seconds in a double (resolution ~0.2 us), so a tighter test could stall on rounding.
+  void complete_due_flows() {
+    std::vector<std::function<void()>> done;
+    for (auto& c : classes) {
+      if (c.count == 0) continue;
+      const double slack = c.rate == kInf ? kInf : c.rate * 1e-6 + 1e-12 * std::abs(c.service);
+      for (;;) {
+        drop_cancelled(c);
+        if (c.finishes.empty() || c.finishes.top().first > c.service + slack) break;
+        const std::uint64_t id = c.finishes.top().second;
+        c.finishes.pop();
+        auto it = flows.find(id);
+        done.push_back(std::move(it->second.done));
+        flows.erase(it);
+        --c.count;
+        --stats.active_flows;
+        dirty = true;
+      }
+    }
+    for (auto& fn : done) {
+      if (fn) fn();
+    }
+  }
+
+  // ---- the loop ----
+  void process_until(double until) {
+    if (processing) return;
+    processing = true;
+    for (;;) {
+      if (dirty) recompute();
+      const double t = std::min(next_event_time(), next_flow_time);
+      if (t > until) break;
+      const double at = std::max(t, now_);
+      settle(at);
+      now_ = at;
+      if (next_flow_time <= now_) complete_due_flows();
+      while (next_event_time() <= now_) {
+        const std::uint64_t seq = events.top().seq;
+        events.pop();
+        auto it = event_fns.find(seq);
+        std::function<void()> fn = std::move(it->second);
+        event_fns.erase(it);
+        ++stats.events_processed;
+        fn();
+      }
+    }
+    if (until > now_ && until < kInf) {
+      settle(until);
+      now_ = until;
+    }
+    processing = false;
+  }
+
+  // Real mode: bring the model up to the wall clock before a mutation, and re-arm the timer after it.
+  void catch_up() {
+    if (!virtual_mode && !processing) process_until(real_now() + 1e-6);
+  }
+  void after_mutation() {
+    if (virtual_mode || processing) return;
+    process_until(now_);
+    arm_timer();
+  }
+  void arm_timer() {
+    if (virtual_mode || !timer) return;
+    if (dirty) recompute();
+    const double next = std::min(next_event_time(), next_flow_time);
+    timer->cancel();
+    if (next == kInf) return;
+    const auto delay = std::chrono::duration<double>(std::max(0.0, next - start_unix));
+    timer->expires_at(anchor + std::chrono::duration_cast<std::chrono::steady_clock::duration>(delay));
+    timer->async_wait([this, alive = alive](const boost::system::error_code& ec) {
+      if (ec || !*alive) return;
+      process_until(real_now() + 1e-6);
+      arm_timer();
+    });
+  }
+
+  // ---- boots ----
+  Boot& boot_of(std::uint64_t number) { return boots[number]; }
+
+  void cancel_boot(std::uint64_t number, const char* why) {
+    auto it = boots.find(number);
+    if (it == boots.end()) return;
+    Boot boot = std::move(it->second);
+    boots.erase(it);
+    for (auto f : boot.flows) remove_flow(f);
+    for (auto t : boot.timers) cancel_event(t);
+    if (boot.on_running) boot.on_running(make_error(ErrorKind::cancelled, why));
+    if (boot.on_off) boot.on_off(make_error(ErrorKind::cancelled, why));
+  }
+
+  void forget_id(std::vector<std::uint64_t>& ids, std::uint64_t id) {
+    auto it = std::find(ids.begin(), ids.end(), id);
+    if (it != ids.end()) ids.erase(it);
+  }
+
+  // Schedules fn for this VM's current boot generation; dropped if the boot was cancelled meanwhile.
+  void boot_timer(std::uint64_t number, double delay, std::function<void()> fn) {
+    Boot& boot = boot_of(number);
+    const std::uint64_t generation = boot.generation;
+    auto holder = std::make_shared<std::uint64_t>(0);
+    *holder = schedule_at(now_ + delay, [this, number, generation, holder, fn = std::move(fn)] {
+      auto it = boots.find(number);
+      if (it == boots.end() || it->second.generation != generation) return;
+      forget_id(it->second.timers, *holder);
+      fn();
+    });
+    boot.timers.push_back(*holder);
+  }
+
+  void set_milestone(Vm& vm, Milestone m) {
+    vm.milestones[static_cast<std::size_t>(m)] = now_;
+    changed(vm, m);
+  }
+
+  std::string guest_ip(std::uint64_t number) const {
+    return fmt::format("10.{}.{}.{}", (number / 62500) % 250 + 1, (number / 250) % 250, number % 250 + 2);
+  }
+
+  void reach_running(std::uint64_t number, bool boot_guest = true) {
+    Vm& vm = vms.at(number);
+    Boot& boot = boot_of(number);
+    boot.powering_on = false;
+    vm.power = PowerState::powered_on;
+    const std::size_t h = host_index(vm.host_id);
+    if (h < hosts.size()) {
+      hosts[h].memory_used_mb += vm.memory_mb;
+      ++hosts[h].running_vms;
+    }
+    for (auto& n : nodes) {
+      if (!vm.node.empty() && n.spec.name == vm.node) ++n.running_vms;
+    }
+    vm.current_phase = vm.never_boots ? "firmware" : "";
+    vm.guest_address = guest_ip(number);
+    set_milestone(vm, Milestone::running);
+    if (auto cb = std::move(boot.on_running)) {
+      boot.on_running = nullptr;
+      cb(Expected<void>{});
+    }
+    if (!vms.count(number) || !boots.count(number)) return;  // the callback deleted or stopped it
+    if (vm.never_boots || !boot_guest) return;  // never_boots: hangs in firmware, no phase ever completes
+    start_phase(number, 0);
+  }
+
+  void start_phase(std::uint64_t number, std::size_t index) {
+    Vm& vm = vms.at(number);
+    const GuestProfile* profile = find_profile(vm.profile);
+    Boot& boot = boot_of(number);
+    if (index >= profile->phases.size()) {
+      vm.current_phase.clear();
+      set_milestone(vm, Milestone::beacon);
+      if (beacon_hook && vm.guestinfo.count(std::string(kBeaconUrlKey))) beacon_hook(vm);
+      return;
+    }
+    const PhaseSpec& phase = profile->phases[index];
+    boot.phase = index;
+    vm.current_phase = phase.name;
+    double scale = 1.0;
+    if (phase.jitter > 0) {
+      scale = std::max(0.2, 1.0 + phase.jitter * keyed_normal(seed, vm.name,
+                                                               static_cast<std::uint64_t>(vm.boot_count), index));
+    }
+    const std::size_t h = host_index(vm.host_id);
+    const std::size_t d = datastore_index(vm.datastore_id);
+    const std::uint64_t generation = boot.generation;
+    auto part_done = [this, number, generation, index] {
+      auto it = boots.find(number);
+      if (it == boots.end() || it->second.generation != generation) return;
+      if (--it->second.pending_parts == 0) end_phase(number, index);
+    };
+    boot.pending_parts = 1;  // guard: the phase cannot end while its parts are being added
+    const double mb = phase.mb_read * scale;
+    if (mb > 0 && h < hosts.size() && d < datastores.size()) {
+      const HostSpec& hs = hosts[h].spec;
+      const DatastoreSpec& ds = datastores[d].spec;
+      const double io_mb = profile->io_size_kb / 1000.0;
+      // Little's law on the guest's queue: rate <= outstanding I/Os x I/O size / per-I/O latency.
+      const double cap = profile->outstanding_ios * io_mb / ((hs.io_latency_ms + ds.latency_ms) / 1000.0);
+      const int cls = class_for({{link_res(h), 1.0}, {bus_res(h), 1.0}, {ds_bw_res(d), 1.0},
+                                 {ds_iops_res(d), 1.0 / io_mb}},
+                                cap);
+      ++boot.pending_parts;
+      auto holder = std::make_shared<std::uint64_t>(0);
+      *holder = add_flow(cls, mb, [this, number, holder, part_done] {
+        if (auto it = boots.find(number); it != boots.end()) forget_id(it->second.flows, *holder);
+        part_done();
+      });
+      boot.flows.push_back(*holder);
+    }
+    const double cpu = phase.cpu_core_s * scale;
+    if (cpu > 0 && h < hosts.size()) {
+      const double cap = vm.cpu_count * hosts[h].spec.core_speed;
+      const int cls = class_for({{cpu_res(h), 1.0}}, cap);
+      ++boot.pending_parts;
+      auto holder = std::make_shared<std::uint64_t>(0);
+      *holder = add_flow(cls, cpu, [this, number, holder, part_done] {
+        if (auto it = boots.find(number); it != boots.end()) forget_id(it->second.flows, *holder);
+        part_done();
+      });
+      boot.flows.push_back(*holder);
+    }
+    const double fixed = phase.fixed_s * scale;
+    if (fixed > 0) {
+      ++boot.pending_parts;
+      boot_timer(number, fixed, part_done);
+    }
+    part_done();  // release the guard; ends the phase at once when it had no parts
+  }
+
+  void end_phase(std::uint64_t number, std::size_t index) {
+    Vm& vm = vms.at(number);
+    const GuestProfile* profile = find_profile(vm.profile);
+    const PhaseSpec& phase = profile->phases[index];
+    if (phase.name == profile->agent_phase && !vm.agent_never_starts) {
+      vm.tools = ToolsState::running;
+      set_milestone(vm, Milestone::guest_agent);
+      boot_timer(number, profile->ip_delay_s, [this, number] {
+        Vm& v = vms.at(number);
+        v.ip = guest_ip(number);
+        v.host_name = v.name;
+        set_milestone(v, Milestone::ip_assigned);
+      });
+    }
+    if (phase.name == profile->port_phase) {
+      boot_timer(number, profile->port_delay_s,
+                 [this, number] { set_milestone(vms.at(number), Milestone::port_open); });
+    }
+    if (!vms.count(number) || !boots.count(number)) return;
+    start_phase(number, index + 1);
+  }
+
+  void release_host(Vm& vm) {
+    if (vm.power != PowerState::powered_on) return;
+    const std::size_t h = host_index(vm.host_id);
+    if (h < hosts.size()) {
+      hosts[h].memory_used_mb -= vm.memory_mb;
+      --hosts[h].running_vms;
+    }
+    for (auto& n : nodes) {
+      if (!vm.node.empty() && n.spec.name == vm.node) --n.running_vms;
+    }
+  }
+
+  bool is_kube_vm(const Vm& vm) const { return vm.created_by_front == "kube" || !vm.namespace_.empty(); }
+
+  std::string least_loaded_host(const std::string& cluster_id) const {
+    const Host* best = nullptr;
+    for (const auto& h : hosts) {
+      if (h.spec.inventory != "vcenter") continue;
+      if (!cluster_id.empty() && h.cluster_id != cluster_id) continue;
+      if (!best || h.running_vms < best->running_vms) best = &h;
+    }
+    return best ? best->id : std::string();
+  }
+
+  const Node* least_loaded_node() const {
+    const Node* best = nullptr;
+    for (const auto& n : nodes) {
+      if (!best || n.running_vms < best->running_vms) best = &n;
+    }
+    return best;
+  }
+
+  // Power-on of an existing VM (validated by the caller): start_received now, then (kube: scheduled, then)
+  // running, then the boot phases.
+  Expected<void> power_on(std::uint64_t number, DoneCallback on_running, const PowerOnOptions& options) {
+    Vm& vm = vms.at(number);
+    auto existing = boots.find(number);
+    if (existing != boots.end() && existing->second.powering_off) {
+      return make_error(ErrorKind::conflict, fmt::format("VM '{}' is powering off.", vm.name));
+    }
+    if (vm.power == PowerState::powered_on || (existing != boots.end() && existing->second.powering_on)) {
+      return make_error(ErrorKind::conflict, fmt::format("VM '{}' is already powered on.", vm.name));
+    }
+    const GuestProfile* profile = find_profile(vm.profile);
+    const bool kube = is_kube_vm(vm);
+    const Node* node = nullptr;
+    if (kube) {
+      if (!options.node.empty()) {
+        for (const auto& n : nodes) {
+          if (n.spec.name == options.node) node = &n;
+        }
+        if (!node) return make_error(ErrorKind::not_found, fmt::format("Node '{}' not found.", options.node));
+      } else {
+        node = least_loaded_node();
+      }
+      if (!node) return make_error(ErrorKind::conflict, "The lab has no Kubernetes node to schedule on.");
+    }
+    const std::string host_id = kube ? node->host_id : vm.host_id;
+    const std::size_t h = host_index(host_id);
+    if (h >= hosts.size()) {
+      return make_error(ErrorKind::invalid_input, fmt::format("VM '{}' has no host to run on.", vm.name));
+    }
+    if (hosts[h].memory_used_mb + vm.memory_mb > hosts[h].spec.memory_gb * 1024) {
+      return make_error(ErrorKind::conflict,
+                        fmt::format("Host '{}' has not enough free memory to power on '{}'.",
+                                    hosts[h].spec.name, vm.name));
+    }
+    ++vm.boot_count;
+    vm.start_received = now_;
+    vm.milestones = {};
+    vm.current_phase.clear();
+    const auto boot_index = static_cast<std::uint64_t>(vm.boot_count);
+    vm.never_boots = listed(faults.never_boot_vms, vm.name) ||
+                     (faults.never_boot_rate > 0 &&
+                      keyed_uniform(seed, vm.name, boot_index, 0xB007) < faults.never_boot_rate);
+    vm.agent_never_starts =
+        listed(faults.agent_never_starts_vms, vm.name) ||
+        (faults.agent_never_starts_rate > 0 &&
+         keyed_uniform(seed, vm.name, boot_index, 0xA6E7) < faults.agent_never_starts_rate);
+    Boot& boot = boot_of(number);
+    boot = Boot{};
+    boot.generation = next_generation++;
+    boot.powering_on = true;
+    boot.on_running = std::move(on_running);
+    changed(vm);
+    if (kube) {
+      const std::string node_name = node->spec.name;
+      boot_timer(number, spec.kube.schedule_delay_s, [this, number, node_name, host_id] {
+        Vm& v = vms.at(number);
+        v.node = node_name;
+        v.host_id = host_id;
+        v.cluster_id = hosts[host_index(host_id)].cluster_id;
+        set_milestone(v, Milestone::scheduled);
+        boot_timer(number, spec.kube.launcher_start_s, [this, number] { reach_running(number); });
+      });
+    } else {
+      boot_timer(number, profile->power_on_s, [this, number] { reach_running(number); });
+    }
+    return {};
+  }
+
+  void resume_instant_clone(std::uint64_t number) {
+    Vm& vm = vms.at(number);
+    ++vm.boot_count;
+    vm.start_received = now_;
+    Boot& boot = boot_of(number);
+    boot = Boot{};
+    boot.generation = next_generation++;
+    boot.powering_on = true;
+    reach_running(number, /*boot_guest=*/false);
+    const GuestProfile* profile = find_profile(vm.profile);
+    boot_timer(number, profile->instant_resume_s, [this, number] {
+      Vm& v = vms.at(number);
+      v.current_phase.clear();
+      v.tools = ToolsState::running;
+      set_milestone(v, Milestone::guest_agent);
+      v.ip = guest_ip(number);
+      v.host_name = v.name;
+      set_milestone(v, Milestone::ip_assigned);
+      set_milestone(v, Milestone::port_open);
+      set_milestone(v, Milestone::beacon);
+      if (beacon_hook && v.guestinfo.count(std::string(kBeaconUrlKey))) beacon_hook(v);
+    });
+  }
+
+  bool clone_fault(const std::string& host_id, std::string_view name) {
+    const std::size_t h = host_index(host_id);
+    if (h < hosts.size() && listed(faults.clone_failure_hosts, hosts[h].spec.name)) return true;
+    return faults.clone_failure_rate > 0 &&
+           keyed_uniform(seed, name, next_operation, 0xC10E) < faults.clone_failure_rate;
+  }
+};
+
+// ---------------------------------------------------------------------------------------------------------
+
+Lab::Lab(LabSpec spec, LabOptions options) : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  m.spec = std::move(spec);
+  m.options = std::move(options);
+  m.virtual_mode = m.options.mode == LabOptions::TimeMode::virtual_time;
+  m.seed = m.options.seed.value_or(m.spec.seed);
+  m.rng.seed(splitmix64(m.seed ^ 0xFA175));
+  m.faults = m.spec.faults;
+  m.anchor = std::chrono::steady_clock::now();
+  const double wall =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  m.start_unix = wall;
+  m.now_ = m.virtual_mode ? m.options.virtual_start.value_or(wall) : wall;
+  m.settled_at = m.now_;
+  if (!m.virtual_mode) {
+    if (!m.options.executor) throw std::invalid_argument("Lab: real time mode needs an executor");
+    m.timer = std::make_unique<boost::asio::steady_timer>(m.options.executor);
+  }
+  m.build_inventory();
+}
+
+Lab::~Lab() { shutdown(); }
+
+void Lab::shutdown() {
+  Impl& m = *impl_;
+  *m.alive = false;
+  m.alive = std::make_shared<bool>(true);  // a new token for a later restart of the timer
+  if (m.timer) m.timer->cancel();
+  m.event_fns.clear();
+  while (!m.events.empty()) m.events.pop();
+}
+
+const LabSpec& Lab::spec() const { return impl_->spec; }
+bool Lab::virtual_time() const { return impl_->virtual_mode; }
+
+double Lab::now() const { return impl_->virtual_mode ? impl_->now_ : impl_->real_now(); }
+
+void Lab::run_until(double until) {
+  assert(impl_->virtual_mode && "run_until is for virtual time");
+  impl_->process_until(until);
+}
+
+void Lab::advance(double seconds) { run_until(impl_->now_ + seconds); }
+
+bool Lab::run_until_idle(double deadline) {
+  Impl& m = *impl_;
+  assert(m.virtual_mode && "run_until_idle is for virtual time");
+  for (;;) {
+    if (m.dirty) m.recompute();
+    const double next = std::min(m.next_event_time(), m.next_flow_time);
+    if (next == kInf) return true;
+    if (next > deadline) {
+      m.process_until(deadline);
+      return false;
+    }
+    m.process_until(next);
+  }
+}
+
+std::uint64_t Lab::schedule(double delay_s, std::function<void()> fn) {
+  impl_->catch_up();
+  const auto id = impl_->schedule_at(impl_->now_ + std::max(0.0, delay_s), std::move(fn));
+  impl_->after_mutation();
+  return id;
+}
+
+void Lab::cancel_scheduled(std::uint64_t handle) { impl_->cancel_event(handle); }
+
+const Datacenter& Lab::datacenter() const { return impl_->datacenter; }
+const std::vector<Cluster>& Lab::clusters() const { return impl_->clusters; }
+const std::vector<Folder>& Lab::folders() const { return impl_->folders; }
+const std::vector<ResourcePool>& Lab::resource_pools() const { return impl_->resource_pools; }
+const std::vector<Host>& Lab::hosts() const { return impl_->hosts; }
+const std::vector<Datastore>& Lab::datastores() const { return impl_->datastores; }
+const std::vector<Node>& Lab::nodes() const { return impl_->nodes; }
+const std::vector<GoldenImage>& Lab::golden_images() const { return impl_->golden_images; }
+const GuestProfile* Lab::find_profile(std::string_view name) const { return impl_->find_profile(name); }
+
+const Host* Lab::find_host(std::string_view id_or_name) const {
+  for (const auto& h : impl_->hosts) {
+    if (h.id == id_or_name || h.spec.name == id_or_name) return &h;
+  }
+  return nullptr;
+}
+const Datastore* Lab::find_datastore(std::string_view id_or_name) const {
+  for (const auto& d : impl_->datastores) {
+    if (d.id == id_or_name || d.spec.name == id_or_name) return &d;
+  }
+  return nullptr;
+}
+const Cluster* Lab::find_cluster(std::string_view id_or_name) const {
+  for (const auto& c : impl_->clusters) {
+    if (c.id == id_or_name || c.name == id_or_name) return &c;
+  }
+  return nullptr;
+}
+const Folder* Lab::find_folder(std::string_view id_or_name) const {
+  for (const auto& f : impl_->folders) {
+    if (f.id == id_or_name || f.name == id_or_name) return &f;
+  }
+  return nullptr;
+}
+const ResourcePool* Lab::find_resource_pool(std::string_view id_or_name) const {
+  for (const auto& r : impl_->resource_pools) {
+    if (r.id == id_or_name || r.name == id_or_name) return &r;
+  }
+  return nullptr;
+}
+const Node* Lab::find_node(std::string_view name) const {
+  for (const auto& n : impl_->nodes) {
+    if (n.spec.name == name) return &n;
+  }
+  return nullptr;
+}
+const GoldenImage* Lab::find_golden_image(std::string_view namespace_, std::string_view name) const {
+  for (const auto& g : impl_->golden_images) {
+    if (g.spec.namespace_ == namespace_ && g.spec.name == name) return &g;
+  }
+  return nullptr;
+}
+
+std::size_t Lab::vm_count() const { return impl_->vms.size(); }
+
+void Lab::for_each_vm(const std::function<bool(const Vm&)>& fn) const {
+  for (const auto& [number, vm] : impl_->vms) {
+    if (!fn(vm)) return;
+  }
+}
+
+const Vm* Lab::find_vm(std::string_view id) const { return impl_->vm_ptr(id); }
+
+const Vm* Lab::find_vm_by_name(std::string_view name, std::string_view namespace_) const {
+  auto it = impl_->vm_by_name.find(name_key(namespace_, name));
+  if (it == impl_->vm_by_name.end()) return nullptr;
+  return &impl_->vms.at(it->second);
+}
+
+Expected<std::string> Lab::create_vm(CreateVmSpec spec) {
+  Impl& m = *impl_;
+  m.catch_up();
+  const std::string key = name_key(spec.namespace_, spec.name);
+  if (spec.name.empty()) return make_error(ErrorKind::invalid_input, "A VM needs a name.");
+  if (m.vm_by_name.count(key) || m.reserved_names.count(key)) {
+    return make_error(ErrorKind::conflict, fmt::format("A VM named '{}' already exists.", spec.name));
+  }
+  const GuestProfile* profile = m.find_profile(spec.profile);
+  if (!profile) {
+    return make_error(ErrorKind::not_found, fmt::format("Unknown guest profile '{}'.", spec.profile));
+  }
+  Vm vm;
+  vm.name = spec.name;
+  vm.namespace_ = spec.namespace_;
+  vm.created_by_front = spec.created_by_front;
+  vm.profile = spec.profile;
+  vm.guest_os = profile->guest_os;
+  vm.cpu_count = spec.cpu_count.value_or(profile->cpu_count);
+  vm.memory_mb = spec.memory_mb.value_or(profile->memory_mb);
+  if (!spec.host_id.empty()) {
+    const Host* host = find_host(spec.host_id);
+    if (!host) return make_error(ErrorKind::not_found, fmt::format("Unknown host '{}'.", spec.host_id));
+    vm.host_id = host->id;
+    vm.cluster_id = host->cluster_id;
+  } else if (!m.is_kube_vm(vm)) {
+    vm.host_id = m.least_loaded_host("");
+  }
+  std::string ds = spec.datastore_id;
+  if (ds.empty()) ds = m.is_kube_vm(vm) ? m.spec.kube.datastore : m.datastores.front().id;
+  const Datastore* datastore = find_datastore(ds);
+  if (!datastore) return make_error(ErrorKind::not_found, fmt::format("Unknown datastore '{}'.", ds));
+  vm.datastore_id = datastore->id;
+  vm.folder_id = spec.folder_id.empty() ? m.datacenter.vm_folder_id : spec.folder_id;
+  vm.resource_pool_id = spec.resource_pool_id.empty() ? m.default_pool_for(vm.host_id) : spec.resource_pool_id;
+  vm.labels = std::move(spec.labels);
+  vm.annotations = std::move(spec.annotations);
+  vm.guestinfo = std::move(spec.guestinfo);
+  std::string id = m.insert_vm(std::move(vm)).id;
+  m.after_mutation();
+  return id;
+}
+
+bool Lab::modify_vm(std::string_view id, const std::function<void(Vm&)>& edit) {
+  Impl& m = *impl_;
+  m.catch_up();
+  Vm* vm = m.vm_ptr(id);
+  if (!vm) return false;
+  const std::string old_key = name_key(vm->namespace_, vm->name);
+  edit(*vm);
+  const std::string new_key = name_key(vm->namespace_, vm->name);
+  if (new_key != old_key) {
+    const auto number = m.vm_by_name.at(old_key);
+    m.vm_by_name.erase(old_key);
+    m.vm_by_name[new_key] = number;
+  }
+  m.changed(*vm);
+  m.after_mutation();
+  return true;
+}
+
+Expected<OperationId> Lab::clone_vm(const CloneRequest& request, VmCallback done) {
+  Impl& m = *impl_;
+  m.catch_up();
+  const bool cdi = request.kind == CloneKind::cdi_copy || request.kind == CloneKind::cdi_snapshot ||
+                   request.kind == CloneKind::cdi_csi_clone;
+  if (request.name.empty()) return make_error(ErrorKind::invalid_input, "The clone needs a name.");
+  const std::string key = name_key(request.namespace_, request.name);
+  if (m.vm_by_name.count(key) || m.reserved_names.count(key)) {
+    return make_error(ErrorKind::conflict, fmt::format("A VM named '{}' already exists.", request.name));
+  }
+  CreateVmSpec target;
+  target.name = request.name;
+  target.namespace_ = request.namespace_;
+  target.created_by_front = request.created_by_front;
+  target.labels = request.labels;
+  target.annotations = request.annotations;
+  const GuestProfile* profile = nullptr;
+  std::string source_host;
+  if (cdi) {
+    const GoldenImage* image = find_golden_image(request.source_image_namespace, request.source_image);
+    if (!image) {
+      return make_error(ErrorKind::not_found, fmt::format("No golden image {}/{} in this lab.",
+                                                          request.source_image_namespace, request.source_image));
+    }
+    profile = m.find_profile(image->spec.profile);
+    target.profile = image->spec.profile;
+    target.datastore_id = request.datastore_id.empty() ? image->datastore_id : request.datastore_id;
+  } else {
+    const Vm* source = find_vm(request.source_vm_id);
+    if (!source) {
+      return make_error(ErrorKind::not_found, fmt::format("Source VM '{}' not found.", request.source_vm_id));
+    }
+    if (request.kind == CloneKind::instant && source->power != PowerState::powered_on) {
+      return make_error(ErrorKind::conflict,
+                        fmt::format("Instant clone needs a powered-on source; '{}' is {}.", source->name,
+                                    to_string(source->power)));
+    }
+    profile = m.find_profile(source->profile);
+    target.profile = source->profile;
+    target.cpu_count = source->cpu_count;
+    target.memory_mb = source->memory_mb;
+    target.guestinfo = source->guestinfo;
+    target.datastore_id = request.datastore_id.empty() ? source->datastore_id : request.datastore_id;
+    source_host = source->host_id;
+  }
+  for (const auto& [k, v] : request.guestinfo) target.guestinfo[k] = v;
+  if (!find_datastore(target.datastore_id)) {
+    return make_error(ErrorKind::not_found, fmt::format("Datastore '{}' not found.", target.datastore_id));
+  }
+  target.datastore_id = find_datastore(target.datastore_id)->id;
+  // Placement: explicit host, else the least loaded host of the cluster, else the source's host.
+  std::string host_id;
+  if (!request.host_id.empty()) {
+    const Host* host = find_host(request.host_id);
+    if (!host) return make_error(ErrorKind::not_found, fmt::format("Host '{}' not found.", request.host_id));
+    host_id = host->id;
+  } else if (!request.cluster_id.empty()) {
+    const Cluster* cluster = find_cluster(request.cluster_id);
+    if (!cluster) {
+      return make_error(ErrorKind::not_found, fmt::format("Cluster '{}' not found.", request.cluster_id));
+    }
+    host_id = m.least_loaded_host(cluster->id);
+  } else if (!cdi) {
+    host_id = source_host;
+  }
+  if (!cdi) target.host_id = host_id;
+  if (!request.folder_id.empty()) {
+    const Folder* folder = find_folder(request.folder_id);
+    if (!folder) return make_error(ErrorKind::not_found, fmt::format("Folder '{}' not found.", request.folder_id));
+    target.folder_id = folder->id;
+  }
+  if (!request.resource_pool_id.empty()) {
+    const ResourcePool* pool = find_resource_pool(request.resource_pool_id);
+    if (!pool) {
+      return make_error(ErrorKind::not_found,
+                        fmt::format("Resource pool '{}' not found.", request.resource_pool_id));
+    }
+    target.resource_pool_id = pool->id;
+  }
+  // The host whose HBA carries a host-side copy: the destination host, or for CDI the node of the importer.
+  std::string transfer_host = host_id;
+  if (cdi && transfer_host.empty()) {
+    if (const Node* node = m.least_loaded_node()) transfer_host = node->host_id;
+  }
+  const OperationId op = m.next_operation++;
+  const bool fails = m.clone_fault(transfer_host, request.name);
+  m.reserved_names.insert(key);
+
+  double mb = 0;
+  double ds_coef = 1, link_coef = 1;
+  bool uses_link = true;
+  switch (request.kind) {
+    case CloneKind::full: mb = profile->disk_used_gb * 1000; ds_coef = 2; break;  // read + write
+    case CloneKind::linked: mb = profile->linked_delta_mb; break;
+    case CloneKind::instant: mb = profile->instant_clone_mb; break;
+    case CloneKind::cdi_copy: mb = profile->disk_used_gb * 1000; ds_coef = 2; link_coef = 2; break;
+    case CloneKind::cdi_snapshot: mb = profile->linked_delta_mb; uses_link = false; break;
+    case CloneKind::cdi_csi_clone: mb = profile->disk_used_gb * 1000; ds_coef = 2; uses_link = false; break;
+  }
+  const std::size_t d = m.datastore_index(target.datastore_id);
+  const std::size_t h = m.host_index(transfer_host);
+  // Copies move large sequential chunks (1 MB), so IOPS cost one per MB per direction.
+  std::vector<std::pair<int, double>> uses{{m.ds_bw_res(d), ds_coef}, {m.ds_iops_res(d), ds_coef}};
+  if (uses_link && h < m.hosts.size()) {
+    uses.push_back({m.link_res(h), link_coef});
+    uses.push_back({m.bus_res(h), link_coef});
+  }
+  auto callback = std::make_shared<VmCallback>(std::move(done));
+  auto finish = [this, key, target, kind = request.kind, power_on = request.power_on, used_gb = mb / 1000, d,
+                 callback] {
+    Impl& im = *impl_;
+    im.reserved_names.erase(key);
+    if (d < im.datastores.size()) im.datastores[d].used_gb += used_gb;
+    auto id = create_vm(target);
+    if (!id) {
+      (*callback)(id.error());
+      return;
+    }
+    const std::uint64_t number = *vm_number(*id);
+    if (kind == CloneKind::instant) {
+      im.resume_instant_clone(number);
+    } else if (power_on) {
+      (void)im.power_on(number, nullptr, PowerOnOptions{});
+    }
+    (*callback)(*id);
+  };
+  m.schedule_at(m.now_ + profile->clone_overhead_s,
+                [this, fails, key, name = request.name, uses = std::move(uses), mb, callback,
+                 finish = std::move(finish)]() mutable {
+                  Impl& im = *impl_;
+                  if (fails) {
+                    // Surfaces after the task overhead, like a vCenter task that errors out.
+                    im.reserved_names.erase(key);
+                    (*callback)(make_error(ErrorKind::api,
+                                           fmt::format("Clone of '{}' failed (injected fault).", name),
+                                           "Clear the lab's clone_failure faults or retry."));
+                    return;
+                  }
+                  im.add_flow(im.class_for(uses, kInf), mb, std::move(finish));
+                });
+  m.after_mutation();
+  return op;
+}
+
+Expected<OperationId> Lab::clone_volume(const VolumeCloneRequest& request, DoneCallback done) {
+  Impl& m = *impl_;
+  m.catch_up();
+  const GoldenImage* image = find_golden_image(request.source_image_namespace, request.source_image);
+  if (!image) {
+    return make_error(ErrorKind::not_found, fmt::format("No golden image {}/{} in this lab.",
+                                                        request.source_image_namespace, request.source_image));
+  }
+  const GuestProfile* profile = m.find_profile(image->spec.profile);
+  std::string host_id;
+  if (!request.node.empty()) {
+    const Node* node = find_node(request.node);
+    if (!node) return make_error(ErrorKind::not_found, fmt::format("Node '{}' not found.", request.node));
+    host_id = node->host_id;
+  } else if (const Node* node = m.least_loaded_node()) {
+    host_id = node->host_id;
+  }
+  const double full_mb = (request.size_gb > 0 ? request.size_gb : profile->disk_used_gb) * 1000;
+  double mb = full_mb, ds_coef = 2, link_coef = 2;
+  bool uses_link = true;
+  switch (request.kind) {
+    case CloneKind::cdi_snapshot: mb = profile->linked_delta_mb; ds_coef = 1; uses_link = false; break;
+    case CloneKind::cdi_csi_clone: uses_link = false; break;
+    case CloneKind::cdi_copy: break;
+    default: return make_error(ErrorKind::invalid_input, "A volume clone must use a CDI strategy.");
+  }
+  const std::size_t d = m.datastore_index(image->datastore_id);
+  const std::size_t h = m.host_index(host_id);
+  std::vector<std::pair<int, double>> uses{{m.ds_bw_res(d), ds_coef}, {m.ds_iops_res(d), ds_coef}};
+  if (uses_link && h < m.hosts.size()) {
+    uses.push_back({m.link_res(h), link_coef});
+    uses.push_back({m.bus_res(h), link_coef});
+  }
+  const OperationId op = m.next_operation++;
+  const bool fails = m.clone_fault(host_id, image->spec.name);
+  auto callback = std::make_shared<DoneCallback>(std::move(done));
+  m.schedule_at(m.now_ + profile->clone_overhead_s, [this, fails, uses = std::move(uses), mb, d, callback] {
+    Impl& im = *impl_;
+    if (fails) {
+      (*callback)(make_error(ErrorKind::api, "Volume clone failed (injected fault).",
+                             "Clear the lab's clone_failure faults or retry."));
+      return;
+    }
+    im.add_flow(im.class_for(uses, kInf), mb, [&im, d, mb, callback] {
+      if (d < im.datastores.size()) im.datastores[d].used_gb += mb / 1000;
+      (*callback)(Expected<void>{});
+    });
+  });
+  m.after_mutation();
+  return op;
+}
+
+Expected<void> Lab::power_on(std::string_view id, DoneCallback on_running, PowerOnOptions options) {
+  Impl& m = *impl_;
+  m.catch_up();
+  const auto number = vm_number(id);
+  if (!number || !m.vms.count(*number)) {
+    return make_error(ErrorKind::not_found, fmt::format("VM '{}' not found.", id));
+  }
+  auto result = m.power_on(*number, std::move(on_running), options);
+  m.after_mutation();
+  return result;
+}
+
+Expected<void> Lab::power_off(std::string_view id, DoneCallback on_off) {
+  Impl& m = *impl_;
+  m.catch_up();
+  const auto number = vm_number(id);
+  if (!number || !m.vms.count(*number)) {
+    return make_error(ErrorKind::not_found, fmt::format("VM '{}' not found.", id));
+  }
+  Vm& vm = m.vms.at(*number);
+  auto it = m.boots.find(*number);
+  const bool starting = it != m.boots.end() && it->second.powering_on;
+  const bool stopping = it != m.boots.end() && it->second.powering_off;
+  if (stopping) return make_error(ErrorKind::conflict, fmt::format("VM '{}' is already powering off.", vm.name));
+  if (vm.power == PowerState::powered_off && !starting) {
+    return make_error(ErrorKind::conflict, fmt::format("VM '{}' is already powered off.", vm.name));
+  }
+  m.cancel_boot(*number, "powered off before the operation completed");
+  Impl::Boot& boot = m.boot_of(*number);
+  boot.generation = m.next_generation++;
+  boot.powering_off = true;
+  boot.on_off = std::move(on_off);
+  const GuestProfile* profile = m.find_profile(vm.profile);
+  const std::uint64_t n = *number;
+  m.boot_timer(n, profile->power_off_s, [&m, n] {
+    Vm& v = m.vms.at(n);
+    m.release_host(v);
+    v.power = PowerState::powered_off;
+    v.tools = ToolsState::not_running;
+    v.ip.clear();
+    v.guest_address.clear();
+    v.current_phase.clear();
+    auto done = std::move(m.boots.at(n).on_off);
+    m.boots.erase(n);
+    m.changed(v);
+    if (done) done(Expected<void>{});
+  });
+  m.after_mutation();
+  return {};
+}
+
+Expected<void> Lab::delete_vm(std::string_view id) {
+  Impl& m = *impl_;
+  m.catch_up();
+  const auto number = vm_number(id);
+  if (!number || !m.vms.count(*number)) {
+    return make_error(ErrorKind::not_found, fmt::format("VM '{}' not found.", id));
+  }
+  m.cancel_boot(*number, "the VM was deleted");
+  auto it = m.vms.find(*number);
+  if (it == m.vms.end()) return {};  // a cancellation callback deleted it already
+  Vm vm = std::move(it->second);
+  m.vms.erase(it);
+  m.vm_by_name.erase(name_key(vm.namespace_, vm.name));
+  m.release_host(vm);
+  vm.resource_version = ++m.resource_version;
+  m.notify(VmEvent::Type::deleted, vm, std::nullopt);
+  m.after_mutation();
+  return {};
+}
+
+SubscriptionId Lab::subscribe(std::function<void(const VmEvent&)> fn) {
+  const SubscriptionId id = impl_->next_subscription++;
+  impl_->subscribers.emplace(id, std::move(fn));
+  return id;
+}
+
+void Lab::unsubscribe(SubscriptionId id) { impl_->subscribers.erase(id); }
+
+void Lab::set_beacon_hook(std::function<void(const Vm&)> hook) { impl_->beacon_hook = std::move(hook); }
+
+std::uint64_t Lab::next_resource_version() { return ++impl_->resource_version; }
+std::uint64_t Lab::current_resource_version() const { return impl_->resource_version; }
+
+Faults& Lab::faults() { return impl_->faults; }
+const Faults& Lab::faults() const { return impl_->faults; }
+
+double Lab::random_uniform() {
+  return static_cast<double>(impl_->rng() >> 11) * 0x1.0p-53;
+}
+
+bool Lab::front_fault_applies(std::string_view path) const {
+  const auto& paths = impl_->faults.paths;
+  if (paths.empty()) return true;
+  return std::any_of(paths.begin(), paths.end(), [&](const std::string& p) { return path.substr(0, p.size()) == p; });
+}
+
+std::string Lab::truth_json() const {
+  nlohmann::json vms = nlohmann::json::array();
+  for (const auto& [number, vm] : impl_->vms) {
+    if (!vm.start_received) continue;
+    nlohmann::json milestones = nlohmann::json::object();
+    for (std::size_t i = 0; i < kMilestoneCount; ++i) {
+      if (vm.milestones[i]) milestones[to_string(static_cast<Milestone>(i))] = *vm.milestones[i];
+    }
+    nlohmann::json entry{{"name", vm.name}, {"id", vm.id}, {"startReceived", *vm.start_received},
+                         {"milestones", std::move(milestones)}};
+    if (!vm.namespace_.empty()) entry["namespace"] = vm.namespace_;
+    if (const Host* host = find_host(vm.host_id)) entry["host"] = host->spec.name;
+    if (!vm.node.empty()) entry["node"] = vm.node;
+    vms.push_back(std::move(entry));
+  }
+  return nlohmann::json{{"vms", std::move(vms)}}.dump();
+}
+
+Lab::FlowStats Lab::flow_stats() const { return impl_->stats; }
+
+double Lab::host_link_rate(std::string_view host_id) const {
+  const Impl& m = *impl_;
+  const std::size_t h = m.host_index(host_id);
+  if (h >= m.hosts.size()) return 0;
+  double total = 0;
+  for (const auto& c : m.classes) {
+    for (const auto& [r, coef] : c.uses) {
+      if (r == m.link_res(h) && c.count > 0) total += c.rate * coef * static_cast<double>(c.count);
+    }
+  }
+  return total;
+}
+
+double Lab::datastore_rate(std::string_view datastore_id) const {
+  const Impl& m = *impl_;
+  const std::size_t d = m.datastore_index(datastore_id);
+  if (d >= m.datastores.size()) return 0;
+  double total = 0;
+  for (const auto& c : m.classes) {
+    for (const auto& [r, coef] : c.uses) {
+      if (r == m.ds_bw_res(d) && c.count > 0) total += c.rate * coef * static_cast<double>(c.count);
+    }
+  }
+  return total;
+}
+
+}  // namespace bootstorm::sim::model

@@ -1,0 +1,478 @@
+// Strict loading of lab profiles (simulator/labs/*.yaml): every key is known, every value has the right
+// type, every reference resolves; errors name file:line:col.
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "simulator/model/lab.hpp"
+
+namespace bootstorm::sim::model {
+
+namespace {
+
+// Reads YAML with a sticky first error, so that parsing code stays linear and no exception crosses the API.
+class Reader {
+ public:
+  explicit Reader(std::string source) : source_(std::move(source)) {}
+
+  bool ok() const { return !error_; }
+  Error error() const { return *error_; }
+
+  void fail(const YAML::Node& node, const std::string& message) {
+    if (error_) return;
+    const YAML::Mark mark = node.Mark();
+    if (mark.is_null()) {
+      error_ = make_error(ErrorKind::invalid_input, fmt::format("{}: {}", source_, message),
+                          "Fix the lab profile.");
+    } else {
+      error_ = make_error(ErrorKind::invalid_input,
+                          fmt::format("{}:{}:{}: {}", source_, mark.line + 1, mark.column + 1, message),
+                          "Fix the lab profile.");
+    }
+  }
+
+  // True when `node` is a map whose keys are all in `allowed`.
+  bool map(const YAML::Node& node, const std::string& what, std::initializer_list<const char*> allowed) {
+    if (!ok()) return false;
+    if (!node.IsMap()) {
+      fail(node, fmt::format("{} must be a mapping", what));
+      return false;
+    }
+    for (const auto& entry : node) {
+      const std::string key = entry.first.Scalar();
+      bool known = false;
+      for (const char* a : allowed) known = known || key == a;
+      if (!known) {
+        std::string list;
+        for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+        fail(entry.first, fmt::format("unknown key '{}' in {} (known: {})", key, what, list));
+        return false;
+      }
+    }
+    return true;
+  }
+
+  template <class T>
+  void get(const YAML::Node& map, const char* key, T& out, bool required = false) {
+    if (!ok()) return;
+    const YAML::Node value = map[key];
+    if (!value) {
+      if (required) fail(map, fmt::format("missing required key '{}'", key));
+      return;
+    }
+    if (!value.IsScalar()) {
+      fail(value, fmt::format("'{}' must be a scalar", key));
+      return;
+    }
+    try {
+      out = value.as<T>();
+    } catch (const YAML::Exception&) {
+      fail(value, fmt::format("'{}' has the wrong type (value '{}')", key, value.Scalar()));
+    }
+  }
+
+  void get_positive(const YAML::Node& map, const char* key, double& out, bool allow_zero = false) {
+    get(map, key, out);
+    if (ok() && (out < 0 || (!allow_zero && out == 0))) {
+      fail(map[key] ? map[key] : map, fmt::format("'{}' must be {}", key, allow_zero ? ">= 0" : "> 0"));
+    }
+  }
+
+  void get_list(const YAML::Node& map, const char* key, std::vector<std::string>& out) {
+    if (!ok()) return;
+    const YAML::Node value = map[key];
+    if (!value) return;
+    if (!value.IsSequence()) {
+      fail(value, fmt::format("'{}' must be a list", key));
+      return;
+    }
+    out.clear();
+    for (const auto& item : value) {
+      if (!item.IsScalar()) {
+        fail(item, fmt::format("'{}' entries must be strings", key));
+        return;
+      }
+      out.push_back(item.Scalar());
+    }
+  }
+
+  void get_string_map(const YAML::Node& map, const char* key, std::map<std::string, std::string>& out) {
+    if (!ok()) return;
+    const YAML::Node value = map[key];
+    if (!value) return;
+    if (!value.IsMap()) {
+      fail(value, fmt::format("'{}' must be a mapping", key));
+      return;
+    }
+    for (const auto& entry : value) {
+      if (!entry.second.IsScalar()) {
+        fail(entry.second, fmt::format("'{}' values must be strings", key));
+        return;
+      }
+      out[entry.first.Scalar()] = entry.second.Scalar();
+    }
+  }
+
+  // Calls fn(item) for every element of the sequence at `key`.
+  template <class Fn>
+  void each(const YAML::Node& map, const char* key, Fn fn, bool required = false) {
+    if (!ok()) return;
+    const YAML::Node value = map[key];
+    if (!value) {
+      if (required) fail(map, fmt::format("missing required key '{}'", key));
+      return;
+    }
+    if (!value.IsSequence()) {
+      fail(value, fmt::format("'{}' must be a list", key));
+      return;
+    }
+    for (const auto& item : value) {
+      if (!ok()) return;
+      fn(item);
+    }
+  }
+
+ private:
+  std::string source_;
+  std::optional<Error> error_;
+};
+
+void read_faults(Reader& r, const YAML::Node& node, Faults& f) {
+  if (!r.map(node, "faults",
+             {"neverBootRate", "agentNeverStartsRate", "neverBootVms", "agentNeverStartsVms", "cloneFailureRate",
+              "cloneFailureHosts", "errorRate", "errorStatus", "latencyMs", "latencyJitterMs", "watchDropAfterS",
+              "expireSessions", "forceGoneRate", "paths"})) {
+    return;
+  }
+  r.get(node, "neverBootRate", f.never_boot_rate);
+  r.get(node, "agentNeverStartsRate", f.agent_never_starts_rate);
+  r.get_list(node, "neverBootVms", f.never_boot_vms);
+  r.get_list(node, "agentNeverStartsVms", f.agent_never_starts_vms);
+  r.get(node, "cloneFailureRate", f.clone_failure_rate);
+  r.get_list(node, "cloneFailureHosts", f.clone_failure_hosts);
+  r.get(node, "errorRate", f.error_rate);
+  r.get(node, "errorStatus", f.error_status);
+  r.get(node, "latencyMs", f.latency_ms);
+  r.get(node, "latencyJitterMs", f.latency_jitter_ms);
+  r.get(node, "watchDropAfterS", f.watch_drop_after_s);
+  r.get(node, "expireSessions", f.expire_sessions);
+  r.get(node, "forceGoneRate", f.force_gone_rate);
+  r.get_list(node, "paths", f.paths);
+  for (const char* rate : {"neverBootRate", "agentNeverStartsRate", "cloneFailureRate", "errorRate",
+                           "forceGoneRate"}) {
+    if (node[rate] && r.ok()) {
+      const double v = node[rate].as<double>();
+      if (v < 0 || v > 1) r.fail(node[rate], fmt::format("'{}' must be between 0 and 1", rate));
+    }
+  }
+}
+
+void read_phase(Reader& r, const YAML::Node& node, PhaseSpec& p) {
+  if (!r.map(node, "phase", {"name", "mbRead", "cpuCoreS", "fixedS", "jitter"})) return;
+  r.get(node, "name", p.name, true);
+  r.get_positive(node, "mbRead", p.mb_read, true);
+  r.get_positive(node, "cpuCoreS", p.cpu_core_s, true);
+  r.get_positive(node, "fixedS", p.fixed_s, true);
+  r.get_positive(node, "jitter", p.jitter, true);
+}
+
+void read_profile(Reader& r, const YAML::Node& node, GuestProfile& p) {
+  if (!r.map(node, "profile",
+             {"name", "guestOS", "cpuCount", "memoryMB", "diskGB", "diskUsedGB", "phases", "agentPhase",
+              "ipDelayS", "portPhase", "portDelayS", "ioSizeKB", "outstandingIOs", "powerOnS", "powerOffS",
+              "linkedDeltaMB", "instantCloneMB", "instantResumeS", "cloneOverheadS"})) {
+    return;
+  }
+  r.get(node, "name", p.name, true);
+  r.get(node, "guestOS", p.guest_os);
+  r.get(node, "cpuCount", p.cpu_count);
+  r.get(node, "memoryMB", p.memory_mb);
+  r.get_positive(node, "diskGB", p.disk_gb);
+  r.get_positive(node, "diskUsedGB", p.disk_used_gb);
+  r.each(node, "phases", [&](const YAML::Node& item) {
+    PhaseSpec phase;
+    read_phase(r, item, phase);
+    p.phases.push_back(std::move(phase));
+  }, true);
+  r.get(node, "agentPhase", p.agent_phase);
+  r.get_positive(node, "ipDelayS", p.ip_delay_s, true);
+  r.get(node, "portPhase", p.port_phase);
+  r.get_positive(node, "portDelayS", p.port_delay_s, true);
+  r.get_positive(node, "ioSizeKB", p.io_size_kb);
+  r.get_positive(node, "outstandingIOs", p.outstanding_ios);
+  r.get_positive(node, "powerOnS", p.power_on_s, true);
+  r.get_positive(node, "powerOffS", p.power_off_s, true);
+  r.get_positive(node, "linkedDeltaMB", p.linked_delta_mb, true);
+  r.get_positive(node, "instantCloneMB", p.instant_clone_mb, true);
+  r.get_positive(node, "instantResumeS", p.instant_resume_s, true);
+  r.get_positive(node, "cloneOverheadS", p.clone_overhead_s, true);
+  if (!r.ok()) return;
+  if (p.cpu_count < 1) r.fail(node["cpuCount"], "'cpuCount' must be >= 1");
+  if (p.memory_mb < 1) r.fail(node["memoryMB"], "'memoryMB' must be >= 1");
+  if (p.phases.empty()) r.fail(node["phases"], "a profile needs at least one phase");
+  auto has_phase = [&](const std::string& name) {
+    return std::any_of(p.phases.begin(), p.phases.end(), [&](const PhaseSpec& ph) { return ph.name == name; });
+  };
+  if (!has_phase(p.agent_phase)) {
+    r.fail(node["agentPhase"] ? node["agentPhase"] : node, fmt::format("agentPhase '{}' is not a phase", p.agent_phase));
+  }
+  if (!has_phase(p.port_phase)) {
+    r.fail(node["portPhase"] ? node["portPhase"] : node, fmt::format("portPhase '{}' is not a phase", p.port_phase));
+  }
+}
+
+void read_host(Reader& r, const YAML::Node& node, HostSpec& h) {
+  if (!r.map(node, "host",
+             {"name", "cluster", "inventory", "cores", "coreSpeed", "linkMBps", "busMBps", "memoryGB",
+              "ioLatencyMs", "datastores"})) {
+    return;
+  }
+  r.get(node, "name", h.name, true);
+  r.get(node, "cluster", h.cluster);
+  r.get(node, "inventory", h.inventory);
+  r.get(node, "cores", h.cores);
+  r.get_positive(node, "coreSpeed", h.core_speed);
+  r.get_positive(node, "linkMBps", h.link_mbps);
+  r.get_positive(node, "busMBps", h.bus_mbps);
+  r.get_positive(node, "memoryGB", h.memory_gb);
+  r.get_positive(node, "ioLatencyMs", h.io_latency_ms, true);
+  r.get_list(node, "datastores", h.datastores);
+  if (r.ok() && h.cores < 1) r.fail(node["cores"], "'cores' must be >= 1");
+  if (r.ok() && h.inventory != "vcenter" && h.inventory != "kube") {
+    r.fail(node["inventory"], "'inventory' must be 'vcenter' or 'kube'");
+  }
+}
+
+template <class T, class Name>
+void check_unique(Reader& r, const YAML::Node& list, const std::vector<T>& items, Name name, const char* what) {
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < items.size() && r.ok(); ++i) {
+    if (!seen.insert(name(items[i])).second) {
+      r.fail(list[i], fmt::format("duplicate {} '{}'", what, name(items[i])));
+    }
+  }
+}
+
+}  // namespace
+
+Expected<LabSpec> parse_lab_spec(std::string_view yaml_text, const std::string& source) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(yaml_text));
+  } catch (const YAML::ParserException& e) {
+    return make_error(ErrorKind::invalid_input,
+                      fmt::format("{}:{}:{}: {}", source, e.mark.line + 1, e.mark.column + 1, e.msg),
+                      "Fix the YAML syntax of the lab profile.");
+  }
+  Reader r(source);
+  LabSpec spec;
+  if (!r.map(root, "lab profile",
+             {"name", "description", "seed", "datacenter", "clusters", "folders", "resourcePools", "hosts",
+              "datastores", "profiles", "goldenVMs", "goldenImages", "kube", "vcenter", "faults"})) {
+    return r.error();
+  }
+  r.get(root, "name", spec.name, true);
+  r.get(root, "description", spec.description);
+  r.get(root, "seed", spec.seed);
+  if (root["datacenter"] && r.map(root["datacenter"], "datacenter", {"name"})) {
+    r.get(root["datacenter"], "name", spec.datacenter.name);
+  }
+  r.each(root, "clusters", [&](const YAML::Node& item) {
+    ClusterSpec c;
+    if (r.map(item, "cluster", {"name"})) r.get(item, "name", c.name, true);
+    spec.clusters.push_back(std::move(c));
+  });
+  r.get_list(root, "folders", spec.folders);
+  r.get_list(root, "resourcePools", spec.resource_pools);
+  r.each(root, "hosts", [&](const YAML::Node& item) {
+    HostSpec h;
+    read_host(r, item, h);
+    spec.hosts.push_back(std::move(h));
+  }, true);
+  r.each(root, "datastores", [&](const YAML::Node& item) {
+    DatastoreSpec d;
+    if (r.map(item, "datastore", {"name", "MBps", "iops", "latencyMs", "capacityGB"})) {
+      r.get(item, "name", d.name, true);
+      r.get_positive(item, "MBps", d.mbps);
+      r.get_positive(item, "iops", d.iops);
+      r.get_positive(item, "latencyMs", d.latency_ms, true);
+      r.get_positive(item, "capacityGB", d.capacity_gb);
+    }
+    spec.datastores.push_back(std::move(d));
+  }, true);
+  r.each(root, "profiles", [&](const YAML::Node& item) {
+    GuestProfile p;
+    read_profile(r, item, p);
+    spec.profiles.push_back(std::move(p));
+  }, true);
+  r.each(root, "goldenVMs", [&](const YAML::Node& item) {
+    GoldenVmSpec g;
+    if (r.map(item, "golden VM", {"name", "host", "datastore", "profile", "folder"})) {
+      r.get(item, "name", g.name, true);
+      r.get(item, "host", g.host, true);
+      r.get(item, "datastore", g.datastore, true);
+      r.get(item, "profile", g.profile, true);
+      r.get(item, "folder", g.folder);
+    }
+    spec.golden_vms.push_back(std::move(g));
+  });
+  r.each(root, "goldenImages", [&](const YAML::Node& item) {
+    GoldenImageSpec g;
+    if (r.map(item, "golden image", {"name", "namespace", "profile", "datastore", "storageClass"})) {
+      r.get(item, "name", g.name, true);
+      r.get(item, "namespace", g.namespace_, true);
+      r.get(item, "profile", g.profile, true);
+      r.get(item, "datastore", g.datastore);
+      r.get(item, "storageClass", g.storage_class);
+    }
+    spec.golden_images.push_back(std::move(g));
+  });
+  if (const YAML::Node kube = root["kube"]; kube) {
+    if (r.map(kube, "kube",
+              {"nodes", "datastore", "storageClass", "scheduleDelayS", "launcherStartS", "token", "serverVersion"})) {
+      r.each(kube, "nodes", [&](const YAML::Node& item) {
+        NodeSpec n;
+        if (r.map(item, "node", {"name", "host", "labels"})) {
+          r.get(item, "name", n.name, true);
+          r.get(item, "host", n.host, true);
+          r.get_string_map(item, "labels", n.labels);
+        }
+        spec.kube.nodes.push_back(std::move(n));
+      });
+      r.get(kube, "datastore", spec.kube.datastore);
+      r.get(kube, "storageClass", spec.kube.storage_class);
+      r.get_positive(kube, "scheduleDelayS", spec.kube.schedule_delay_s, true);
+      r.get_positive(kube, "launcherStartS", spec.kube.launcher_start_s, true);
+      r.get(kube, "token", spec.kube.token);
+      r.get(kube, "serverVersion", spec.kube.server_version);
+    }
+  }
+  if (const YAML::Node vc = root["vcenter"]; vc) {
+    if (r.map(vc, "vcenter",
+              {"username", "password", "sessionIdleTimeoutS", "maxSessionsPerUser", "maxConcurrentOperations",
+               "hostCostUnits", "cloneCost", "powerCost", "listLimit", "legacyRest", "cloneKind"})) {
+      r.get(vc, "username", spec.vcenter.username);
+      r.get(vc, "password", spec.vcenter.password);
+      r.get_positive(vc, "sessionIdleTimeoutS", spec.vcenter.session_idle_timeout_s);
+      r.get(vc, "maxSessionsPerUser", spec.vcenter.max_sessions_per_user);
+      r.get(vc, "maxConcurrentOperations", spec.vcenter.max_concurrent_operations);
+      r.get(vc, "hostCostUnits", spec.vcenter.host_cost_units);
+      r.get(vc, "cloneCost", spec.vcenter.clone_cost);
+      r.get(vc, "powerCost", spec.vcenter.power_cost);
+      r.get(vc, "listLimit", spec.vcenter.list_limit);
+      r.get(vc, "legacyRest", spec.vcenter.legacy_rest);
+      r.get(vc, "cloneKind", spec.vcenter.clone_kind);
+      if (r.ok() && spec.vcenter.clone_kind != "full" && spec.vcenter.clone_kind != "linked") {
+        r.fail(vc["cloneKind"], "'cloneKind' must be 'full' or 'linked'");
+      }
+      const auto& v = spec.vcenter;
+      if (r.ok() && (v.max_sessions_per_user < 1 || v.max_concurrent_operations < 1 || v.host_cost_units < 1 ||
+                     v.clone_cost < 1 || v.power_cost < 1 || v.list_limit < 1)) {
+        r.fail(vc, "vcenter limits must be >= 1");
+      }
+      if (r.ok() && (v.clone_cost > v.host_cost_units || v.power_cost > v.host_cost_units)) {
+        r.fail(vc, "an operation cannot cost more than hostCostUnits");
+      }
+    }
+  }
+  if (root["faults"]) read_faults(r, root["faults"], spec.faults);
+  if (!r.ok()) return r.error();
+
+  // Cross references.
+  check_unique(r, root["hosts"], spec.hosts, [](const HostSpec& h) { return h.name; }, "host");
+  check_unique(r, root["datastores"], spec.datastores, [](const DatastoreSpec& d) { return d.name; }, "datastore");
+  check_unique(r, root["profiles"], spec.profiles, [](const GuestProfile& p) { return p.name; }, "profile");
+  auto host_exists = [&](const std::string& n) {
+    return std::any_of(spec.hosts.begin(), spec.hosts.end(), [&](const HostSpec& h) { return h.name == n; });
+  };
+  auto ds_exists = [&](const std::string& n) {
+    return std::any_of(spec.datastores.begin(), spec.datastores.end(), [&](const DatastoreSpec& d) { return d.name == n; });
+  };
+  auto profile_exists = [&](const std::string& n) {
+    return std::any_of(spec.profiles.begin(), spec.profiles.end(), [&](const GuestProfile& p) { return p.name == n; });
+  };
+  for (std::size_t i = 0; i < spec.hosts.size() && r.ok(); ++i) {
+    const auto& h = spec.hosts[i];
+    if (!h.cluster.empty() && std::none_of(spec.clusters.begin(), spec.clusters.end(),
+                                           [&](const ClusterSpec& c) { return c.name == h.cluster; })) {
+      r.fail(root["hosts"][i], fmt::format("host '{}' names unknown cluster '{}'", h.name, h.cluster));
+    }
+    for (const auto& d : h.datastores) {
+      if (!ds_exists(d)) r.fail(root["hosts"][i], fmt::format("host '{}' mounts unknown datastore '{}'", h.name, d));
+    }
+  }
+  for (std::size_t i = 0; i < spec.golden_vms.size() && r.ok(); ++i) {
+    const auto& g = spec.golden_vms[i];
+    const YAML::Node at = root["goldenVMs"][i];
+    if (!host_exists(g.host)) r.fail(at, fmt::format("golden VM '{}' names unknown host '{}'", g.name, g.host));
+    if (!ds_exists(g.datastore)) {
+      r.fail(at, fmt::format("golden VM '{}' names unknown datastore '{}'", g.name, g.datastore));
+    }
+    if (!profile_exists(g.profile)) {
+      r.fail(at, fmt::format("golden VM '{}' names unknown profile '{}'", g.name, g.profile));
+    }
+    if (!g.folder.empty() && std::find(spec.folders.begin(), spec.folders.end(), g.folder) == spec.folders.end()) {
+      r.fail(at, fmt::format("golden VM '{}' names unknown folder '{}'", g.name, g.folder));
+    }
+  }
+  for (std::size_t i = 0; i < spec.kube.nodes.size() && r.ok(); ++i) {
+    if (!host_exists(spec.kube.nodes[i].host)) {
+      r.fail(root["kube"]["nodes"][i],
+             fmt::format("node '{}' names unknown host '{}'", spec.kube.nodes[i].name, spec.kube.nodes[i].host));
+    }
+  }
+  if (r.ok() && (!spec.kube.nodes.empty() || !spec.golden_images.empty()) && !ds_exists(spec.kube.datastore)) {
+    r.fail(root["kube"] ? root["kube"] : root,
+           fmt::format("kube.datastore '{}' is not a datastore of the lab", spec.kube.datastore));
+  }
+  for (std::size_t i = 0; i < spec.golden_images.size() && r.ok(); ++i) {
+    const auto& g = spec.golden_images[i];
+    const YAML::Node at = root["goldenImages"][i];
+    if (!profile_exists(g.profile)) {
+      r.fail(at, fmt::format("golden image '{}' names unknown profile '{}'", g.name, g.profile));
+    }
+    if (!g.datastore.empty() && !ds_exists(g.datastore)) {
+      r.fail(at, fmt::format("golden image '{}' names unknown datastore '{}'", g.name, g.datastore));
+    }
+  }
+  if (!r.ok()) return r.error();
+  return spec;
+}
+
+std::string labs_directory() {
+  if (const char* env = std::getenv("BOOTSTORM_LABS_DIR"); env && *env) return env;
+#ifdef BOOTSTORM_SOURCE_DIR
+  return std::string(BOOTSTORM_SOURCE_DIR) + "/simulator/labs";
+#else
+  return "simulator/labs";
+#endif
+}
+
+Expected<LabSpec> load_lab_spec(const std::string& name_or_path) {
+  namespace fs = std::filesystem;
+  std::string path = name_or_path;
+  const bool looks_like_path = name_or_path.find('/') != std::string::npos ||
+                               (name_or_path.size() > 5 && (name_or_path.ends_with(".yaml") || name_or_path.ends_with(".yml")));
+  if (!looks_like_path) path = labs_directory() + "/" + name_or_path + ".yaml";
+  std::ifstream in(path);
+  if (!in) {
+    std::string known;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(labs_directory(), ec)) {
+      if (entry.path().extension() == ".yaml") known += (known.empty() ? "" : ", ") + entry.path().stem().string();
+    }
+    return make_error(ErrorKind::not_found, fmt::format("Lab profile '{}' not found (looked for {}).", name_or_path, path),
+                      known.empty() ? "Set BOOTSTORM_LABS_DIR to the simulator/labs directory."
+                                    : fmt::format("Known labs: {}.", known));
+  }
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return parse_lab_spec(buffer.str(), path);
+}
+
+}  // namespace bootstorm::sim::model
