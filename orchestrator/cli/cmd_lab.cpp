@@ -39,7 +39,6 @@ int serve(const LabServeArgs& args) {
   options.vcenter_port = args.vcenter_port;
   options.kube_port = args.kube_port;
   if (args.seed_option && args.seed_option->count() > 0) options.seed = args.seed;
-  // Kubernetes front: set options.kube_handler_factory here once simulator/kube is wired in.
   auto server = sim::LabServer::start(std::move(options));
   if (!server) {
     std::cerr << "bootstorm lab serve: " << server.error().what() << "\n";

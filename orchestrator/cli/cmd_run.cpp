@@ -30,11 +30,6 @@
 #include "simulator/lab/lab_server.hpp"
 #define BOOTSTORM_HAS_LAB 1
 #endif
-// The kube front of the embedded lab needs bootstorm::sim_kube linked into the CLI; define
-// BOOTSTORM_CLI_HAS_SIM_KUBE where it is.
-#ifdef BOOTSTORM_CLI_HAS_SIM_KUBE
-#include "simulator/kube/kube_front.hpp"
-#endif
 
 namespace bootstorm::cli {
 
@@ -65,9 +60,6 @@ Expected<bool> write_run_outputs(const std::filesystem::path& run_dir, const sta
 Expected<engine::EmbeddedLab> start_embedded_lab(const std::string& lab) {
   sim::LabServerOptions options;
   if (!lab.empty()) options.lab = lab;
-#ifdef BOOTSTORM_CLI_HAS_SIM_KUBE
-  options.kube_handler_factory = [](sim::model::Lab& l) { return sim::kube::make_kube_handler(l); };
-#endif
   auto server = sim::LabServer::start(options);
   if (!server) return server.error();
   const sim::Endpoints& ep = (*server)->endpoints();

@@ -1,4 +1,5 @@
 #include "simulator/lab/lab_server.hpp"
+#include "simulator/kube/kube_front.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -102,6 +103,9 @@ struct LabServer::Impl {
   Endpoints endpoints;
   std::unique_ptr<model::Lab> lab;
   std::unique_ptr<vcenter::VcenterFront> vcenter_front;
+  // Owned here, not by the kube server's handler: the handler's last copy dies with the server's coroutine
+  // frames when the io_context is destroyed — after the lab — and the front must unsubscribe from a live lab.
+  std::unique_ptr<kube::KubeFront> kube_front;
   std::unique_ptr<http::Server> vcenter_server;
   std::unique_ptr<http::Server> kube_server;
   std::map<std::string, std::shared_ptr<http::Client>> beacon_clients;  // per origin
@@ -187,19 +191,13 @@ Expected<std::unique_ptr<LabServer>> LabServer::start(LabServerOptions options) 
       std::make_unique<http::Server>(impl->io.get_executor(), vc_options, impl->vcenter_front->handler());
   if (auto started = impl->vcenter_server->start(); !started) return started.error();
 
+  // The Kubernetes front (KubeVirt, CDI, Forklift) unless the caller plugs in its own handler.
   http::Handler kube_handler;
   if (options.kube_handler_factory) {
     kube_handler = options.kube_handler_factory(*impl->lab);
   } else {
-    kube_handler = [](http::ServerRequest&) -> asio::awaitable<http::ServerResponse> {
-      http::ServerResponse response;
-      response.status = 404;
-      response.headers = {{"Content-Type", "application/json"}};
-      response.body =
-          R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
-          R"("message":"the Kubernetes front is not enabled in this lab server","reason":"NotFound","code":404})";
-      co_return response;
-    };
+    impl->kube_front = std::make_unique<kube::KubeFront>(*impl->lab);
+    kube_handler = impl->kube_front->handler();
   }
   http::ServerOptions kube_options = vc_options;
   kube_options.port = options.kube_port;

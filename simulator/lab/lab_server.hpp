@@ -40,9 +40,9 @@ struct LabServerOptions {
   std::string bind_address = "127.0.0.1";
   unsigned short vcenter_port = 0;         // 0: ephemeral
   unsigned short kube_port = 0;
-  // SEAM for the Kubernetes front: builds the kube server's handler over the lab (called once, before the lab
-  // thread starts, so it may use the lab freely; the handler runs on the lab's thread and whatever it owns
-  // lives as long as the server). Empty: the kube port answers 404 (a Kubernetes Status) to everything.
+  // Builds the kube server's handler over the lab (called once, before the lab thread starts, so it may use
+  // the lab freely; the handler runs on the lab's thread and whatever it owns lives as long as the server).
+  // Empty: the standard Kubernetes front of simulator/kube (kube::make_kube_handler).
   std::function<http::Handler(model::Lab&)> kube_handler_factory;
 };
 

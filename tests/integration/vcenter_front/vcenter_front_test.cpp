@@ -514,14 +514,18 @@ TEST_F(VcenterFrontTest, StateDirectoryFollowsTheContract) {
   EXPECT_NE(text.find("token: " + lab_->endpoints().kube_token), std::string::npos);
   EXPECT_NE(text.find("certificate-authority-data: "), std::string::npos);
   std::filesystem::remove_all(dir);
-  // Without a kube front, the kube port answers 404 with a Kubernetes Status over the same CA.
+  // The kube port serves the Kubernetes front over the same CA: the kubeconfig's token is accepted, a request
+  // without it gets a 401 Status.
   http::ClientOptions kube_options;
   kube_options.base_url = lab_->endpoints().kube_url;
   kube_options.tls.ca_data = lab_->endpoints().ca_pem;
   client_ = std::make_unique<http::Client>(io_.get_executor(), kube_options);
-  auto r = call("GET", "/api", "", {}, false);
-  EXPECT_EQ(r.status, 404);
-  EXPECT_EQ(json::parse(r.body)["kind"], "Status");
+  auto anonymous = call("GET", "/api", "", {}, false);
+  EXPECT_EQ(anonymous.status, 401);
+  EXPECT_EQ(json::parse(anonymous.body)["kind"], "Status");
+  auto r = call("GET", "/api", "", {{"Authorization", "Bearer " + lab_->endpoints().kube_token}}, false);
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(json::parse(r.body)["kind"], "APIVersions");
 }
 
 TEST_F(VcenterFrontTest, CertificateIsVerifiedAgainstTheLabCa) {
