@@ -3,6 +3,8 @@
 // (engine_wiring.hpp) shared with `report` and `cleanup`.
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -18,30 +20,17 @@
 #include "orchestrator/plan/plan.hpp"
 #include "orchestrator/stats/summary.hpp"
 #include "reports/reports.hpp"
-#if __has_include("providers/vsphere/vsphere_provider.hpp")
-#include "providers/vsphere/vsphere_provider.hpp"
-#define BOOTSTORM_HAS_VSPHERE 1
-#endif
-#if __has_include("providers/kubevirt/kubevirt_provider.hpp")
 #include "providers/kubevirt/kubevirt_provider.hpp"
-#define BOOTSTORM_HAS_KUBEVIRT 1
-#endif
-#if __has_include("simulator/lab/lab_server.hpp")
+#include "providers/vsphere/vsphere_provider.hpp"
 #include "simulator/lab/lab_server.hpp"
-#define BOOTSTORM_HAS_LAB 1
-#endif
 
 namespace bootstorm::cli {
 
 void register_builtin_providers() {
   static std::once_flag once;
   std::call_once(once, [] {
-#ifdef BOOTSTORM_HAS_VSPHERE
     vsphere::register_provider();
-#endif
-#ifdef BOOTSTORM_HAS_KUBEVIRT
     kubevirt::register_provider();
-#endif
   });
 }
 
@@ -55,7 +44,6 @@ Expected<bool> write_run_outputs(const std::filesystem::path& run_dir, const sta
   return summary.slo_passed();
 }
 
-#ifdef BOOTSTORM_HAS_LAB
 // `endpoint: embedded`: the lab simulator in-process, on its own thread, for the duration of the run.
 Expected<engine::EmbeddedLab> start_embedded_lab(const std::string& lab) {
   sim::LabServerOptions options;
@@ -73,7 +61,6 @@ Expected<engine::EmbeddedLab> start_embedded_lab(const std::string& lab) {
   embedded.keepalive = std::shared_ptr<sim::LabServer>(std::move(*server));
   return embedded;
 }
-#endif
 
 engine::EngineHooks make_engine_hooks() {
   register_builtin_providers();
@@ -87,15 +74,38 @@ engine::EngineHooks make_engine_hooks() {
   hooks.write_outputs = [](const std::filesystem::path& dir, const stats::RunRecord& record) {
     return write_run_outputs(dir, record);
   };
-#ifdef BOOTSTORM_HAS_LAB
   hooks.start_embedded_lab = [](boost::asio::any_io_executor, const std::string& lab) {
     return start_embedded_lab(lab);
   };
-#endif
   return hooks;
 }
 
 namespace {
+
+// The end of a run on the terminal: where the results are, the distribution per scenario (from the same
+// stats::summarize as summary.json, so the numbers agree), the consolidation verdicts and the outcome.
+void print_run_summary(std::ostream& out, const engine::RunResult& result) {
+  if (!result.run_dir.empty()) out << "run directory: " << result.run_dir.string() << "\n";
+  const stats::Summary summary = stats::summarize(result.record);
+  if (summary.run.simulated) out << "(simulated lab " << summary.run.lab << ": not a hardware measurement)\n";
+  for (const auto& s : summary.scenarios) {
+    const stats::Distribution* ready = s.find("ready");
+    out << fmt::format("  {} (repeat {}): ", s.name, s.repeat);
+    if (ready == nullptr || ready->count == 0) {
+      out << fmt::format("0/{} ready", s.vms);
+    } else {
+      out << fmt::format("{}/{} ready, boot time ({}) mean {:.2f} s, P50 {:.2f} s, P95 {:.2f} s, max {:.2f} s",
+                         ready->count, ready->total, s.ready_milestone, *ready->mean, *ready->p50, *ready->p95,
+                         *ready->max);
+    }
+    out << fmt::format(", fire skew {:.2f} ms, {} API requests\n", s.fire_skew_ms, s.api_requests);
+  }
+  for (const auto& comparison : reports::scenario_comparisons(summary)) out << comparison.verdict << "\n";
+  out << "outcome: " << result.outcome
+      << (result.slo_passed ? "" : " (an SLO was missed or could not be evaluated)") << "\n";
+  if (result.error) out << "error: " << result.error->what() << "\n";
+  out.flush();
+}
 
 struct RunArgs {
   std::string plan;
@@ -165,7 +175,7 @@ int run(const RunArgs& args) {
   options.dry_run = args.dry_run;
   engine::RunEngine engine(p, options, make_engine_hooks());
   engine::RunResult result = engine.run();
-  std::cout << engine::summarize_for_terminal(result) << std::endl;
+  print_run_summary(std::cout, result);
   return result.exit_code;
 }
 

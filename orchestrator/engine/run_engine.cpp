@@ -847,31 +847,4 @@ RunResult RunEngine::run() {
   return result;
 }
 
-std::string summarize_for_terminal(const RunResult& result) {
-  std::string out;
-  if (!result.run_dir.empty()) out += fmt::format("run directory: {}\n", result.run_dir.string());
-  for (auto& s : result.record.scenarios) {
-    std::vector<double> ready;
-    int vms = 0;
-    for (auto& vm : result.record.vms) {
-      if (vm.scenario != s.name || vm.repeat != s.repeat) continue;
-      ++vms;
-      if (vm.ready_s) ready.push_back(*vm.ready_s);
-    }
-    std::sort(ready.begin(), ready.end());
-    std::string dist;
-    if (!ready.empty()) {
-      double p50 = ready[(ready.size() - 1) / 2];
-      if (ready.size() % 2 == 0) p50 = (ready[ready.size() / 2 - 1] + ready[ready.size() / 2]) / 2;
-      dist = fmt::format(", boot time P50 {:.2f} s, max {:.2f} s", p50, ready.back());
-    }
-    out += fmt::format("  {} (repeat {}): {}/{} ready{}, fire skew {:.2f} ms, {} API requests\n", s.name,
-                       s.repeat, ready.size(), s.vms, dist, s.fire_skew_ms, s.api_requests);
-  }
-  out += fmt::format("outcome: {}{}", result.outcome,
-                     result.slo_passed ? "" : " (an SLO was missed or could not be evaluated)");
-  if (result.error) out += "\nerror: " + result.error->what();
-  return out;
-}
-
 }  // namespace bootstorm::engine

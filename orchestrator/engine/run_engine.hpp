@@ -67,7 +67,5 @@ class RunEngine {
 // guest_agent. nullopt when the plan names an unknown milestone.
 std::optional<api::Milestone> ready_milestone(const plan::StormPlan& plan);
 
-// One short paragraph for the terminal: run directory, per scenario ready counts and the ready P50/max.
-std::string summarize_for_terminal(const RunResult& result);
 
 }  // namespace bootstorm::engine
