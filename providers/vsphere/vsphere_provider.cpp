@@ -393,9 +393,30 @@ asio::awaitable<Expected<api::VmHandle>> VsphereProvider::provision(const api::V
   options.idempotent = false;
   // A clone call blocks for the whole copy; a deadline shorter than that would abandon a running clone.
   options.timeout = std::max(config_.request_timeout, std::chrono::milliseconds(std::chrono::hours(1)));
-  auto resp = co_await session_.call("POST", target, body, options);
   const std::string what = std::string(instant() ? "instant clone" : "clone") + " of " + config_.golden_vm +
                            " to " + spec.name + " on host " + spec.host;
+  // A clone is not idempotent, so the HTTP layer does not retry it. A 503 SERVICE_UNAVAILABLE means vCenter
+  // did not take the call; retry it a few times with backoff. Before each retry, look the name up: if an
+  // earlier attempt did create the clone (the answer was lost), adopt it — the name carries this run's id,
+  // so it can only be ours — instead of failing on a duplicate name.
+  auto resp = co_await session_.call("POST", target, body, options);
+  for (int attempt = 1; attempt < kCloneAttempts && resp && resp->status == 503; ++attempt) {
+    asio::steady_timer backoff(executor_, std::chrono::milliseconds(200) * (1 << (attempt - 1)));
+    co_await backoff.async_wait(asio::use_awaitable);
+    const std::vector<std::string> names{spec.name};
+    auto existing = co_await list_vm_ids(names);
+    if (existing && existing->count(spec.name) != 0) {
+      spdlog::info("{}: an earlier attempt answered 503 but created {}; using it", what, spec.name);
+      handle.id = existing->at(spec.name);
+      if (instant()) {
+        auto off = co_await power_stop(handle.id, handle.name);
+        if (!off) co_return off.error();
+      }
+      co_return handle;
+    }
+    spdlog::debug("{}: vCenter answered 503, retrying (attempt {} of {})", what, attempt + 1, kCloneAttempts);
+    resp = co_await session_.call("POST", target, body, options);
+  }
   if (!resp) {
     Error e = resp.error();
     e.message = what + " at " + config_.endpoint + " failed: " + e.message;

@@ -43,6 +43,8 @@ void register_provider();
 
 // At most this many clones run on one host at once: a host has 16 vCenter cost units, a clone costs 4.
 inline constexpr std::size_t kClonesPerHost = 4;
+// Attempts of one clone call while vCenter answers 503 SERVICE_UNAVAILABLE (backoff 0.2, 0.4, 0.8, 1.6 s).
+inline constexpr int kCloneAttempts = 5;
 // ... and on one datastore: 128 cost units, 4 per clone.
 inline constexpr std::size_t kClonesPerDatastore = 32;
 

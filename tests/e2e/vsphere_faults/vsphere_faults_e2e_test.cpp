@@ -1,0 +1,151 @@
+// vSphere fault handling end to end: the real `bootstorm run` on `endpoint: embedded` with a lab profile that
+// is the `small` lab plus a `faults:` block. Each test reads what a user would read: the exit code, the run
+// directory's summary.json / journal.jsonl, and the messages.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string binary() {
+  if (const char* override_path = std::getenv("BOOTSTORM_BIN")) return override_path;
+  return std::string(BOOTSTORM_BINARY_DIR) + "/bootstorm";
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out, err;
+  fs::path run_dir;
+};
+
+class VsphereFaults : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("bootstorm-vsphere-faults-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!HasFailure()) fs::remove_all(dir_);
+  }
+
+  // The small lab with `faults_yaml` appended as its faults block.
+  fs::path write_lab(const std::string& faults_yaml) {
+    std::string lab = read_file(fs::path(BOOTSTORM_SOURCE_DIR) / "simulator/labs/small.yaml");
+    fs::path path = dir_ / "faulty-lab.yaml";
+    std::ofstream(path) << lab << "\nfaults: " << faults_yaml << "\n";
+    return path;
+  }
+
+  CliRun run_plan(const fs::path& lab, const std::string& placement, const std::string& timeout) {
+    fs::path plan = dir_ / "plan.yaml";
+    std::ofstream(plan) << "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: vsphere-faults\n"
+                        << "platform: {kind: vsphere, endpoint: embedded, lab: " << lab.string() << "}\n"
+                        << "golden: {vm: tiny-golden, clone: linked}\n"
+                        << "scenarios: [{name: faults, placement: " << placement << "}]\n"
+                        << "storm: {mode: simultaneous, timeout: " << timeout << ", settle: 0s}\n"
+                        << "ready: {signal: guest_agent}\ncleanup: always\noutput: " << (dir_ / "runs").string()
+                        << "\n";
+    CliRun r;
+    const std::string cmd = "'" + binary() + "' run '" + plan.string() + "' --yes > '" + (dir_ / "out").string() +
+                            "' 2> '" + (dir_ / "err").string() + "'";
+    int status = std::system(cmd.c_str());
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = read_file(dir_ / "out");
+    r.err = read_file(dir_ / "err");
+    if (fs::exists(dir_ / "runs"))
+      for (auto& entry : fs::directory_iterator(dir_ / "runs")) r.run_dir = entry.path();
+    return r;
+  }
+
+  static std::vector<json> journal(const fs::path& run_dir) {
+    std::vector<json> events;
+    std::ifstream in(run_dir / "journal.jsonl");
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty()) events.push_back(json::parse(line));
+    return events;
+  }
+
+  // Every VM the journal says was created was also deleted: nothing of the run is left behind.
+  static void expect_everything_created_was_deleted(const fs::path& run_dir) {
+    std::set<std::string> created, deleted;
+    for (const json& e : journal(run_dir)) {
+      if (e.value("type", "") == "vm_created") created.insert(e.value("vm", ""));
+      if (e.value("type", "") == "vm_deleted") deleted.insert(e.value("vm", ""));
+    }
+    EXPECT_FALSE(created.empty());
+    EXPECT_EQ(created, deleted);
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(VsphereFaults, AVmWhoseToolsNeverStartFailsWithTheReasonAtTheTimeoutAndTheOthersAreFine) {
+  // Seeded: the lab draws per VM at power-on whether Tools will ever start.
+  fs::path lab = write_lab("{agentNeverStartsRate: 0.3}");
+  CliRun r = run_plan(lab, "[{host: host-01, vms: 6}, {host: host-02, vms: 6}]", "4s");
+  ASSERT_FALSE(r.run_dir.empty()) << r.err;
+  EXPECT_EQ(r.exit_code, 1) << "a run with VMs that never became ready is a failed run\n" << r.out << r.err;
+  json summary = json::parse(read_file(r.run_dir / "summary.json"));
+  const json& scenario = summary["scenarios"][0];
+  const json& ready = scenario["milestones"]["ready"];
+  const int ready_count = ready["count"].get<int>();
+  const auto& failures = scenario["failures"];
+  ASSERT_GT(failures.size(), 0u) << "with a 30 % rate over 12 VMs the seeded draw must hit some VM";
+  ASSERT_GT(ready_count, 0) << "the other VMs boot normally";
+  EXPECT_EQ(ready_count + static_cast<int>(failures.size()), 12);
+  for (const json& f : failures) {
+    const std::string reason = f["reason"].get<std::string>();
+    EXPECT_NE(reason.find("timeout waiting for guest_agent"), std::string::npos) << reason;
+    EXPECT_NE(reason.find("4 s"), std::string::npos) << "the reason names the timeout: " << reason;
+  }
+  expect_everything_created_was_deleted(r.run_dir);
+}
+
+TEST_F(VsphereFaults, Bursts503AreRetriedAndTheStormCompletes) {
+  // One API request in five is answered 503 SERVICE_UNAVAILABLE, on every path.
+  fs::path lab = write_lab("{errorRate: 0.2, errorStatus: 503}");
+  CliRun r = run_plan(lab, "[{host: host-01, vms: 5}, {host: host-02, vms: 5}]", "60s");
+  ASSERT_FALSE(r.run_dir.empty()) << r.err;
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  json summary = json::parse(read_file(r.run_dir / "summary.json"));
+  EXPECT_EQ(summary["scenarios"][0]["milestones"]["ready"]["readyFraction"].get<double>(), 1.0);
+  expect_everything_created_was_deleted(r.run_dir);
+}
+
+TEST_F(VsphereFaults, ACloneFailureOnOneHostIsReportedClearlyAndTheRestIsCleanedUp) {
+  fs::path lab = write_lab("{cloneFailureHosts: [host-02]}");
+  CliRun r = run_plan(lab, "[{host: host-01, vms: 4}, {host: host-02, vms: 4}]", "60s");
+  ASSERT_FALSE(r.run_dir.empty()) << r.err;
+  EXPECT_NE(r.exit_code, 0) << r.out << r.err;
+  // The user reads which host and what failed.
+  const std::string all = r.out + r.err;
+  EXPECT_NE(all.find("host-02"), std::string::npos) << all;
+  EXPECT_NE(all.find("clon"), std::string::npos) << all;
+  bool provision_failure_journaled = false;
+  for (const json& e : journal(r.run_dir))
+    if (e.value("type", "") == "vm_provision_failed") provision_failure_journaled = true;
+  EXPECT_TRUE(provision_failure_journaled);
+  expect_everything_created_was_deleted(r.run_dir);
+}
+
+}  // namespace
