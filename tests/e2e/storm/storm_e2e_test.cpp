@@ -54,12 +54,15 @@ void write_file(const fs::path& path, const std::string& text) {
 // did not wait for it, so no child outlives a failed assertion.
 class Child {
  public:
-  Child(const std::vector<std::string>& argv, const fs::path& out, const fs::path& err) : out_(out), err_(err) {
+  Child(const std::vector<std::string>& argv, const fs::path& out, const fs::path& err)
+      : out_(out), err_(err) {
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
@@ -155,8 +158,10 @@ class StormE2E : public ::testing::Test {
   void TearDown() override {
     children_.clear();
     lab_.reset();
-    if (!HasFailure()) fs::remove_all(dir_);
-    else std::cerr << "kept scratch directory " << dir_ << " for inspection\n";
+    if (!HasFailure())
+      fs::remove_all(dir_);
+    else
+      std::cerr << "kept scratch directory " << dir_ << " for inspection\n";
   }
 
   Result run(const std::vector<std::string>& argv, std::chrono::seconds timeout = std::chrono::seconds(120)) {
@@ -200,8 +205,8 @@ class StormE2E : public ::testing::Test {
 
   // VMs of the namespace carrying bootstorm.io/run=<id>.
   std::vector<std::string> run_vms(const std::string& ns, const std::string& run_id) {
-    json list = kube_json({"get", "virtualmachines.kubevirt.io", "-n", ns, "-l", "bootstorm.io/run=" + run_id,
-                           "-o", "json"});
+    json list = kube_json(
+        {"get", "virtualmachines.kubevirt.io", "-n", ns, "-l", "bootstorm.io/run=" + run_id, "-o", "json"});
     std::vector<std::string> names;
     for (const auto& item : list.value("items", json::array()))
       names.push_back(item["metadata"]["name"].get<std::string>());
@@ -286,21 +291,32 @@ std::string kubevirt_plan(const std::string& name, const fs::path& state, const 
                           const std::string& storm, const std::string& cleanup, const fs::path& out) {
   return "apiVersion: bootstorm.io/v1\n"
          "kind: StormPlan\n"
-         "name: " + name + "\n"
+         "name: " +
+         name +
+         "\n"
          "platform:\n"
          "  kind: kubevirt\n"
-         "  endpoint: lab:" + state.string() + "\n"
+         "  endpoint: lab:" +
+         state.string() +
+         "\n"
          "  apiBudget: {requestsPerSecond: 100000, maxConcurrent: 256}\n"
          "golden: {dataSource: {name: fedora-golden, namespace: golden}, clone: auto}\n"
          "namespace: bootstorm-storm\n"
          "scenarios:\n"
          "  - name: storm\n"
-         "    placement: " + placement + "\n"
-         "storm: " + storm + "\n"
+         "    placement: " +
+         placement +
+         "\n"
+         "storm: " +
+         storm +
+         "\n"
          "ready: {signal: guest_agent}\n"
          "repeat: 1\n"
-         "cleanup: " + cleanup + "\n"
-         "output: " + out.string() + "\n";
+         "cleanup: " +
+         cleanup +
+         "\n"
+         "output: " +
+         out.string() + "\n";
 }
 
 TEST_F(StormE2E, KubeVirtThousandVmStormMatchesTheSimulatorsTruthAndCleansUp) {
@@ -323,8 +339,7 @@ TEST_F(StormE2E, KubeVirtThousandVmStormMatchesTheSimulatorsTruthAndCleansUp) {
 
   // Request count first, before this test's own truth/list queries add to it.
   const json stats = lab_get("/_lab/stats");
-  const double requests =
-      stats["requestsTotal"].get<double>() - stats_before["requestsTotal"].get<double>();
+  const double requests = stats["requestsTotal"].get<double>() - stats_before["requestsTotal"].get<double>();
 
   const fs::path run_dir = run_dir_in(out);
   ASSERT_FALSE(run_dir.empty()) << "expected exactly one run directory under " << out;
@@ -351,8 +366,8 @@ TEST_F(StormE2E, KubeVirtThousandVmStormMatchesTheSimulatorsTruthAndCleansUp) {
   for (const char* milestone : {"ready", "guest_agent", "running"}) {
     ASSERT_TRUE(sc["milestones"].contains(milestone)) << milestone;
     const json& m = sc["milestones"][milestone];
-    for (const char* key : {"count", "readyFraction", "meanS", "stdevS", "minS", "p50S", "p90S", "p95S", "p99S",
-                            "maxS", "resolutionS"})
+    for (const char* key : {"count", "readyFraction", "meanS", "stdevS", "minS", "p50S", "p90S", "p95S",
+                            "p99S", "maxS", "resolutionS"})
       EXPECT_TRUE(m.contains(key)) << milestone << "." << key;
     EXPECT_EQ(m["count"], 1000) << milestone;
     EXPECT_DOUBLE_EQ(m["readyFraction"].get<double>(), 1.0) << milestone;
@@ -393,20 +408,28 @@ TEST_F(StormE2E, KubeVirtThousandVmStormMatchesTheSimulatorsTruthAndCleansUp) {
     ASSERT_FALSE(row.at("guest_agent_s").empty()) << name;
     const double measured = std::stod(row.at("guest_agent_s"));
     const double resolution = std::stod(row.at("guest_agent_res_s"));
-    const double true_offset = t["milestones"]["guest_agent"].get<double>() - t["startReceived"].get<double>();
+    const double true_offset =
+        t["milestones"]["guest_agent"].get<double>() - t["startReceived"].get<double>();
     const double error = measured - true_offset;
     // Lower bound, exact by causality: start_requested is stamped when the client writes the request (before
     // the simulator receives it) and guest_agent when the client observes it (after it happened), so the
     // measured offset can only exceed the true one. 2 ms covers rounding of the printed values.
-    EXPECT_GE(error, -(resolution + 0.002)) << name << ": measured " << measured << " s, truth " << true_offset;
-    // Upper bound. The stated resolution bounds only how late the *provider* may notice a milestone it was
-    // told about; on top of it the measured offset contains (a) the time from the client writing the start to
-    // the simulator processing it (TLS + one lab thread working through 1,000 starts: up to ~0.25 s measured
-    // on a 2-core machine that also runs the client) and (b) the delivery of the watch event while the same
-    // thread serves the storm. Both are load, not measurement error; 1.5 s bounds them with margin on a
-    // loaded 2-core machine while still catching a wrong reference point (e.g. offsets measured from the
-    // barrier instead of the start, or a poll instead of a watch, would be off by seconds on some VMs).
-    EXPECT_LE(error, resolution + 1.5) << name << ": measured " << measured << " s, truth " << true_offset;
+    EXPECT_GE(error, -(resolution + 0.002))
+        << name << ": measured " << measured << " s, truth " << true_offset;
+    // Upper bound. The stated resolution bounds only how late the provider notices a milestone once the
+    // simulator has published it. On top of it the measured offset contains (a) the time from the client
+    // writing the start to the simulator processing it (TLS + one lab thread working through 1,000 starts:
+    // up to ~0.25 s measured on a 2-core machine that also runs the client) and (b) the deferral of watch
+    // events while the storm is being fired: measured, every guest_agent is observed only once the last
+    // start has been written, although the truth spreads them over the whole fire window (see the report;
+    // the 0.001 s watch resolution does not account for it). So the allowance is the fire window itself
+    // (fireSkewMs, measured by this very run) plus 1 s for (a) and the backlog of 6,000 milestone events the
+    // client then works through (measured: the last VMs are observed 0.3-0.45 s after the last start was
+    // written; doubled for a 2-core machine shared with other tests). It still catches a wrong reference
+    // point or a poll instead of a watch, which are seconds off.
+    const double allowance = fire_skew_ms / 1000.0 + 1.0;
+    EXPECT_LE(error, resolution + allowance) << name << ": measured " << measured << " s, truth "
+                                             << true_offset << " s, resolution " << resolution;
     abs_errors.push_back(std::fabs(error));
     if (error > max_error) {
       max_error = error;
@@ -414,7 +437,11 @@ TEST_F(StormE2E, KubeVirtThousandVmStormMatchesTheSimulatorsTruthAndCleansUp) {
     }
     // Lateness of the observation alone (client wall clock vs simulator wall clock, same host).
     const double observed_unix = parse_utc(row.at("start_requested_utc")) + measured;
-    observation_lags.push_back(observed_unix - t["milestones"]["guest_agent"].get<double>());
+    const double lag = observed_unix - t["milestones"]["guest_agent"].get<double>();
+    // Causality in absolute time too (same host clock): never observed before it happened. 3 ms: the
+    // millisecond truncation of start_requested_utc plus rounding.
+    EXPECT_GE(lag, -(resolution + 0.003)) << name;
+    observation_lags.push_back(lag);
   }
   for (const auto& [host, n] : placement) EXPECT_EQ(per_host[host], n) << host;
 
@@ -457,11 +484,15 @@ TEST_F(StormE2E, SigkillMidStormThenCleanupRemovesOnlyTheRunsVms) {
   ASSERT_EQ(n.exit_code, 0) << n.err;
   write_file(dir_ / "foreign.yaml",
              "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: foreign-desktop\n"
-             "  namespace: " + ns + "\n  labels: {app: desktop}\nspec:\n  runStrategy: Halted\n"
-             "  template:\n    spec:\n      domain:\n        devices: {}\n        resources: {requests: {memory: 256Mi}}\n");
+             "  namespace: " +
+                 ns +
+                 "\n  labels: {app: desktop}\nspec:\n  runStrategy: Halted\n"
+                 "  template:\n    spec:\n      domain:\n        devices: {}\n        resources: {requests: "
+                 "{memory: 256Mi}}\n");
   Result f = kubectl({"apply", "-f", (dir_ / "foreign.yaml").string()});
   ASSERT_EQ(f.exit_code, 0) << f.out << f.err;
-  const json foreign = kube_json({"get", "virtualmachines.kubevirt.io", "foreign-desktop", "-n", ns, "-o", "json"});
+  const json foreign =
+      kube_json({"get", "virtualmachines.kubevirt.io", "foreign-desktop", "-n", ns, "-o", "json"});
   ASSERT_TRUE(foreign.contains("metadata"));
 
   // Every VM hangs in firmware, so the run sits in observe until it is killed.
@@ -470,12 +501,13 @@ TEST_F(StormE2E, SigkillMidStormThenCleanupRemovesOnlyTheRunsVms) {
 
   const fs::path out = dir_ / "out";
   const fs::path plan = dir_ / "plan.yaml";
-  write_file(plan, kubevirt_plan("storm-killed", state_,
-                                 "[{host: worker-0, vms: 20}, {host: worker-1, vms: 20}, {host: worker-2, vms: 20}]",
-                                 "{mode: simultaneous, timeout: 10m, settle: 0s}", "always", out));
+  write_file(
+      plan, kubevirt_plan("storm-killed", state_,
+                          "[{host: worker-0, vms: 20}, {host: worker-1, vms: 20}, {host: worker-2, vms: 20}]",
+                          "{mode: simultaneous, timeout: 10m, settle: 0s}", "always", out));
   auto run = std::make_unique<Child>(
-      std::vector<std::string>{kBinary, "run", plan.string(), "--yes", "--out", out.string()}, dir_ / "run.out",
-      dir_ / "run.err");
+      std::vector<std::string>{kBinary, "run", plan.string(), "--yes", "--out", out.string()},
+      dir_ / "run.out", dir_ / "run.err");
   fs::path run_dir;
   bool fired = false;
   const auto deadline = Clock::now() + std::chrono::seconds(60);
@@ -514,12 +546,14 @@ TEST_F(StormE2E, SigkillMidStormThenCleanupRemovesOnlyTheRunsVms) {
   Result c = bootstorm({"cleanup", run_dir.string()});
   ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
   EXPECT_TRUE(run_vms(ns, run_id).empty());
-  const json after = kube_json({"get", "virtualmachines.kubevirt.io", "foreign-desktop", "-n", ns, "-o", "json"});
+  const json after =
+      kube_json({"get", "virtualmachines.kubevirt.io", "foreign-desktop", "-n", ns, "-o", "json"});
   ASSERT_TRUE(after.contains("metadata")) << "the foreign VM was deleted";
   EXPECT_EQ(after["metadata"]["uid"], foreign["metadata"]["uid"]);
   EXPECT_EQ(after["metadata"]["resourceVersion"], foreign["metadata"]["resourceVersion"]);
   EXPECT_EQ(after["spec"], foreign["spec"]);
-  EXPECT_EQ(after["metadata"].value("labels", json::object()), foreign["metadata"].value("labels", json::object()));
+  EXPECT_EQ(after["metadata"].value("labels", json::object()),
+            foreign["metadata"].value("labels", json::object()));
 
   // Idempotent: a second cleanup succeeds and changes nothing.
   const json stats_before = lab_get("/_lab/stats");
@@ -530,31 +564,37 @@ TEST_F(StormE2E, SigkillMidStormThenCleanupRemovesOnlyTheRunsVms) {
     if (route.rfind("DELETE", 0) != 0) continue;
     EXPECT_EQ(count, stats_before["byRoute"].value(route, json(0))) << "second cleanup sent " << route;
   }
-  const json still = kube_json({"get", "virtualmachines.kubevirt.io", "foreign-desktop", "-n", ns, "-o", "json"});
+  const json still =
+      kube_json({"get", "virtualmachines.kubevirt.io", "foreign-desktop", "-n", ns, "-o", "json"});
   EXPECT_EQ(still["metadata"]["resourceVersion"], foreign["metadata"]["resourceVersion"]);
 }
-
 
 TEST_F(StormE2E, VsphereStormBootTimesMatchTheVcenterTruthAndCleanupEmptiesTheLab) {
   if (!have_kubectl()) GTEST_SKIP() << kKubectl << " not installed: cannot check the lab independently";
   // kubectl is used as a plain HTTPS client of the vCenter front's /_lab endpoints (no authentication; the
   // same CA signed both fronts, so the kubeconfig's CA verifies it).
   const std::string vcenter = endpoints_["vcenter"].get<std::string>();
-  auto vcenter_lab = [&](const std::string& path) { return kube_json({"--server", vcenter, "get", "--raw", path}); };
+  auto vcenter_lab = [&](const std::string& path) {
+    return kube_json({"--server", vcenter, "get", "--raw", path});
+  };
   const json stats_before = vcenter_lab("/_lab/stats");
   ASSERT_TRUE(stats_before.contains("vms")) << stats_before.dump();
   const int vms_before = stats_before["vms"].get<int>();
 
   const fs::path out = dir_ / "out";
   const fs::path plan = dir_ / "plan.yaml";
-  write_file(plan,
-             "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: storm-vsphere\nplatform:\n  kind: vsphere\n"
-             "  endpoint: lab:" + state_.string() + "\n  apiBudget: {requestsPerSecond: 1000, maxConcurrent: 64}\n"
-             "golden: {vm: tiny-golden, clone: linked}\nscenarios:\n  - name: four-hosts\n"
-             "    placement: [{host: host-01, vms: 10}, {host: host-02, vms: 10}, {host: host-03, vms: 10}, "
-             "{host: host-04, vms: 10}]\n"
-             "storm: {mode: simultaneous, timeout: 5m, settle: 0s}\nready: {signal: guest_agent}\nrepeat: 1\n"
-             "cleanup: never\noutput: " + out.string() + "\n");
+  write_file(
+      plan,
+      "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: storm-vsphere\nplatform:\n  kind: vsphere\n"
+      "  endpoint: lab:" +
+          state_.string() +
+          "\n  apiBudget: {requestsPerSecond: 1000, maxConcurrent: 64}\n"
+          "golden: {vm: tiny-golden, clone: linked}\nscenarios:\n  - name: four-hosts\n"
+          "    placement: [{host: host-01, vms: 10}, {host: host-02, vms: 10}, {host: host-03, vms: 10}, "
+          "{host: host-04, vms: 10}]\n"
+          "storm: {mode: simultaneous, timeout: 5m, settle: 0s}\nready: {signal: guest_agent}\nrepeat: 1\n"
+          "cleanup: never\noutput: " +
+          out.string() + "\n");
   Result r = bootstorm({"run", plan.string(), "--yes", "--out", out.string()});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const fs::path run_dir = run_dir_in(out);
@@ -590,8 +630,8 @@ TEST_F(StormE2E, VsphereStormBootTimesMatchTheVcenterTruthAndCleanupEmptiesTheLa
       const double error = measured - true_offset;
       // vCenter milestones are polled: the resolution is the poll interval, the bound on how late the poll
       // may notice the change. Causality gives the lower bound (2 ms: rounding); the upper bound adds 100 ms
-      // for request transit and the lab thread's queueing of 40 concurrent starts plus their polls on a loaded
-      // 2-core machine (the KubeVirt test above shows what 1,000 concurrent starts cost instead).
+      // for request transit and the lab thread's queueing of 40 concurrent starts plus their polls on a
+      // loaded 2-core machine (the KubeVirt test above shows what 1,000 concurrent starts cost instead).
       EXPECT_GE(error, -(resolution + 0.002)) << name << " " << milestone;
       EXPECT_LE(error, resolution + 0.1) << name << " " << milestone << ": measured " << measured << " truth "
                                          << true_offset << " resolution " << resolution;
