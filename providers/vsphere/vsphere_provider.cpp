@@ -802,8 +802,14 @@ asio::awaitable<Expected<void>> VsphereProvider::destroy(const api::VmHandle& vm
     }
     co_return to_error(err, "deleting " + vm.name + " (DELETE " + target + ")", config_.endpoint);
   }
-  // Verify: vCenter must no longer know the VM.
+  // Verify: vCenter must no longer know the VM. A 503 (after the client's own retries) is retried here as
+  // the DELETE above is: cleanup must not leave a VM behind because one verification read was unlucky.
   auto check = co_await session_.call("GET", target);
+  for (int attempt = 1; attempt < 5 && check && check->status == 503; ++attempt) {
+    session_.count_retry();
+    co_await sleep_for(std::chrono::milliseconds(250 * attempt));
+    check = co_await session_.call("GET", target);
+  }
   if (!check) co_return check.error();
   if (check->status == 404) co_return Expected<void>{};
   if (check->status == 200)
