@@ -9,13 +9,13 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "common/base64.hpp"
 #include "common/log.hpp"
 #include "orchestrator/cli/command.hpp"
 #include "orchestrator/cli/engine_wiring.hpp"
 #include "orchestrator/engine/journal.hpp"
 #include "orchestrator/stats/summary.hpp"
 #include "providers/http/client.hpp"
-#include "providers/vsphere/session.hpp"
 #include "reports/reports.hpp"
 
 namespace bootstorm::cli {
@@ -50,7 +50,7 @@ Expected<std::size_t> upload_documents(const IndexArgs& args, const stats::RunRe
   const char* user = std::getenv("BOOTSTORM_INDEX_USERNAME");
   const char* password = std::getenv("BOOTSTORM_INDEX_PASSWORD");
   if (user != nullptr && password != nullptr) {
-    std::string authorization = "Basic " + vsphere::base64_encode(std::string(user) + ":" + password);
+    std::string authorization = "Basic " + base64_encode(std::string(user) + ":" + password);
     log::register_secret(password);
     log::register_secret(authorization);
     options.default_headers.emplace_back("Authorization", std::move(authorization));

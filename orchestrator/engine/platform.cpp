@@ -1,8 +1,9 @@
 #include "orchestrator/engine/platform.hpp"
 
+#include "common/base64.hpp"
+
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <openssl/evp.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
@@ -21,14 +22,6 @@ std::string env(const std::string& name) {
   if (name.empty()) return {};
   const char* v = std::getenv(name.c_str());
   return v ? std::string(v) : std::string();
-}
-
-std::string base64(const std::string& data) {
-  std::string out(4 * ((data.size() + 2) / 3) + 1, '\0');
-  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                          reinterpret_cast<const unsigned char*>(data.data()), static_cast<int>(data.size()));
-  out.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
-  return out;
 }
 
 Expected<std::string> read_text(const std::filesystem::path& p) {
@@ -107,7 +100,7 @@ std::string make_token_kubeconfig(const std::string& server, const std::string& 
   out << YAML::Key << "name" << YAML::Value << "lab";
   out << YAML::Key << "cluster" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "server" << YAML::Value << server;
-  if (!ca_pem.empty()) out << YAML::Key << "certificate-authority-data" << YAML::Value << base64(ca_pem);
+  if (!ca_pem.empty()) out << YAML::Key << "certificate-authority-data" << YAML::Value << base64_encode(ca_pem);
   out << YAML::EndMap << YAML::EndMap << YAML::EndSeq;
   out << YAML::Key << "users" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
   out << YAML::Key << "name" << YAML::Value << "lab";

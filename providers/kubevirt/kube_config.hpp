@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/base64.hpp"
 #include "common/expected.hpp"
 #include "providers/api/provider.hpp"
 #include "providers/http/tls.hpp"
@@ -67,8 +68,8 @@ Expected<KubeClientConfig> load_in_cluster(const std::string& service_account_di
 Expected<KubeClientConfig> resolve_client_config(const api::ProviderConfig& config);
 
 // Decodes standard base64 (whitespace ignored). nullopt when malformed.
-std::optional<std::string> base64_decode(std::string_view text);
-std::string base64_encode(std::string_view data);
+using bootstorm::base64_decode;
+using bootstorm::base64_encode;
 
 // RFC 3339 timestamps as Kubernetes writes them ("2026-11-30T10:00:05Z", fractions and offsets accepted).
 std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_view text);

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "common/base64.hpp"
 #include "common/expected.hpp"
 #include "providers/api/provider.hpp"
 #include "providers/vsphere/dialect.hpp"
@@ -82,6 +83,6 @@ class Session {
 };
 
 // RFC 4648 base64 (for the Basic authorization header).
-std::string base64_encode(std::string_view data);
+using bootstorm::base64_encode;
 
 }  // namespace bootstorm::vsphere

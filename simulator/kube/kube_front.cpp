@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fmt/format.h>
 
+#include "common/base64.hpp"
 #include "common/log.hpp"
 #include "simulator/kube/kube_front_impl.hpp"
 #include "simulator/kube/selectors.hpp"
@@ -48,43 +49,6 @@ std::vector<std::string> split_path(std::string_view path) {
     if (slash == std::string_view::npos) slash = path.size();
     if (slash > start) out.emplace_back(path.substr(start, slash - start));
     start = slash + 1;
-  }
-  return out;
-}
-
-constexpr char kBase64Chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-std::string base64_encode(std::string_view in) {
-  std::string out;
-  std::uint32_t value = 0;
-  int bits = -6;
-  for (unsigned char c : in) {
-    value = (value << 8) + c;
-    bits += 8;
-    while (bits >= 0) {
-      out.push_back(kBase64Chars[(value >> bits) & 0x3F]);
-      bits -= 6;
-    }
-  }
-  if (bits > -6) out.push_back(kBase64Chars[((value << 8) >> (bits + 8)) & 0x3F]);
-  while (out.size() % 4) out.push_back('=');
-  return out;
-}
-
-std::optional<std::string> base64_decode(std::string_view in) {
-  std::string out;
-  std::uint32_t value = 0;
-  int bits = -8;
-  for (char c : in) {
-    if (c == '=') break;
-    const char* pos = std::strchr(kBase64Chars, c);
-    if (!pos || c == '\0') return std::nullopt;
-    value = (value << 6) + static_cast<std::uint32_t>(pos - kBase64Chars);
-    bits += 6;
-    if (bits >= 0) {
-      out.push_back(static_cast<char>((value >> bits) & 0xFF));
-      bits -= 8;
-    }
   }
   return out;
 }

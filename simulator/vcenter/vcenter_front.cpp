@@ -1,5 +1,7 @@
 #include "simulator/vcenter/vcenter_front.hpp"
 
+#include "common/base64.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -68,30 +70,6 @@ const char* error_type_for_status(int status) {
     case 500: return "INTERNAL_SERVER_ERROR";
     default: return "ERROR";
   }
-}
-
-std::string base64_decode(std::string_view in) {
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+' || c == '-') return 62;
-    if (c == '/' || c == '_') return 63;
-    return -1;
-  };
-  std::string out;
-  int buffer = 0, bits = 0;
-  for (char c : in) {
-    const int v = value(c);
-    if (v < 0) continue;  // padding and whitespace
-    buffer = (buffer << 6) | v;
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((buffer >> bits) & 0xFF));
-    }
-  }
-  return out;
 }
 
 std::string iso8601(double unix_seconds) {
@@ -310,7 +288,7 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
   ServerResponse create_session(const ServerRequest& req) {
     auto auth = req.header("Authorization");
     if (!auth || auth->size() < 6 || auth->substr(0, 6) != "Basic ") return unauthenticated();
-    const std::string decoded = base64_decode(auth->substr(6));
+    const std::string decoded = base64_decode(auth->substr(6)).value_or("");
     const auto colon = decoded.find(':');
     if (colon == std::string::npos) return unauthenticated();
     const std::string user = decoded.substr(0, colon);

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "common/base64.hpp"
 #include "kube_test_support.hpp"
 
 extern char** environ;
@@ -18,24 +19,6 @@ namespace bootstorm::sim::kube::testing {
 namespace {
 
 constexpr const char* kKubectl = "/usr/bin/kubectl";
-
-std::string base64(const std::string& in) {
-  static constexpr char chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  std::uint32_t value = 0;
-  int bits = -6;
-  for (unsigned char c : in) {
-    value = (value << 8) + c;
-    bits += 8;
-    while (bits >= 0) {
-      out.push_back(chars[(value >> bits) & 0x3F]);
-      bits -= 6;
-    }
-  }
-  if (bits > -6) out.push_back(chars[((value << 8) >> (bits + 8)) & 0x3F]);
-  while (out.size() % 4) out.push_back('=');
-  return out;
-}
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
@@ -55,7 +38,7 @@ class KubectlTest : public ::testing::Test {
     kubeconfig_ = dir_ + "/kubeconfig";
     std::ofstream out(kubeconfig_);
     out << "apiVersion: v1\nkind: Config\nclusters:\n- name: lab\n  cluster:\n    server: " << lab_->base_url
-        << "\n    certificate-authority-data: " << base64(lab_->pki.ca_cert_pem)
+        << "\n    certificate-authority-data: " << bootstorm::base64_encode(lab_->pki.ca_cert_pem)
         << "\nusers:\n- name: lab\n  user:\n    token: " << lab_->token
         << "\ncontexts:\n- name: lab\n  context:\n    cluster: lab\n    user: lab\n    namespace: default\n"
         << "current-context: lab\n";

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <thread>
 
+#include "common/base64.hpp"
 #include "providers/http/client.hpp"
 #include "providers/http/server.hpp"
 #include "simulator/lab/lab_server.hpp"
@@ -21,24 +22,6 @@ namespace {
 
 namespace asio = boost::asio;
 using nlohmann::json;
-
-std::string base64(std::string_view in) {
-  static constexpr char k[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  unsigned buffer = 0;
-  int bits = 0;
-  for (unsigned char c : in) {
-    buffer = (buffer << 8) | c;
-    bits += 8;
-    while (bits >= 6) {
-      bits -= 6;
-      out += k[(buffer >> bits) & 63];
-    }
-  }
-  if (bits > 0) out += k[(buffer << (6 - bits)) & 63];
-  while (out.size() % 4) out += '=';
-  return out;
-}
 
 const testing::SwaggerSpec& vcenter_spec() {
   static const testing::SwaggerSpec spec = [] {
@@ -144,7 +127,7 @@ class VcenterFrontTest : public ::testing::Test {
 
   void login() {
     auto r = call("POST", "/api/session", "",
-                  {{"Authorization", "Basic " + base64(lab_->endpoints().username + ":" + lab_->endpoints().password)}},
+                  {{"Authorization", "Basic " + bootstorm::base64_encode(lab_->endpoints().username + ":" + lab_->endpoints().password)}},
                   false);
     ASSERT_EQ(r.status, 201) << r.body;
     token_ = json::parse(r.body).get<std::string>();
@@ -203,7 +186,7 @@ TEST_F(VcenterFrontTest, SessionLifecycle) {
   EXPECT_EQ(anonymous.status, 401);
   EXPECT_EQ(json::parse(anonymous.body)["error_type"], "UNAUTHENTICATED");
   expect_conforms(anonymous, "/api/vcenter/vm", "get");
-  auto wrong = call("POST", "/api/session", "", {{"Authorization", "Basic " + base64("administrator@vsphere.local:nope")}});
+  auto wrong = call("POST", "/api/session", "", {{"Authorization", "Basic " + bootstorm::base64_encode("administrator@vsphere.local:nope")}});
   EXPECT_EQ(wrong.status, 401);
   expect_conforms(wrong, "/api/session", "post", session_spec());
   login();
@@ -225,7 +208,7 @@ TEST_F(VcenterFrontTest, SessionCapAndIdleExpiry) {
   start(spec);
   for (int i = 0; i < 3; ++i) login();
   auto refused = call("POST", "/api/session", "",
-                      {{"Authorization", "Basic " + base64(lab_->endpoints().username + ":" + lab_->endpoints().password)}},
+                      {{"Authorization", "Basic " + bootstorm::base64_encode(lab_->endpoints().username + ":" + lab_->endpoints().password)}},
                       false);
   EXPECT_EQ(refused.status, 503);
   EXPECT_EQ(json::parse(refused.body)["error_type"], "SERVICE_UNAVAILABLE");
