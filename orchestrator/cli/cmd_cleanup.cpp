@@ -7,6 +7,7 @@
 #include "orchestrator/cli/engine_wiring.hpp"
 #include "orchestrator/engine/cleanup.hpp"
 #include "orchestrator/engine/journal.hpp"
+#include "orchestrator/migrate/migrate.hpp"
 #include "orchestrator/plan/plan.hpp"
 
 namespace bootstorm::cli {
@@ -17,8 +18,30 @@ struct CleanupArgs {
   bool dry_run = false;
 };
 
+// A migration run (plan.yaml of kind MigrationPlan): its Forklift objects and migrated VMs, never the
+// source VMs.
+int cleanup_migration(const std::filesystem::path& dir, bool dry_run) {
+  auto report = migrate::cleanup_migration(dir, make_engine_hooks(), dry_run);
+  if (!report) {
+    std::cerr << "cleanup failed: " << report.error().what() << "\n";
+    return report.error().kind == ErrorKind::invalid_input ? kExitUsage : kExitFailed;
+  }
+  for (auto& msg : report->refused) std::cerr << msg << "\n";
+  for (auto& msg : report->failed) std::cerr << msg << "\n";
+  if (!report->note.empty()) std::cout << report->note << "\n";
+  for (auto& what : report->deleted) std::cout << (dry_run ? "would delete " : "deleted ") << what << "\n";
+  std::cout << "migration run " << report->run_id << ": " << (dry_run ? "would delete " : "deleted ")
+            << report->deleted.size() << " objects, kept " << report->kept.size()
+            << " (source VMs and reused Providers)";
+  if (!report->refused.empty()) std::cout << ", refused " << report->refused.size();
+  if (!report->failed.empty()) std::cout << ", " << report->failed.size() << " failed";
+  std::cout << "\n";
+  return report->ok() ? kExitOk : kExitFailed;
+}
+
 int cleanup(const CleanupArgs& args) {
   const std::filesystem::path dir(args.run_dir);
+  if (migrate::is_migration_run(dir)) return cleanup_migration(dir, args.dry_run);
   // The plan as the run resolved it: plan.yaml of the run directory, else the copy inside the journal.
   plan::LoadResult loaded = plan::load_plan_file((dir / "plan.yaml").string());
   if (!loaded.plan) {

@@ -14,6 +14,7 @@
 #include "orchestrator/cli/command.hpp"
 #include "orchestrator/cli/engine_wiring.hpp"
 #include "orchestrator/engine/journal.hpp"
+#include "orchestrator/migrate/migrate.hpp"
 #include "orchestrator/stats/summary.hpp"
 #include "providers/http/client.hpp"
 #include "reports/reports.hpp"
@@ -84,6 +85,21 @@ Expected<std::size_t> upload_documents(const IndexArgs& args, const stats::RunRe
 }
 
 int report(const std::string& run_dir, const IndexArgs& index) {
+  if (migrate::is_migration_run(run_dir)) {
+    // A migration run: migration.md/json/csv from its journal (its storms are run directories of their own).
+    auto record = migrate::read_migration_journal(std::filesystem::path(run_dir) / "journal.jsonl");
+    if (!record) {
+      std::cerr << record.error().what() << "\n";
+      return kExitUsage;
+    }
+    if (auto written = migrate::write_migration_outputs(run_dir, *record); !written) {
+      std::cerr << written.error().what() << "\n";
+      return kExitFailed;
+    }
+    std::cout << "re-rendered migration.md, migration.json and migration-vms.csv of " << run_dir
+              << " from journal.jsonl (" << record->vms.size() << " VMs)\n";
+    return kExitOk;
+  }
   auto contents = engine::read_journal(std::filesystem::path(run_dir) / "journal.jsonl");
   if (!contents) {
     std::cerr << contents.error().what() << "\n";

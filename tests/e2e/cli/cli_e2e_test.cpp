@@ -136,7 +136,7 @@ TEST(CliE2e, ValidateAcceptsEveryExamplePlan) {
     EXPECT_EQ(r.exit_code, 0) << plan << "\n" << r.err;
     EXPECT_TRUE(std::regex_match(
         r.out, std::regex(std::regex_replace(plan.string(), std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)") +
-                          ": valid \\(\\d+ scenarios?, \\d+ VMs?\\)\\n")))
+                          ": valid \\((\\d+ scenarios?, \\d+ VMs?|MigrationPlan, .+)\\)\\n")))
         << r.out;
     EXPECT_EQ(r.err, "") << plan;
   }
@@ -193,7 +193,9 @@ TEST(CliE2e, ValidatePrintWritesAResolvedPlanThatValidatesAgain) {
   for (const auto& plan : files_in(kPlans, {".yaml"})) {
     Result r = run({"validate", "--print", plan.string()});
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_NE(r.out.find("timeout: 10m"), std::string::npos) << r.out;
+    // Defaults are filled in: a storm timeout (StormPlan) or the whole-migration timeout (MigrationPlan).
+    EXPECT_TRUE(r.out.find("timeout: 10m") != std::string::npos || r.out.find("timeout: 4h") != std::string::npos)
+        << r.out;
     EXPECT_NE(r.out.find("requestsPerSecond: 50"), std::string::npos) << r.out;
     EXPECT_NE(r.err.find(": valid ("), std::string::npos) << r.err;  // the summary stays off stdout
     fs::path resolved = scratch.dir() / plan.filename();

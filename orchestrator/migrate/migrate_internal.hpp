@@ -1,0 +1,36 @@
+#pragma once
+// Internals shared by run.cpp and cleanup.cpp (not part of the library's interface).
+#include <boost/asio/any_io_executor.hpp>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "common/expected.hpp"
+#include "orchestrator/engine/hooks.hpp"
+#include "orchestrator/migrate/migration_plan.hpp"
+#include "orchestrator/migrate/migration_record.hpp"
+#include "providers/kubevirt/kube_config.hpp"
+
+namespace bootstorm::migrate {
+
+// Both ends of a migration, resolved: the vCenter (URL, credentials, CA for the Provider secret) and the
+// destination cluster's client configuration. For simulated endpoints, the lab (started once, shared with
+// the nested storms).
+struct ResolvedEndpoints {
+  std::string vcenter_url;
+  std::string vcenter_user;
+  std::string vcenter_password;
+  std::string vcenter_ca_pem;
+  bool vcenter_insecure = false;
+  kubevirt::KubeClientConfig kube;
+  std::string lab;
+  std::optional<engine::EmbeddedLab> shared_lab;  // embedded: keeps the lab running
+};
+
+Expected<ResolvedEndpoints> resolve_endpoints(const MigrationPlan& plan, const engine::EngineHooks& hooks,
+                                              boost::asio::any_io_executor executor);
+
+nlohmann::json run_started_payload(const MigrationPlan& plan, const MigrationRecord& record,
+                                   const std::string& plan_yaml);
+
+}  // namespace bootstorm::migrate

@@ -1,0 +1,439 @@
+// Migrations end to end, as an operator runs them: the real `bootstorm` executable as a subprocess.
+//  * the example plan (plans/migrate-vsphere-to-openshift.yaml, embedded tolly-2024 lab) with --then-storm
+//    produces the migration report and the compare report of the same desktops on vSphere and OpenShift;
+//  * --dry-run prints the calls and creates nothing;
+//  * against `bootstorm lab serve`: a vSphere run kept its VMs (fromRun), a DiskTransfer fault fails one VM
+//    (reported with its step and reason) while the others complete, and `bootstorm cleanup` removes every
+//    Forklift object and migrated VM of the run and leaves the source VMs — checked with kubectl and curl.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+const std::string kBinary = std::string(BOOTSTORM_BINARY_DIR) + "/bootstorm";
+const std::string kKubectl = "/usr/bin/kubectl";
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+void write_file(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+// A child process with stdout/stderr redirected to files. The destructor SIGKILLs and reaps it if the test
+// did not wait for it, so no child outlives a failed assertion.
+class Child {
+ public:
+  Child(const std::vector<std::string>& argv, const fs::path& out, const fs::path& err)
+      : out_(out), err_(err) {
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    int rc = posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0) {
+      pid_ = -1;
+      throw std::runtime_error("posix_spawn " + argv[0] + " failed: " + std::to_string(rc));
+    }
+  }
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+  ~Child() { kill_now(); }
+
+  pid_t pid() const { return pid_; }
+  bool running() const { return pid_ > 0 && !status_; }
+
+  // Exit code, or -signal when killed by a signal; nullopt on timeout (the child keeps running).
+  std::optional<int> wait_for(std::chrono::milliseconds timeout) {
+    const auto deadline = Clock::now() + timeout;
+    while (!status_) {
+      int status = 0;
+      pid_t r = ::waitpid(pid_, &status, WNOHANG);
+      if (r == pid_) {
+        status_ = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+        break;
+      }
+      if (Clock::now() >= deadline) return std::nullopt;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return status_;
+  }
+
+  void kill_now() {
+    if (pid_ > 0 && !status_) {
+      ::kill(pid_, SIGKILL);
+      int status = 0;
+      ::waitpid(pid_, &status, 0);
+      status_ = -SIGKILL;
+    }
+  }
+
+  std::string out() const { return read_file(out_); }
+  std::string err() const { return read_file(err_); }
+
+ private:
+  pid_t pid_ = -1;
+  std::optional<int> status_;
+  fs::path out_;
+  fs::path err_;
+};
+
+struct Result {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+class MigrateE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("bootstorm-migrate-e2e-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    lab_.reset();
+    if (!HasFailure())
+      fs::remove_all(dir_);
+    else
+      std::cerr << "kept scratch directory " << dir_ << " for inspection\n";
+  }
+
+  void start_lab(const std::string& lab) {
+    state_ = dir_ / "lab";
+    lab_ = std::make_unique<Child>(
+        std::vector<std::string>{kBinary, "lab", "serve", "--lab", lab, "--state-dir", state_.string()},
+        dir_ / "lab.out", dir_ / "lab.err");
+    const auto deadline = Clock::now() + std::chrono::seconds(60);
+    while (Clock::now() < deadline) {
+      if (fs::exists(state_ / "endpoints.json")) {
+        try {
+          endpoints_ = json::parse(read_file(state_ / "endpoints.json"));
+          return;
+        } catch (const json::exception&) {
+        }
+      }
+      if (auto rc = lab_->wait_for(std::chrono::milliseconds(0)))
+        FAIL() << "lab serve exited with " << *rc << ": " << lab_->err();
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    FAIL() << "no endpoints.json after 60 s: " << lab_->err();
+  }
+
+  Result run(const std::vector<std::string>& argv, std::chrono::seconds timeout) {
+    const std::string tag = std::to_string(counter_++);
+    Child child(argv, dir_ / ("cmd" + tag + ".out"), dir_ / ("cmd" + tag + ".err"));
+    Result r;
+    auto rc = child.wait_for(timeout);
+    r.exit_code = rc ? *rc : -1000;
+    child.kill_now();
+    r.out = child.out();
+    r.err = child.err();
+    return r;
+  }
+  Result bootstorm(std::vector<std::string> args, std::chrono::seconds timeout = std::chrono::seconds(600)) {
+    args.insert(args.begin(), kBinary);
+    return run(args, timeout);
+  }
+  Result kubectl(std::vector<std::string> args) {
+    args.insert(args.begin(),
+                {"/usr/bin/kubectl", "--kubeconfig", endpoints_["kubeconfig"].get<std::string>()});
+    return run(args, std::chrono::seconds(60));
+  }
+  json kube_json(const std::vector<std::string>& args) {
+    Result r = kubectl(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.exit_code == 0 ? json::parse(r.out) : json::object();
+  }
+  std::vector<std::string> names_of(const std::string& resource, const std::string& ns,
+                                    const std::string& run_id) {
+    json list = kube_json({"get", resource, "-n", ns, "-l", "bootstorm.io/run=" + run_id, "-o", "json"});
+    std::vector<std::string> names;
+    for (const auto& item : list.value("items", json::array()))
+      names.push_back(item["metadata"]["name"].get<std::string>());
+    return names;
+  }
+  // GET on the lab's vCenter REST API with a session, through curl.
+  json vcenter_get(const std::string& path) {
+    const std::string base = endpoints_["vcenter"].get<std::string>();
+    const std::string ca = endpoints_["caFile"].get<std::string>();
+    Result login =
+        run({"/usr/bin/curl", "-sS", "--cacert", ca, "-X", "POST", "-u",
+             endpoints_["username"].get<std::string>() + ":" + endpoints_["password"].get<std::string>(),
+             base + "/api/session"},
+            std::chrono::seconds(30));
+    EXPECT_EQ(login.exit_code, 0) << login.err;
+    std::string token = json::parse(login.out).get<std::string>();
+    Result r =
+        run({"/usr/bin/curl", "-sS", "--cacert", ca, "-H", "vmware-api-session-id: " + token, base + path},
+            std::chrono::seconds(30));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return json::parse(r.out);
+  }
+  static std::vector<fs::path> subdirs(const fs::path& dir) {
+    std::vector<fs::path> out;
+    if (fs::exists(dir))
+      for (const auto& e : fs::directory_iterator(dir))
+        if (e.is_directory()) out.push_back(e.path());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  fs::path dir_, state_;
+  json endpoints_;
+  std::unique_ptr<Child> lab_;
+  int counter_ = 0;
+};
+
+const std::string kExample = std::string(BOOTSTORM_SOURCE_DIR) + "/plans/migrate-vsphere-to-openshift.yaml";
+
+TEST_F(MigrateE2E, DryRunPrintsEveryCallAndCreatesNothing) {
+  const fs::path out = dir_ / "runs";
+  Result r = bootstorm({"migrate", kExample, "--dry-run", "--then-storm", "--out", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (const char* call :
+       {"POST /api/v1/namespaces/openshift-mtv/secrets",
+        "POST /apis/forklift.konveyor.io/v1beta1/namespaces/openshift-mtv/providers", "/networkmaps {",
+        "/storagemaps {", "/plans {", "/migrations {", "then: boot-storm"})
+    EXPECT_NE(r.out.find(call), std::string::npos) << call << "\n" << r.out;
+  EXPECT_FALSE(fs::exists(out)) << "a dry run must not create a run directory";
+}
+
+TEST_F(MigrateE2E, ExamplePlanThenStormWritesMigrationAndCompareReports) {
+  const fs::path out = dir_ / "runs";
+  Result r = bootstorm({"migrate", kExample, "--then-storm", "--out", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto runs = subdirs(out);
+  ASSERT_EQ(runs.size(), 1u);
+  const fs::path run = runs[0];
+  for (const char* f : {"plan.yaml", "journal.jsonl", "migration.md", "migration.json", "migration-vms.csv",
+                        "compare.md", "compare.html"})
+    EXPECT_TRUE(fs::exists(run / f)) << f;
+  json m = json::parse(read_file(run / "migration.json"));
+  const int vms = m["summary"]["vms"].get<int>();
+  EXPECT_EQ(vms, 6);
+  EXPECT_EQ(m["summary"]["succeeded"], vms);
+  EXPECT_EQ(m["run"]["simulated"], true);
+  EXPECT_GT(m["summary"]["meanS"].get<double>(), 0);
+  EXPECT_GE(m["summary"]["maxS"].get<double>(), m["summary"]["p95S"].get<double>());
+  EXPECT_GE(m["summary"]["wallS"].get<double>(), m["summary"]["maxS"].get<double>() - 1.0);
+  for (const auto& v : m["vms"]) {
+    EXPECT_EQ(v["status"], "succeeded") << v.dump();
+    std::vector<std::string> steps;
+    for (const auto& s : v["steps"]) steps.push_back(s["name"].get<std::string>());
+    EXPECT_EQ(steps, (std::vector<std::string>{"Initialize", "DiskTransfer", "ImageConversion",
+                                               "VirtualMachineCreation"}));
+    EXPECT_GT(v["diskMB"].get<double>(), 1000) << v.dump();
+    ASSERT_TRUE(v["transferMBps"].is_number()) << v.dump();
+    EXPECT_GT(v["transferMBps"].get<double>(), 0);
+    // Per-step times add up to the VM's total (same clock, consecutive steps).
+    double sum = 0;
+    for (const auto& s : v["steps"]) sum += s["durationS"].get<double>();
+    EXPECT_NEAR(sum, v["totalS"].get<double>(), 1.5) << v.dump();
+  }
+  const std::string md = read_file(run / "migration.md");
+  EXPECT_NE(md.find("simulated lab"), std::string::npos);
+  EXPECT_NE(md.find("| DiskTransfer |"), std::string::npos);
+  // The two storms: the vSphere side (fromStorm) and the OpenShift side (--then-storm) of the same desktops.
+  auto storms = subdirs(run);
+  ASSERT_EQ(storms.size(), 2u);
+  std::map<std::string, json> by_platform;
+  for (const auto& s : storms) {
+    json summary = json::parse(read_file(s / "summary.json"));
+    by_platform[summary["run"]["platform"].get<std::string>()] = summary;
+  }
+  ASSERT_EQ(by_platform.size(), 2u);
+  ASSERT_TRUE(by_platform.count("vsphere") && by_platform.count("kubevirt"));
+  EXPECT_EQ(by_platform["vsphere"]["scenarios"][0]["name"], "vSphere desktops");
+  EXPECT_EQ(by_platform["kubevirt"]["scenarios"][0]["name"], "OpenShift desktops");
+  for (auto& [platform, summary] : by_platform) {
+    ASSERT_EQ(summary["scenarios"].size(), 1u);
+    EXPECT_EQ(summary["scenarios"][0]["vms"], vms) << platform;
+    EXPECT_EQ(summary["scenarios"][0]["milestones"]["ready"]["count"], vms) << platform;
+  }
+  // The OpenShift storm booted exactly the migrated VMs (adopted, not cloned).
+  std::set<std::string> migrated_targets, stormed;
+  for (const auto& v : m["vms"]) migrated_targets.insert(v["targetName"].get<std::string>());
+  {
+    auto runs_in = subdirs(run);
+    for (const auto& s : runs_in) {
+      json summary = json::parse(read_file(s / "summary.json"));
+      if (summary["run"]["platform"] != "kubevirt") continue;
+      std::istringstream csv(read_file(s / "vms.csv"));
+      std::string line;
+      std::getline(csv, line);
+      while (std::getline(csv, line)) {
+        if (line.empty()) continue;
+        std::string rest = line.substr(line.find(',', line.find(',') + 1) + 1);
+        stormed.insert(rest.substr(0, rest.find(',')));
+      }
+    }
+  }
+  EXPECT_EQ(stormed, migrated_targets);
+  const std::string compare = read_file(run / "compare.md");
+  EXPECT_NE(compare.find("simulated lab"), std::string::npos);
+  EXPECT_NE(compare.find("vSphere desktops"), std::string::npos) << compare;
+  EXPECT_NE(compare.find("OpenShift desktops"), std::string::npos) << compare;
+  std::cout << r.out;
+}
+
+TEST_F(MigrateE2E, DiskTransferFaultFailsOneVmAndCleanupKeepsTheSources) {
+  start_lab("small");
+  ASSERT_FALSE(HasFailure());
+  // A vSphere storm that keeps its three clones: the source VMs.
+  const fs::path storm_plan = dir_ / "storm.yaml";
+  write_file(storm_plan,
+             "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: sources\nplatform:\n  kind: vsphere\n"
+             "  endpoint: lab:" +
+                 state_.string() +
+                 "\n"
+                 "golden: {vm: tiny-golden, clone: linked}\n"
+                 "scenarios:\n  - name: desktops\n    placement: [{host: host-01, vms: 3}]\n"
+                 "storm: {mode: simultaneous, timeout: 2m}\nready: {signal: guest_agent}\ncleanup: never\n");
+  Result sr = bootstorm({"run", storm_plan.string(), "--out", (dir_ / "storms").string()});
+  ASSERT_EQ(sr.exit_code, 0) << sr.out << sr.err;
+  auto storm_runs = subdirs(dir_ / "storms");
+  ASSERT_EQ(storm_runs.size(), 1u);
+  std::vector<std::string> sources;
+  {
+    std::istringstream csv(read_file(storm_runs[0] / "vms.csv"));
+    std::string line;
+    std::getline(csv, line);
+    while (std::getline(csv, line))
+      if (!line.empty())
+        sources.push_back(line.substr(line.find(',', line.find(',') + 1) + 1, std::string::npos));
+    for (auto& s : sources) s = s.substr(0, s.find(','));
+  }
+  ASSERT_EQ(sources.size(), 3u);
+  std::sort(sources.begin(), sources.end());
+  const std::string faulty = sources[1];
+  const fs::path faults = dir_ / "faults.json";
+  write_file(faults,
+             json{{"migrationFailures",
+                   {{{"vm", faulty}, {"step", "DiskTransfer"}, {"reason", "injected: VDDK read failed"}}}}}
+                 .dump());
+  Result f = kubectl({"create", "--raw", "/_lab/faults", "-f", faults.string()});
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+
+  auto migration_plan = [&](const std::string& datastore) {
+    return "apiVersion: bootstorm.io/v1\nkind: MigrationPlan\nname: fault-test\n"
+           "source: {endpoint: 'lab:" +
+           state_.string() +
+           "'}\n"
+           "destination: {endpoint: 'lab:" +
+           state_.string() +
+           "', namespace: openshift-mtv}\n"
+           "vms: {fromRun: '" +
+           storm_runs[0].string() +
+           "'}\n"
+           "networkMap: [{source: VM Network, destination: {type: pod}}]\n"
+           "storageMap: [{source: " +
+           datastore +
+           ", destination: {storageClass: lab-rbd}}]\n"
+           "targetNamespace: migrated\ntimeout: 5m\n";
+  };
+  // A storage map naming a datastore the vCenter lacks: the Plan is not Ready and Forklift's validation
+  // conditions are reported verbatim; nothing is migrated, and cleanup removes what the run created.
+  const fs::path bad_plan = dir_ / "bad.yaml";
+  write_file(bad_plan, migration_plan("no-such-datastore"));
+  Result br = bootstorm({"migrate", bad_plan.string(), "--out", (dir_ / "bad").string()});
+  EXPECT_EQ(br.exit_code, 1) << br.out << br.err;
+  EXPECT_NE(br.err.find("is not Ready:"), std::string::npos) << br.err;
+  EXPECT_NE(br.err.find("[Critical]"), std::string::npos) << br.err;
+  auto bad_runs = subdirs(dir_ / "bad");
+  ASSERT_EQ(bad_runs.size(), 1u);
+  Result bc = bootstorm({"cleanup", bad_runs[0].string()}, std::chrono::seconds(120));
+  EXPECT_EQ(bc.exit_code, 0) << bc.out << bc.err;
+  const std::string bad_id =
+      json::parse(read_file(bad_runs[0] / "migration.json"))["run"]["id"].get<std::string>();
+  EXPECT_EQ(names_of("plans.forklift.konveyor.io", "openshift-mtv", bad_id), std::vector<std::string>{});
+
+  const fs::path plan = dir_ / "migrate.yaml";
+  write_file(plan, migration_plan("lab-ds01"));
+  Result mr = bootstorm({"migrate", plan.string(), "--out", (dir_ / "mig").string()});
+  EXPECT_EQ(mr.exit_code, 1) << mr.out << mr.err;  // one VM failed
+  auto mig_runs = subdirs(dir_ / "mig");
+  ASSERT_EQ(mig_runs.size(), 1u);
+  json m = json::parse(read_file(mig_runs[0] / "migration.json"));
+  const std::string run_id = m["run"]["id"].get<std::string>();
+  EXPECT_EQ(m["summary"]["vms"], 3);
+  EXPECT_EQ(m["summary"]["succeeded"], 2);
+  EXPECT_EQ(m["summary"]["failed"], 1);
+  for (const auto& v : m["vms"]) {
+    if (v["vm"] == faulty) {
+      EXPECT_EQ(v["status"], "failed");
+      EXPECT_EQ(v["failedStep"], "DiskTransfer");
+      EXPECT_NE(v["reason"].get<std::string>().find("injected: VDDK read failed"), std::string::npos)
+          << v.dump();
+    } else {
+      EXPECT_EQ(v["status"], "succeeded") << v.dump();
+    }
+  }
+  const std::string md = read_file(mig_runs[0] / "migration.md");
+  EXPECT_NE(md.find("**" + faulty + "** failed in step **DiskTransfer**: injected: VDDK read failed"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(mr.out.find(faulty + " failed in DiskTransfer"), std::string::npos) << mr.out;
+
+  // What the run left on the cluster, seen by kubectl: the two migrated VMs and the Forklift objects.
+  auto migrated = names_of("virtualmachines.kubevirt.io", "migrated", run_id);
+  EXPECT_EQ(migrated.size(), 2u);
+  EXPECT_FALSE(names_of("plans.forklift.konveyor.io", "openshift-mtv", run_id).empty());
+
+  Result cr = bootstorm({"cleanup", mig_runs[0].string()}, std::chrono::seconds(300));
+  EXPECT_EQ(cr.exit_code, 0) << cr.out << cr.err;
+  for (const char* kind :
+       {"migrations.forklift.konveyor.io", "plans.forklift.konveyor.io", "networkmaps.forklift.konveyor.io",
+        "storagemaps.forklift.konveyor.io", "providers.forklift.konveyor.io", "secrets"})
+    EXPECT_EQ(names_of(kind, "openshift-mtv", run_id), std::vector<std::string>{}) << kind;
+  EXPECT_EQ(names_of("virtualmachines.kubevirt.io", "migrated", run_id), std::vector<std::string>{});
+  // The source VMs are still on the vCenter.
+  std::string query = "/api/vcenter/vm?";
+  for (const auto& s : sources) query += "names=" + s + "&";
+  json listed = vcenter_get(query);
+  ASSERT_TRUE(listed.is_array()) << listed.dump();
+  EXPECT_EQ(listed.size(), 3u) << listed.dump();
+  // Cleanup is idempotent.
+  Result again = bootstorm({"cleanup", mig_runs[0].string()}, std::chrono::seconds(120));
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  EXPECT_NE(again.out.find("deleted 0 objects"), std::string::npos) << again.out;
+}
+
+}  // namespace
