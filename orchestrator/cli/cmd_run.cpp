@@ -10,6 +10,7 @@
 #include <mutex>
 #include <set>
 
+#include "common/duration.hpp"
 #include "common/log.hpp"
 #include "orchestrator/beacon/listener.hpp"
 #include "orchestrator/cli/command.hpp"
@@ -17,6 +18,7 @@
 #include "orchestrator/engine/naming.hpp"
 #include "orchestrator/engine/platform.hpp"
 #include "orchestrator/engine/run_engine.hpp"
+#include "orchestrator/engine/shard.hpp"
 #include "orchestrator/plan/plan.hpp"
 #include "orchestrator/stats/summary.hpp"
 #include "reports/reports.hpp"
@@ -98,7 +100,10 @@ void print_run_summary(std::ostream& out, const engine::RunResult& result) {
                          ready->count, ready->total, s.ready_milestone, *ready->mean, *ready->p50, *ready->p95,
                          *ready->max);
     }
-    out << fmt::format(", fire skew {:.2f} ms, {} API requests\n", s.fire_skew_ms, s.api_requests);
+    out << fmt::format(", fire skew {:.2f} ms, {} API requests", s.fire_skew_ms, s.api_requests);
+    if (s.start_at_offset_ms)
+      out << fmt::format(", barrier opened {:+.3f} ms from --start-at", *s.start_at_offset_ms);
+    out << "\n";
   }
   for (const auto& comparison : reports::scenario_comparisons(summary)) out << comparison.verdict << "\n";
   out << "outcome: " << result.outcome
@@ -115,6 +120,11 @@ struct RunArgs {
   bool dry_run = false;
   bool yes = false;
   int max_vms = 500;
+  std::string shard;           // INDEX/COUNT
+  std::string start_at;        // RFC 3339
+  std::string storm_interval;  // duration between storms of a --start-at run
+  std::string run_id;
+  std::string beacon_advertise;  // this worker's beacon URL (not part of the plan digest)
 };
 
 bool confirm(const plan::StormPlan& p, int vms) {
@@ -137,12 +147,23 @@ int run(const RunArgs& args) {
   }
   plan::StormPlan p = *loaded.plan;
 
+  engine::ShardSpec shard;
+  if (!args.shard.empty()) {
+    auto parsed = engine::parse_shard(args.shard);
+    if (!parsed) {
+      std::cerr << parsed.error().what() << "\n";
+      return kExitUsage;
+    }
+    shard = *parsed;
+  }
   int vms = 0;
+  int storms_per_repeat = 0;
   bool found = args.scenario.empty();
   for (auto& s : p.scenarios) {
     if (!args.scenario.empty() && s.name != args.scenario) continue;
     found = true;
-    vms += s.total_vms();
+    ++storms_per_repeat;
+    for (int k = 1; k <= s.total_vms(); ++k) vms += shard.owns(k) ? 1 : 0;
   }
   if (!found) {
     std::cerr << args.plan << ": no scenario named '" << args.scenario << "'; the plan has:";
@@ -151,13 +172,70 @@ int run(const RunArgs& args) {
     return kExitUsage;
   }
   if (vms > args.max_vms) {
-    std::cerr << args.plan << ": the plan creates " << vms << " VMs, more than the limit of " << args.max_vms
-              << "; pass --max-vms " << vms << " (or higher) to allow it\n";
+    std::cerr << args.plan << ": the plan creates " << vms << " VMs" << (shard.sharded() ? " in this shard" : "")
+              << ", more than the limit of " << args.max_vms << "; pass --max-vms " << vms
+              << " (or higher) to allow it\n";
     return kExitUsage;
   }
   if (args.repeat < 0) {
     std::cerr << "--repeat must be 1 or more\n";
     return kExitUsage;
+  }
+
+  // Sharding and the agreed start instant.
+  std::optional<std::chrono::system_clock::time_point> start_at;
+  if (!args.start_at.empty()) {
+    auto parsed = engine::parse_rfc3339(args.start_at);
+    if (!parsed) {
+      std::cerr << "--start-at: " << parsed.error().what() << "\n";
+      return kExitUsage;
+    }
+    const auto now = std::chrono::system_clock::now();
+    if (*parsed <= now) {
+      std::cerr << fmt::format(
+          "--start-at {} is {:.1f} s in the past (now {}): choose an instant far enough ahead for every shard "
+          "to provision its VMs first\n",
+          args.start_at, std::chrono::duration<double>(now - *parsed).count(), engine::rfc3339_ms(now));
+      return kExitUsage;
+    }
+    start_at = *parsed;
+  } else if (shard.sharded()) {
+    std::cerr << "--shard " << args.shard
+              << " needs --start-at: the shards of a run fire at one agreed wall-clock instant (e.g. "
+                 "--start-at $(date -u -d '+10 min' +%Y-%m-%dT%H:%M:%SZ), the same for every shard)\n";
+    return kExitUsage;
+  }
+  std::chrono::milliseconds storm_interval{0};
+  if (!args.storm_interval.empty()) {
+    auto parsed = parse_duration(args.storm_interval);
+    if (!parsed || *parsed <= std::chrono::nanoseconds::zero()) {
+      std::cerr << "--storm-interval '" << args.storm_interval << "' is not a positive duration (e.g. 10m, 90s)\n";
+      return kExitUsage;
+    }
+    if (!start_at) {
+      std::cerr << "--storm-interval only applies with --start-at\n";
+      return kExitUsage;
+    }
+    storm_interval = std::chrono::duration_cast<std::chrono::milliseconds>(*parsed);
+  }
+  const int repeats = args.repeat > 0 ? args.repeat : std::max(1, p.repeat);
+  const int storms = storms_per_repeat * repeats;
+  if (start_at && storms > 1 && storm_interval.count() == 0) {
+    std::cerr << fmt::format(
+        "--start-at with {} storms ({} scenario(s) x {} repeat(s)): pass --storm-interval DURATION (storm k "
+        "fires at start-at + k x interval), or select one storm with --scenario NAME --repeat 1\n",
+        storms, storms_per_repeat, repeats);
+    return kExitUsage;
+  }
+  const std::string plan_yaml = plan::to_yaml(p);
+  std::string run_id = args.run_id;
+  if (!run_id.empty()) {
+    if (auto valid = engine::validate_run_id(run_id); !valid) {
+      std::cerr << "--run-id: " << valid.error().what() << "\n";
+      return kExitUsage;
+    }
+  } else if (start_at) {
+    run_id = engine::derive_run_id(engine::plan_digest(plan_yaml), *start_at);
   }
   const bool simulated = engine::is_simulated_endpoint(p.platform.endpoint);
   if (!simulated && !args.yes && !args.dry_run && ::isatty(STDIN_FILENO)) {
@@ -167,9 +245,27 @@ int run(const RunArgs& args) {
     }
   }
 
+  if (!args.beacon_advertise.empty()) {
+    // Per worker (each shard's pod has its own address), so it is applied after the plan digest: the shards
+    // of one run keep one digest and one derived run id.
+    if (!p.ready.beacon.enabled) {
+      std::cerr << "--beacon-advertise needs a beacon in the plan (ready.beacon.listen, e.g. 0.0.0.0:8080)\n";
+      return kExitUsage;
+    }
+    if (args.beacon_advertise.rfind("http://", 0) != 0 && args.beacon_advertise.rfind("https://", 0) != 0) {
+      std::cerr << "--beacon-advertise must be an http:// or https:// URL, got '" << args.beacon_advertise << "'\n";
+      return kExitUsage;
+    }
+    p.ready.beacon.advertise_url = args.beacon_advertise;
+  }
+
   engine::RunOptions options;
   options.output_dir = args.out;
-  options.plan_yaml = plan::to_yaml(p);
+  options.plan_yaml = plan_yaml;
+  options.run_id = run_id;
+  options.shard = shard;
+  options.start_at = start_at;
+  options.storm_interval = storm_interval;
   options.only_scenario = args.scenario;
   options.repeat = args.repeat;
   options.dry_run = args.dry_run;
@@ -190,9 +286,23 @@ const CommandRegistration registration{Command{
       sub->add_option("--out", args->out, "Directory for run directories (overrides the plan's output)");
       sub->add_flag("--dry-run", args->dry_run, "Print every API call the run would make and make none");
       sub->add_flag("--yes,-y", args->yes, "Do not ask before touching a non-simulated platform");
-      sub->add_option("--max-vms", args->max_vms, "Refuse plans with more VMs than this")
+      sub->add_option("--max-vms", args->max_vms, "Refuse plans with more VMs than this (per shard)")
           ->default_val(500)
           ->check(CLI::PositiveNumber);
+      sub->add_option("--shard", args->shard,
+                      "Run only shard INDEX of COUNT (INDEX/COUNT, 0-based): VM k of every scenario belongs to "
+                      "shard (k-1) mod COUNT; needs --start-at");
+      sub->add_option("--start-at", args->start_at,
+                      "Fire the storm at this wall-clock instant (RFC 3339, e.g. 2026-11-30T10:00:00Z), the "
+                      "same for every shard");
+      sub->add_option("--storm-interval", args->storm_interval,
+                      "With --start-at and several storms: storm k fires at start-at + k x this duration");
+      sub->add_option("--beacon-advertise", args->beacon_advertise,
+                      "The beacon URL guests call for this worker, overriding ready.beacon.advertiseUrl (e.g. "
+                      "http://$(POD_IP):8080 in an Indexed Job); not part of the plan digest");
+      sub->add_option("--run-id", args->run_id,
+                      "Run id (a-z0-9, up to 16); default: random, or with --start-at derived from the plan "
+                      "and the instant so every shard agrees");
       return [args] { return run(*args); };
     }}};
 

@@ -24,10 +24,26 @@ asio::awaitable<Expected<FireReport>> StartBarrier::fire(const std::vector<api::
   auto prepared = co_await provider_.prepare_storm(vms.size());
   if (!prepared) co_return prepared.error();
 
+  if (options_.release_at_wall) {
+    // Aim the steady clock at the wall-clock target in slices of at most a second: each slice re-reads
+    // CLOCK_REALTIME, so NTP corrections during the wait are followed and the final slice is short.
+    const auto target = *options_.release_at_wall;
+    while (!cancel.cancelled()) {
+      const auto remaining = target - std::chrono::system_clock::now();
+      if (remaining <= std::chrono::system_clock::duration::zero()) break;
+      const auto slice = std::min<std::chrono::steady_clock::duration>(
+          std::chrono::duration_cast<std::chrono::steady_clock::duration>(remaining), std::chrono::seconds(1));
+      co_await sleep_checking(slice, cancel);
+    }
+  }
   AsyncSemaphore slots(ex, options_.max_concurrent);
   WaitGroup group(ex);
   std::size_t in_flight = 0;
   report.released_at = std::chrono::steady_clock::now();
+  report.released_wall = std::chrono::system_clock::now();
+  if (options_.release_at_wall)
+    report.release_offset_ms =
+        std::chrono::duration<double, std::milli>(report.released_wall - *options_.release_at_wall).count();
   const auto opened = report.released_at;
 
   auto one = [&](std::size_t index) -> asio::awaitable<void> {
@@ -81,6 +97,9 @@ asio::awaitable<Expected<FireReport>> StartBarrier::fire(const std::vector<api::
     });
   }
   co_await group.wait();
+  if (report.first_written && options_.release_at_wall)
+    report.first_written_offset_ms =
+        std::chrono::duration<double, std::milli>(report.first_written_wall - *options_.release_at_wall).count();
   if (report.first_written && report.last_written)
     report.fire_skew_ms =
         std::chrono::duration<double, std::milli>(*report.last_written - *report.first_written).count();

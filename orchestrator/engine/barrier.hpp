@@ -22,6 +22,10 @@ struct BarrierOptions {
   bool ramp = false;      // false: simultaneous
   double per_second = 0;  // ramp: starts released per second
   std::size_t max_concurrent = 64;
+  // Open at this wall-clock instant (CLOCK_REALTIME, e.g. --start-at shared by the shards of a run) instead
+  // of right after prepare_storm. The wait runs on the steady clock and is re-aimed at the wall-clock target
+  // at least every second, so a clock step or slew during a long wait is followed.
+  std::optional<std::chrono::system_clock::time_point> release_at_wall;
 };
 
 struct FireReport {
@@ -32,7 +36,11 @@ struct FireReport {
   std::optional<std::chrono::steady_clock::time_point> first_written, last_written;
   std::chrono::system_clock::time_point first_written_wall{};
   std::chrono::steady_clock::time_point released_at{};  // the instant the barrier opened
+  std::chrono::system_clock::time_point released_wall{};  // CLOCK_REALTIME when the barrier opened
   double fire_skew_ms = 0;                              // last_written - first_written
+  // With release_at_wall: how late (positive) or early the barrier opened, and the first start request was
+  // written, measured on CLOCK_REALTIME against the target.
+  std::optional<double> release_offset_ms, first_written_offset_ms;
   std::size_t peak_in_flight = 0;
 };
 
@@ -42,7 +50,7 @@ class StartBarrier {
  public:
   StartBarrier(api::Provider& provider, BarrierOptions options) : provider_(provider), options_(options) {}
 
-  // prepare_storm(vms.size()), then release. `on_result` runs for every VM as its start completes (in
+  // prepare_storm(vms.size()), then (with release_at_wall) wait for the instant, then release. `on_result` runs for every VM as its start completes (in
   // completion order; Error cancelled for VMs not released because `cancel` fired). Completes when every
   // start call returned. Error only when prepare_storm failed (nothing was started then).
   boost::asio::awaitable<Expected<FireReport>> fire(const std::vector<api::VmHandle>& vms,

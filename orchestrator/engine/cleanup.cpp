@@ -59,6 +59,10 @@ asio::awaitable<Expected<CleanupReport>> cleanup_async(const std::filesystem::pa
   auto listed = co_await provider.list_run_vms(report.run_id);
   if (listed) {
     for (auto& vm : *listed) {
+      // A shard's cleanup takes only its own slice of the run's VMs: the other shards may still be running
+      // theirs (clean up the whole run from the directory `bootstorm merge` wrote, or shard by shard).
+      auto number = vm_number_from_name(vm.name);
+      if (contents->shard.sharded() && (!number || !contents->shard.owns(*number))) continue;
       if (names.insert(vm.name).second) {
         candidates.push_back(vm);
         ++report.from_platform;

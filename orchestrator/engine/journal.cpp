@@ -60,7 +60,7 @@ void Journal::flusher() {
   while (!closing_) {
     cv_.wait_for(lock, flush_interval_);
     if (dirty_) {
-      std::fflush(file_);
+      check_written_locked(std::fflush(file_) == 0);
       dirty_ = false;
     }
   }
@@ -90,7 +90,7 @@ json Journal::write(std::string_view type, json payload) {
   line += "}\n";
   {
     std::lock_guard lock(mutex_);
-    std::fwrite(line.data(), 1, line.size(), file_);
+    check_written_locked(std::fwrite(line.data(), 1, line.size(), file_) == line.size());
     dirty_ = true;
   }
   payload["t"] = t;
@@ -101,9 +101,23 @@ json Journal::write(std::string_view type, json payload) {
 
 void Journal::sync() {
   std::lock_guard lock(mutex_);
-  std::fflush(file_);
-  ::fsync(::fileno(file_));
+  check_written_locked(std::fflush(file_) == 0 && ::fsync(::fileno(file_)) == 0);
   dirty_ = false;
+}
+
+// A full disk or an I/O error must not pass silently: from then on the journal misses events (a crash would
+// lose them, `bootstorm report` could not rebuild the run), so the user is told at once, naming the file.
+void Journal::check_written_locked(bool ok) {
+  if (ok || !write_error_.empty()) return;
+  write_error_ = std::strerror(errno != 0 ? errno : EIO);
+  spdlog::error("cannot write the journal {}: {}; the run goes on, but events from now on may be missing "
+                "from it (free space on that file system, or choose another --out)",
+                path_.string(), write_error_);
+}
+
+std::string Journal::write_error() const {
+  std::lock_guard lock(mutex_);
+  return write_error_;
 }
 
 void redact_json(json& value) {
@@ -201,6 +215,8 @@ void RunRecordBuilder::apply(const json& e) {
     if (auto* s = find_scenario(str(e, "scenario"), integer(e, "repeat", 1))) {
       s->fire_skew_ms = num(e, "fireSkewMs");
       s->started_unix_s = num(e, "firstWall");
+      if (e.contains("startAt")) s->start_at_unix_s = num(e, "startAt");
+      if (e.contains("startAtOffsetMs")) s->start_at_offset_ms = num(e, "startAtOffsetMs");
     }
   } else if (type == "milestone") {
     auto* vm = find_vm(str(e, "vm"));
@@ -283,7 +299,14 @@ Expected<JournalContents> parse_journal(std::istream& in, const std::string& nam
       continue;
     }
     const std::string type = str(event, "type");
-    if (type == "run_started") contents.has_run_started = true;
+    if (type == "run_started" && !contents.has_run_started) {
+      contents.has_run_started = true;
+      contents.run_started = event;
+      if (auto shard = event.find("shard"); shard != event.end() && shard->is_object()) {
+        contents.shard.index = shard->value("index", 0);
+        contents.shard.count = std::max(1, shard->value("count", 1));
+      }
+    }
     if (type == "run_ended") contents.has_run_ended = true;
     builder.apply(event);
   }

@@ -11,6 +11,10 @@
 //   vm, milestone, offsetS, resolutionS, source, wall (unix s), detail vm_failed        vm, reason vm_deleted
 //   vm, id vm_delete_failed vm, id, reason scenario_ended   scenario, repeat, apiRequests, apiErrors,
 //   errors[] run_ended        outcome (completed | failed | interrupted)
+// Sharded runs (shard.hpp) add to run_started: shard{index,count}, startAt (RFC 3339), stormIntervalS,
+// planDigest (always written), onlyScenario, repeat; scenario_started: planVms; storm_fired: startAt (unix s),
+// releasedWall, startAtOffsetMs, firstStartOffsetMs. A merged journal (merge.hpp) tags shard events with
+// "shard" and its run_started carries merged{shardCount, shards[], missing[]}.
 // Strings are passed through log::redact before they are written: the journal never contains a secret.
 #include <chrono>
 #include <condition_variable>
@@ -27,6 +31,7 @@
 #include <vector>
 
 #include "common/expected.hpp"
+#include "orchestrator/engine/shard.hpp"
 #include "orchestrator/stats/run_record.hpp"
 #include "providers/api/provider.hpp"
 
@@ -49,6 +54,10 @@ class Journal {
   // fflush + fsync: called at every phase boundary.
   void sync();
 
+  // Empty while every line reached the file; else the first write failure (e.g. "No space left on device").
+  // Reported once on the log as it happens; the engine fails the run with it.
+  std::string write_error() const;
+
   double mono_of(std::chrono::steady_clock::time_point t) const;
   std::chrono::steady_clock::time_point origin() const { return origin_; }
   const std::filesystem::path& path() const { return path_; }
@@ -57,15 +66,18 @@ class Journal {
   Journal(std::FILE* file, std::filesystem::path path, std::chrono::steady_clock::time_point origin,
           std::chrono::milliseconds flush_interval);
   void flusher();
+  // With mutex_ held: records and logs the first failed write/flush (errno).
+  void check_written_locked(bool ok);
 
   std::FILE* file_;
   std::filesystem::path path_;
   std::chrono::steady_clock::time_point origin_;
   std::chrono::milliseconds flush_interval_;
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable cv_;
   bool dirty_ = false;
   bool closing_ = false;
+  std::string write_error_;
   std::thread thread_;
 };
 
@@ -100,6 +112,8 @@ struct JournalContents {
   bool truncated_tail = false;        // the last line was incomplete (crash while writing): ignored
   bool has_run_started = false;
   bool has_run_ended = false;
+  nlohmann::json run_started;  // the run_started event as written (shard, startAt, planDigest, ...)
+  ShardSpec shard;             // run_started.shard; count 1 for an unsharded (or merged) run
 };
 
 // Reads journal.jsonl. Tolerates a truncated last line; other unreadable lines are skipped with a warning.

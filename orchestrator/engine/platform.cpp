@@ -3,6 +3,7 @@
 #include "common/base64.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <fmt/format.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
@@ -32,10 +33,41 @@ Expected<std::string> read_text(const std::filesystem::path& p) {
   return ss.str();
 }
 
+// A credential file that group or others can read leaks through shared jump hosts, backups and support
+// bundles. Warn (not refuse: CI runners mount secrets with modes of their own choosing).
+void warn_if_readable_by_others(const std::string& path, const char* what) {
+  struct stat st {};
+  if (path.empty() || ::stat(path.c_str(), &st) != 0) return;
+  if ((st.st_mode & (S_IRGRP | S_IROTH)) == 0) return;
+  spdlog::warn("{} {} is readable by {} (mode {:04o}): restrict it with `chmod 600 {}`", what, path,
+               (st.st_mode & S_IROTH) ? "other users" : "its group", st.st_mode & 07777, path);
+}
+
+// The kubeconfig files client-go would read: the plan's, else every file of $KUBECONFIG, else ~/.kube/config.
+void warn_about_kubeconfig_modes(const std::string& plan_kubeconfig) {
+  if (!plan_kubeconfig.empty()) {
+    warn_if_readable_by_others(plan_kubeconfig, "kubeconfig");
+    return;
+  }
+  if (std::string list = env("KUBECONFIG"); !list.empty()) {
+    std::size_t begin = 0;
+    while (begin <= list.size()) {
+      std::size_t end = list.find(':', begin);
+      if (end == std::string::npos) end = list.size();
+      warn_if_readable_by_others(list.substr(begin, end - begin), "kubeconfig");
+      begin = end + 1;
+    }
+    return;
+  }
+  if (std::string home = env("HOME"); !home.empty())
+    warn_if_readable_by_others(home + "/.kube/config", "kubeconfig");
+}
+
 // vSphere credentials: environment variables or a YAML file with username/password.
 Expected<void> resolve_vsphere_credentials(const plan::StormPlan& plan, api::ProviderConfig& config) {
   const auto& c = plan.platform.credentials;
   if (!c.file.empty()) {
+    warn_if_readable_by_others(c.file, "vCenter credentials file");
     try {
       YAML::Node node = YAML::LoadFile(c.file);
       config.username = node["username"] ? node["username"].as<std::string>() : "";
@@ -175,6 +207,8 @@ Expected<ResolvedPlatform> resolve_platform(const plan::StormPlan& plan, const s
     if (vsphere) {
       auto creds = resolve_vsphere_credentials(plan, r.config);
       if (!creds) return creds.error();
+    } else if (endpoint != "in-cluster") {
+      warn_about_kubeconfig_modes(r.config.kubeconfig);
     }
     return r;
   }

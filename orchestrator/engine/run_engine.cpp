@@ -128,7 +128,9 @@ class Session {
       return make_error(ErrorKind::io,
                         fmt::format("cannot create output directory {}: {}", out.string(), ec.message()),
                         "choose another directory with --out");
-    auto dir = out / run_directory_name(plan_.name, started, run_id_);
+    std::string name = run_directory_name(plan_.name, started, run_id_);
+    if (options_.shard.sharded()) name += fmt::format("-shard{}of{}", options_.shard.index, options_.shard.count);
+    auto dir = out / name;
     if (::mkdir(dir.c_str(), 0700) != 0)
       return make_error(ErrorKind::io, fmt::format("cannot create run directory {}: {}", dir.string(),
                                                    std::strerror(errno)));
@@ -200,7 +202,7 @@ class Session {
     json slo = json::array();
     for (auto& s : plan_.slo)
       slo.push_back({{"milestone", s.milestone}, {"stat", s.stat}, {"max", s.max}, {"isMin", s.is_min}});
-    emit("run_started", {{"runId", run_id_},
+    json started = {{"runId", run_id_},
                          {"plan", plan_.name},
                          {"platform", plan_.platform.kind},
                          {"endpoint", plan_.platform.endpoint},
@@ -210,7 +212,18 @@ class Session {
                          {"cleanup", plan_.cleanup},
                          {"dryRun", options_.dry_run},
                          {"planYaml", options_.plan_yaml},
-                         {"slo", slo}});
+                         {"planDigest", plan_digest(options_.plan_yaml)},
+                         {"slo", slo}};
+    // What `bootstorm merge` checks: the shard, the agreed instant, the storm spacing and the selection.
+    if (options_.shard.sharded())
+      started["shard"] = {{"index", options_.shard.index}, {"count", options_.shard.count}};
+    if (options_.start_at) {
+      started["startAt"] = rfc3339_ms(*options_.start_at);
+      started["stormIntervalS"] = std::chrono::duration<double>(options_.storm_interval).count();
+    }
+    if (!options_.only_scenario.empty()) started["onlyScenario"] = options_.only_scenario;
+    if (options_.repeat > 0) started["repeat"] = options_.repeat;
+    emit("run_started", std::move(started));
     phase_boundary();
     if (!result.run_dir.empty()) spdlog::info("run {} -> {}", run_id_, result.run_dir.string());
 
@@ -232,6 +245,16 @@ class Session {
     }
     emit("run_ended", {{"outcome", outcome}});
     phase_boundary();
+    // A journal that missed events fails the run even when the storm went well: the run directory can no
+    // longer rebuild it (`bootstorm report`) nor tell `bootstorm cleanup` everything it created.
+    if (journal_ && !result.error) {
+      if (std::string failure = journal_->write_error(); !failure.empty())
+        result.error = make_error(ErrorKind::io,
+                                  fmt::format("the journal {} is incomplete: {}", journal_->path().string(),
+                                              failure),
+                                  "free space on that file system (or choose another --out) and run again; "
+                                  "the figures printed here come from memory");
+    }
     progress_.finish();
     result.outcome = outcome;
     result.record = builder_.record();
@@ -367,6 +390,7 @@ class Session {
       for (int r = 1; r <= repeats; ++r) {
         if (interrupt_.cancelled()) break;
         co_await run_scenario(*s, r);
+        ++storm_ordinal_;
       }
     }
   }
@@ -412,34 +436,46 @@ class Session {
   asio::awaitable<void> run_scenario(const plan::Scenario& scenario, int repeat) {
     current_scenario_ = scenario.name;
     current_repeat_ = repeat;
-    const int n = scenario.total_vms();
+    const int plan_vms = scenario.total_vms();
+    // This run's VMs of the scenario: all of them, or the shard's round-robin slice (same numbers and
+    // names as in the unsharded run).
+    std::vector<api::VmSpec> specs;
+    {
+      int index = (repeat - 1) * plan_vms;
+      for (auto& p : scenario.placement) {
+        for (int i = 0; i < p.vms; ++i) {
+          api::VmSpec spec;
+          spec.index = ++index;
+          if (!options_.shard.owns(spec.index)) continue;
+          spec.name = vm_name(run_id_, slugs_[scenario.name], spec.index);
+          spec.scenario = scenario.name;
+          spec.host = p.host;
+          specs.push_back(std::move(spec));
+        }
+      }
+    }
+    const int n = static_cast<int>(specs.size());
     std::set<std::string> hosts;
     for (auto& p : scenario.placement) hosts.insert(p.host);
-    emit("scenario_started", {{"scenario", scenario.name},
-                              {"repeat", repeat},
-                              {"vms", n},
-                              {"hosts", static_cast<int>(hosts.size())}});
+    json scenario_started = {{"scenario", scenario.name},
+                             {"repeat", repeat},
+                             {"vms", n},
+                             {"hosts", static_cast<int>(hosts.size())}};
+    if (options_.shard.sharded()) scenario_started["planVms"] = plan_vms;
+    emit("scenario_started", std::move(scenario_started));
     phase_boundary();
-    spdlog::info("scenario '{}' repeat {}: {} VMs on {} hosts", scenario.name, repeat, n, hosts.size());
+    spdlog::info("scenario '{}' repeat {}: {} VMs on {} hosts{}", scenario.name, repeat, n, hosts.size(),
+                 options_.shard.sharded()
+                     ? fmt::format(" (shard {} of the plan's {})", options_.shard.to_string(), plan_vms)
+                     : std::string());
     const auto stats_before = provider_->stats();
+    const auto scenario_t0 = Clock::now();
     std::vector<std::string> errors;
     counts_ = ProgressCounts{};
     counts_.total = static_cast<std::size_t>(n);
     started_ = 0;
 
     // ---- provision
-    std::vector<api::VmSpec> specs;
-    int index = (repeat - 1) * n;
-    for (auto& p : scenario.placement) {
-      for (int i = 0; i < p.vms; ++i) {
-        api::VmSpec spec;
-        spec.index = ++index;
-        spec.name = vm_name(run_id_, slugs_[scenario.name], spec.index);
-        spec.scenario = scenario.name;
-        spec.host = p.host;
-        specs.push_back(std::move(spec));
-      }
-    }
     progress_.phase("provision", counts_);
     std::vector<std::optional<api::VmHandle>> handles(specs.size());
     std::vector<bool> startable(specs.size(), false);
@@ -507,16 +543,42 @@ class Session {
     if (static_cast<int>(vms.size()) < n) all_ready_ = false;
 
     bool storm_ok = false;
+    std::optional<std::chrono::system_clock::time_point> fire_at;
+    bool too_late = false;
+    if (options_.start_at && !options_.dry_run) {
+      fire_at = *options_.start_at + storm_ordinal_ * options_.storm_interval;
+      const auto now = std::chrono::system_clock::now();
+      if (now >= *fire_at && !vms.empty() && !interrupt_.cancelled()) {
+        const double late_s = std::chrono::duration<double>(now - *fire_at).count();
+        std::string message = fmt::format(
+            "storm not fired: its start instant {} had passed {:.1f} s before the VMs were provisioned "
+            "(provisioning took {:.1f} s); choose a --start-at further ahead{}",
+            rfc3339_ms(*fire_at), late_s, std::chrono::duration<double>(Clock::now() - scenario_t0).count(),
+            storm_ordinal_ > 0 ? " or a longer --storm-interval" : "");
+        spdlog::error("{}", message);
+        errors.push_back(message);
+        if (!result.error) result.error = make_error(ErrorKind::timeout, message);
+        for (auto& vm : vms) emit("vm_failed", {{"vm", vm.name}, {"reason", "not started: " + message}});
+        vms.clear();
+        too_late = true;
+      }
+    }
     if (!interrupt_.cancelled() && !vms.empty()) {
-      if (plan_.storm.settle.count() > 0 && !options_.dry_run) {
+      if (fire_at) {
+        const auto quiet = *fire_at - std::chrono::system_clock::now();
+        if (quiet < plan_.storm.settle)
+          spdlog::warn("only {:.1f} s of the plan's settle time are left before the start instant",
+                       std::chrono::duration<double>(quiet).count());
+      } else if (plan_.storm.settle.count() > 0 && !options_.dry_run) {
         progress_.phase("settle", counts());
         co_await sleep_until(Clock::now() + plan_.storm.settle, interrupt_);
       }
-      if (!interrupt_.cancelled()) storm_ok = co_await run_storm(scenario, repeat, vms, errors);
-    } else if (vms.empty() && !interrupt_.cancelled()) {
+      if (!interrupt_.cancelled()) storm_ok = co_await run_storm(scenario, repeat, vms, errors, fire_at);
+    } else if (vms.empty() && !interrupt_.cancelled() && !too_late && n > 0) {
       errors.push_back("no VM could be provisioned: the storm was skipped");
     }
-    if (!storm_ok) all_ready_ = false;
+    // A shard that owns no VM of this scenario (fewer VMs than shards) has nothing to storm: not a failure.
+    if (!storm_ok && n > 0) all_ready_ = false;
 
     const auto stats_after = provider_->stats();
     emit("scenario_ended", {{"scenario", scenario.name},
@@ -562,7 +624,8 @@ class Session {
   };
 
   asio::awaitable<bool> run_storm(const plan::Scenario& scenario, int repeat,
-                                  const std::vector<api::VmHandle>& vms, std::vector<std::string>& errors) {
+                                  const std::vector<api::VmHandle>& vms, std::vector<std::string>& errors,
+                                  std::optional<std::chrono::system_clock::time_point> fire_at) {
     storm_ = std::make_shared<StormState>(
         ready_, [this](const std::string& vm, const TimelineEntry& e) { on_milestone(vm, e); });
     auto storm = storm_;
@@ -608,6 +671,7 @@ class Session {
     bo.ramp = plan_.storm.mode == "ramp";
     bo.per_second = plan_.storm.ramp_per_second;
     bo.max_concurrent = static_cast<std::size_t>(std::max(1, plan_.platform.api_budget.max_concurrent));
+    bo.release_at_wall = fire_at;
     tasks->barrier = std::make_unique<StartBarrier>(*provider_, bo);
     StartCallback on_start = [this, storm](const api::VmHandle& vm, const Expected<api::StartResult>& r) {
       if (!storm->active) return;
@@ -682,6 +746,7 @@ class Session {
     }
     progress_.update(counts());
     observe_stop.cancel();
+    if (beacon_) beacon_->close_window();  // a ready call from now on is late: answered 410, not recorded
     if (prober_) {
       tasks->observers.add();
       asio::co_spawn(ex_, prober_->wait(), [tasks](std::exception_ptr e) {
@@ -720,20 +785,32 @@ class Session {
       return;
     }
     const auto& r = *fired;
-    emit("storm_fired",
-         {{"scenario", scenario.name},
-          {"repeat", repeat},
-          {"firstMono", r.first_written && journal_ ? journal_->mono_of(*r.first_written) : 0.0},
-          {"lastMono", r.last_written && journal_ ? journal_->mono_of(*r.last_written) : 0.0},
-          {"fireSkewMs", std::round(r.fire_skew_ms * 1000) / 1000},
-          {"firstWall", r.first_written ? unix_seconds(r.first_written_wall) : 0.0},
-          {"starts", r.succeeded},
-          {"startFailures", r.failed},
-          {"notReleased", r.not_released},
-          {"peakInFlight", r.peak_in_flight}});
+    json fired_event = {
+        {"scenario", scenario.name},
+        {"repeat", repeat},
+        {"firstMono", r.first_written && journal_ ? journal_->mono_of(*r.first_written) : 0.0},
+        {"lastMono", r.last_written && journal_ ? journal_->mono_of(*r.last_written) : 0.0},
+        {"fireSkewMs", std::round(r.fire_skew_ms * 1000) / 1000},
+        {"firstWall", r.first_written ? unix_seconds(r.first_written_wall) : 0.0},
+        {"starts", r.succeeded},
+        {"startFailures", r.failed},
+        {"notReleased", r.not_released},
+        {"peakInFlight", r.peak_in_flight}};
+    if (r.release_offset_ms) {
+      // The agreed instant and how far from it this worker really fired, on its own CLOCK_REALTIME.
+      fired_event["startAt"] = unix_seconds(r.released_wall) - *r.release_offset_ms / 1000.0;
+      fired_event["releasedWall"] = unix_seconds(r.released_wall);
+      fired_event["startAtOffsetMs"] = std::round(*r.release_offset_ms * 1000) / 1000;
+      if (r.first_written_offset_ms)
+        fired_event["firstStartOffsetMs"] = std::round(*r.first_written_offset_ms * 1000) / 1000;
+    }
+    emit("storm_fired", std::move(fired_event));
     progress_.finish();  // a log line must not land on the live status line
-    spdlog::info("storm fired: {} starts, fire skew {:.2f} ms, {} failed", r.succeeded, r.fire_skew_ms,
-                 r.failed);
+    spdlog::info("storm fired: {} starts, fire skew {:.2f} ms, {} failed{}", r.succeeded, r.fire_skew_ms,
+                 r.failed,
+                 r.release_offset_ms ? fmt::format(", barrier opened {:+.3f} ms from the start instant",
+                                                   *r.release_offset_ms)
+                                     : std::string());
   }
 
   asio::awaitable<void> cleanup_vms(const std::vector<api::VmHandle>& vms) {
@@ -800,6 +877,7 @@ class Session {
   std::map<std::string, std::string> slugs_;
   std::string current_scenario_;
   int current_repeat_ = 1;
+  int storm_ordinal_ = 0;  // scenario x repeat storms run so far (the k of start_at + k * storm_interval)
   ProgressCounts counts_;
   std::size_t started_ = 0;
   bool all_ready_ = true;

@@ -19,6 +19,7 @@
 #include "common/expected.hpp"
 #include "orchestrator/engine/hooks.hpp"
 #include "orchestrator/engine/progress.hpp"
+#include "orchestrator/engine/shard.hpp"
 #include "orchestrator/plan/plan.hpp"
 #include "orchestrator/stats/run_record.hpp"
 
@@ -33,6 +34,14 @@ struct RunOptions {
   bool handle_signals = true;        // install SIGINT/SIGTERM handling for the run's duration
   CancelSignal interrupt;            // an interrupt from the caller (same effect as Ctrl-C)
   std::string run_id;                // empty: random 6 hex
+  // Sharded run (shard.hpp): only the VMs of `shard` are created; the run directory name ends in
+  // "-shard<INDEX>of<COUNT>" so that the workers of one run can share an output volume.
+  ShardSpec shard;
+  // The wall-clock instant (CLOCK_REALTIME) the first storm's barrier opens; storm k (0-based over the
+  // scenario x repeat order) opens at start_at + k * storm_interval. A storm whose instant has passed when its
+  // VMs are provisioned is not fired (the run fails with a message saying how late it was).
+  std::optional<std::chrono::system_clock::time_point> start_at;
+  std::chrono::milliseconds storm_interval{0};
   Progress::Mode progress = Progress::Mode::automatic;
   std::chrono::milliseconds provision_timeout{std::chrono::minutes(30)};  // wait_startable per VM
   std::chrono::milliseconds observe_tick{100};                     // timeout checks and progress redraws

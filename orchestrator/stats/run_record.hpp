@@ -51,6 +51,10 @@ struct ScenarioRecord {
   double started_unix_s = 0;      // first start request
   std::uint64_t api_requests = 0;
   std::vector<std::string> errors;  // scenario-level errors (provision failures, ...)
+  // Runs fired at an agreed wall-clock instant (--start-at): the instant and how far from it the barrier
+  // really opened on this machine's CLOCK_REALTIME (for a merged run: the worst shard).
+  std::optional<double> start_at_unix_s;
+  std::optional<double> start_at_offset_ms;
 };
 
 struct RunRecord {

@@ -154,6 +154,8 @@ Summary summarize(const RunRecord& record) {
     }
     s.fire_skew_ms = sc.fire_skew_ms;
     s.api_requests = sc.api_requests;
+    s.start_at_unix_s = sc.start_at_unix_s;
+    s.start_at_offset_ms = sc.start_at_offset_ms;
     s.ready_milestone = record.ready_signal;
     s.errors = sc.errors;
     const auto total = static_cast<std::size_t>(s.vms);
@@ -268,6 +270,8 @@ nlohmann::ordered_json summary_to_json(const Summary& summary) {
     j["hosts"] = s.hosts;
     j["fireSkewMs"] = round_us(s.fire_skew_ms);
     j["apiRequests"] = s.api_requests;
+    if (s.start_at_unix_s) j["startAtUnixS"] = std::round(*s.start_at_unix_s * 1e3) / 1e3;
+    if (s.start_at_offset_ms) j["startAtOffsetMs"] = round_us(*s.start_at_offset_ms);
     j["timeToAllReadyS"] = optional_number(s.time_to_all_ready_s);
     j["cloneMeanS"] = optional_number(s.clone_mean_s);
     j["readyMilestone"] = s.ready_milestone;
@@ -345,6 +349,8 @@ Expected<Summary> summary_from_json(const nlohmann::json& doc) {
     sc.fire_skew_ms = r.number(j, "fireSkewMs", path).value_or(0);
     sc.api_requests = static_cast<std::uint64_t>(r.number(j, "apiRequests", path).value_or(0));
     sc.time_to_all_ready_s = r.number(j, "timeToAllReadyS", path);
+    if (j.contains("startAtUnixS")) sc.start_at_unix_s = r.number(j, "startAtUnixS", path);
+    if (j.contains("startAtOffsetMs")) sc.start_at_offset_ms = r.number(j, "startAtOffsetMs", path);
     sc.clone_mean_s = r.number(j, "cloneMeanS", path);
     sc.ready_milestone = r.string(j, "readyMilestone", path);
     if (auto m = j.find("milestones"); m != j.end() && m->is_object()) {

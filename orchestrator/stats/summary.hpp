@@ -56,6 +56,8 @@ struct ScenarioSummary {
   // Boot times (seconds) of the VMs that became ready, in VM order. Not part of summary.json: filled by
   // summarize() and by readers of vms.csv, used for plots and comparisons.
   std::vector<double> boot_times_s;
+  std::optional<double> start_at_unix_s;     // --start-at (summary.json "startAtUnixS", only when set)
+  std::optional<double> start_at_offset_ms;  // barrier opening minus start-at ("startAtOffsetMs")
 
   const Distribution* find(std::string_view milestone) const;  // nullptr when absent
   const Distribution& ready() const;                           // always present after summarize()

@@ -33,6 +33,12 @@ if [ -z "$url" ] || [ -z "$token" ]; then
   exit 0
 fi
 
+# The providers hand over the listener's full URL (".../v1/ready"); a base URL gets the path appended.
+case "${url%/}" in
+  */v1/ready) endpoint=${url%/} ;;
+  *) endpoint="${url%/}/v1/ready" ;;
+esac
+
 # First non-loopback IPv4 address, if any (optional in the request).
 ip=$(hostname -I 2>/dev/null | awk '{print $1}')
 
@@ -43,7 +49,7 @@ attempt=1
 delay=1
 while [ "$attempt" -le "$max_attempts" ]; do
   code=$(curl -sS -o /dev/null -w '%{http_code}' --max-time 5 -H 'Content-Type: application/json' \
-    --data "$body" "${url%/}/v1/ready" 2>/dev/null || echo 000)
+    --data "$body" "$endpoint" 2>/dev/null || echo 000)
   case "$code" in
     200) echo "bootstorm-beacon: ready reported for $vm" >&2; exit 0 ;;
     400|401|404) echo "bootstorm-beacon: listener refused the call (HTTP $code); check URL and token" >&2; exit 1 ;;

@@ -41,11 +41,14 @@ $ip = (Get-NetIPAddress -AddressFamily IPv4 -ErrorAction SilentlyContinue |
        Where-Object { $_.IPAddress -notlike '127.*' -and $_.IPAddress -notlike '169.254.*' } |
        Select-Object -First 1).IPAddress
 $body = @{ vm = $vm; token = $token; ip = $ip } | ConvertTo-Json -Compress
+# The providers hand over the listener's full URL ('.../v1/ready'); a base URL gets the path appended.
+$endpoint = $url.TrimEnd('/')
+if (-not $endpoint.EndsWith('/v1/ready')) { $endpoint = $endpoint + '/v1/ready' }
 
 $delay = 1
 for ($attempt = 1; $attempt -le $MaxAttempts; $attempt++) {
   try {
-    Invoke-RestMethod -Method Post -Uri ($url.TrimEnd('/') + '/v1/ready') -ContentType 'application/json' `
+    Invoke-RestMethod -Method Post -Uri $endpoint -ContentType 'application/json' `
       -Body $body -TimeoutSec 5 | Out-Null
     Write-Output "bootstorm-beacon: ready reported for $vm"
     exit 0
