@@ -50,6 +50,9 @@ std::string address_without_port(const std::string& remote) {
   return remote.substr(0, colon);
 }
 
+// Failure buckets kept before full ones are forgotten (a bound on memory under failures from many addresses).
+constexpr std::size_t kMaxBuckets = 4096;
+
 struct Bucket {
   double tokens = 0;
   Clock::time_point refilled{};
@@ -116,34 +119,59 @@ struct Listener::Impl {
   std::map<std::string, Bucket> buckets;        // per remote address
   api::MilestoneSink sink;
   ListenerStats stats;
+  std::set<std::string> closed;  // names whose observation window is over
 
   std::string token(const std::string& vm) const {
     return hmac_sha256_hex(options.secret, options.run_id + ":" + vm);
   }
 
-  bool allow(const std::string& remote, Clock::time_point now) {
+  // Charges one failed request to the remote address; false when its bucket is empty.
+  bool charge_failure(const std::string& remote, Clock::time_point now) {
+    if (buckets.size() >= kMaxBuckets) forget_refilled_buckets(now);
     auto [it, inserted] = buckets.try_emplace(address_without_port(remote));
     Bucket& b = it->second;
     if (inserted) {
       b.tokens = options.burst;
       b.refilled = now;
     }
-    b.tokens = std::min(options.burst, b.tokens + std::chrono::duration<double>(now - b.refilled).count() *
-                                                      options.rate_per_second);
-    b.refilled = now;
+    refill(b, now);
     if (b.tokens < 1.0) return false;
     b.tokens -= 1.0;
     return true;
   }
 
+  void refill(Bucket& b, Clock::time_point now) const {
+    b.tokens = std::min(options.burst, b.tokens + std::chrono::duration<double>(now - b.refilled).count() *
+                                                      options.rate_per_second);
+    b.refilled = now;
+  }
+
+  // Addresses whose bucket is full again behave exactly like unknown ones: dropping them bounds the map when
+  // failures come from very many addresses.
+  void forget_refilled_buckets(Clock::time_point now) {
+    for (auto it = buckets.begin(); it != buckets.end();) {
+      refill(it->second, now);
+      it = it->second.tokens >= options.burst ? buckets.erase(it) : std::next(it);
+    }
+  }
+
   http::ServerResponse handle(const http::ServerRequest& req, Clock::time_point arrived_mono,
                               std::chrono::system_clock::time_point arrived_wall) {
-    if (!allow(req.remote_address, arrived_mono)) {
+    auto response = evaluate(req, arrived_mono, arrived_wall);
+    // Valid calls are never charged: a flood of bad requests from a guest's address must not cost it its
+    // own ready call.
+    if (response.status >= 400 && !charge_failure(req.remote_address, arrived_mono)) {
       ++stats.rate_limited;
-      auto r = error_response(429, "too many requests from this address; retry later");
+      auto r = error_response(429, "too many failed requests from this address; retry later");
       r.headers.emplace_back("Retry-After", "1");
+      r.close = true;  // a client that keeps failing reconnects before its next attempt
       return r;
     }
+    return response;
+  }
+
+  http::ServerResponse evaluate(const http::ServerRequest& req, Clock::time_point arrived_mono,
+                                std::chrono::system_clock::time_point arrived_wall) {
     if (req.path != "/v1/ready") {
       ++stats.bad_request;
       return error_response(404, "unknown path; guests POST to /v1/ready");
@@ -190,6 +218,10 @@ struct Listener::Impl {
     if (!constant_time_equal(token_it->get_ref<const std::string&>(), token(name))) {
       ++stats.unauthorized;
       return error_response(401, "invalid token for this vm");
+    }
+    if (closed.count(name)) {
+      ++stats.late;
+      return error_response(410, "this run no longer observes its vms: the ready call came too late");
     }
     if (!arrived.insert(name).second) {
       ++stats.duplicates;
@@ -239,12 +271,13 @@ Expected<void> Listener::start() {
   http::ServerOptions so;
   so.bind_address = host;
   so.port = port;
-  // The server drops anything beyond 16x the limit outright; the handler answers 413 with a JSON reason for
-  // bodies between the two, so the 4 KiB bound does not depend on how the server reports oversize bodies.
-  so.max_body_bytes = impl_->options.max_body_bytes * 16;
+  // The server drops anything beyond 4x the limit outright (a declared Content-Length above it is refused
+  // before the body is read); the handler answers 413 with a JSON reason for bodies between the two, so the
+  // 4 KiB bound does not depend on how the server reports oversize bodies.
+  so.max_body_bytes = impl_->options.max_body_bytes * 4;
   so.max_header_bytes = 8 * 1024;
-  so.idle_timeout = std::chrono::seconds(30);
-  so.read_timeout = std::chrono::seconds(10);
+  so.idle_timeout = impl_->options.idle_timeout;
+  so.read_timeout = impl_->options.request_timeout;
   std::weak_ptr<Impl> weak = impl_;
   impl_->server = std::make_unique<http::Server>(
       impl_->executor, so, [weak](http::ServerRequest& req) -> boost::asio::awaitable<http::ServerResponse> {
@@ -291,6 +324,10 @@ void Listener::expect(const std::string& vm_name, const std::string& platform_id
 
 void Listener::set_sink(api::MilestoneSink sink) {
   impl_->sink = std::move(sink);
+}
+
+void Listener::close_window() {
+  for (const auto& entry : impl_->expected) impl_->closed.insert(entry.second);
 }
 
 boost::asio::awaitable<void> Listener::stop() {

@@ -79,7 +79,10 @@ void collect(const YAML::Node& doc, const char* list_key, const char* body_key, 
   for (const auto& item : list) {
     std::string name = scalar(item, "name");
     if (name.empty() || into.count(name)) continue;  // first file wins
-    into[name] = Entry{item[body_key], dir, file};
+    // An entry whose body is missing or not a mapping (`user:` absent, or a string) gets an empty one: yaml-cpp
+    // throws on any later lookup in an invalid node or a scalar (found by tests/fuzz/kubeconfig).
+    YAML::Node body = item[body_key];
+    into[name] = Entry{body && body.IsMap() ? body : YAML::Node(), dir, file};
   }
 }
 
@@ -443,7 +446,9 @@ std::string exec_info_json(const ExecConfig& exec, const KubeClientConfig& confi
     spec["cluster"] = cluster;
   }
   json info = {{"apiVersion", exec.api_version}, {"kind", "ExecCredential"}, {"spec", spec}};
-  return info.dump();
+  // Kubeconfig values are not validated as UTF-8: replace what is invalid instead of throwing from dump()
+  // (found by tests/fuzz/kubeconfig).
+  return info.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 Expected<ExecCredential> run_exec_plugin(const ExecConfig& exec, const KubeClientConfig& config,

@@ -13,6 +13,7 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include <cerrno>
 #include <future>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -103,6 +104,16 @@ class BeaconTest : public ::testing::Test {
   std::vector<api::MilestoneEvent> events() {
     std::lock_guard lock(mutex_);
     return events_;
+  }
+  // Runs `f` on the listener's thread (the listener is single-threaded like the engine that owns it).
+  template <class F>
+  void on_listener_thread(F f) {
+    std::promise<void> done;
+    boost::asio::post(io_, [&] {
+      f();
+      done.set_value();
+    });
+    done.get_future().wait();
   }
   Reply post(const json& body) { return http_call(listener_->port(), "POST", "/v1/ready", body.dump()); }
   std::string token(const std::string& vm) { return hmac_sha256_hex(secret_, "3f9a2c:" + vm); }
@@ -264,6 +275,148 @@ TEST_F(BeaconTest, RateLimitedPerAddress) {
   EXPECT_EQ(statuses[3], 429);
   EXPECT_EQ(statuses[4], 429);
   EXPECT_GE(listener_->stats().rate_limited, 2u);
+}
+
+TEST_F(BeaconTest, CallsAfterTheObservationWindowAre410AndIgnored) {
+  ListenerOptions o;
+  o.secret = secret_;
+  start(o);
+  EXPECT_EQ(post({{"vm", "bs-3f9a2c-s-001"}, {"token", token("bs-3f9a2c-s-001")}}).status, 200);
+  on_listener_thread([&] {
+    listener_->close_window();
+    listener_->expect("bs-3f9a2c-s2-001", "");  // the next scenario's VM, expected after the window closed
+  });
+  auto late = post({{"vm", "bs-3f9a2c-s-002"}, {"token", token("bs-3f9a2c-s-002")}});
+  EXPECT_EQ(late.status, 410);
+  EXPECT_NE(late.j().value("error", "").find("too late"), std::string::npos);
+  // A replay of a call that was accepted in time is late now as well.
+  EXPECT_EQ(post({{"vm", "bs-3f9a2c-s-001"}, {"token", token("bs-3f9a2c-s-001")}}).status, 410);
+  // A bad token stays a bad token: the window does not tell an attacker which names exist.
+  EXPECT_EQ(post({{"vm", "bs-3f9a2c-s-002"}, {"token", std::string(64, 'b')}}).status, 401);
+  EXPECT_EQ(post({{"vm", "bs-3f9a2c-s2-001"}, {"token", token("bs-3f9a2c-s2-001")}}).status, 200);
+  auto ev = events();
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_EQ(ev[0].vm, "bs-3f9a2c-s-001");
+  EXPECT_EQ(ev[1].vm, "bs-3f9a2c-s2-001");
+  EXPECT_EQ(listener_->stats().late, 2u);
+  EXPECT_EQ(listener_->stats().accepted, 2u);
+}
+
+TEST_F(BeaconTest, FailuresDoNotCostAGuestItsValidCall) {
+  // Guests and a misbehaving client behind the same address (a lab, a NAT): only failures are charged.
+  ListenerOptions o;
+  o.secret = secret_;
+  o.rate_per_second = 0.1;
+  o.burst = 2;
+  start(o);
+  for (int i = 0; i < 4; ++i) post({{"vm", "bs-3f9a2c-s-001"}, {"token", std::string(64, 'c')}});
+  EXPECT_EQ(post({{"vm", "bs-3f9a2c-s-001"}, {"token", "nope"}}).status, 429);
+  EXPECT_EQ(post({{"vm", "bs-3f9a2c-s-001"}, {"token", token("bs-3f9a2c-s-001")}}).status, 200);
+  EXPECT_EQ(post({{"vm", "vm-102"}, {"token", token("bs-3f9a2c-s-002")}}).status, 200);
+  EXPECT_EQ(events().size(), 2u);
+  EXPECT_EQ(listener_->stats().unauthorized, 5u);
+  EXPECT_EQ(listener_->stats().rate_limited, 3u);
+}
+
+// Opens a connection to the listener; -1 on failure.
+int connect_to(unsigned short port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// True when the peer has closed the connection (recv returns 0 or an error without blocking).
+bool peer_closed(int fd) {
+  char c;
+  auto n = ::recv(fd, &c, 1, MSG_DONTWAIT | MSG_PEEK);
+  return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+}
+
+TEST_F(BeaconTest, SlowClientTricklingItsHeadersIsDisconnected) {
+  ListenerOptions o;
+  o.secret = secret_;
+  o.request_timeout = std::chrono::milliseconds(800);
+  start(o);
+  int fd = connect_to(listener_->port());
+  ASSERT_GE(fd, 0);
+  const std::string request =
+      "POST /v1/ready HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: " + std::string(400, 'p') + "\r\n\r\n";
+  const auto begin = std::chrono::steady_clock::now();
+  std::size_t sent = 0;
+  bool dropped = false;
+  while (sent < request.size()) {
+    if (peer_closed(fd) || ::send(fd, request.data() + sent, 1, MSG_NOSIGNAL) != 1) {
+      dropped = true;
+      break;
+    }
+    ++sent;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));  // 40 bytes/s: the whole request needs 11 s
+  }
+  const auto elapsed = std::chrono::steady_clock::now() - begin;
+  ::close(fd);
+  EXPECT_TRUE(dropped) << "the listener kept a client that trickled " << sent << " bytes";
+  EXPECT_GE(elapsed, std::chrono::milliseconds(750));
+  EXPECT_LT(elapsed, std::chrono::seconds(4));
+  // The listener still serves well-behaved guests.
+  EXPECT_EQ(post({{"vm", "bs-3f9a2c-s-001"}, {"token", token("bs-3f9a2c-s-001")}}).status, 200);
+}
+
+TEST_F(BeaconTest, SlowClientTricklingItsBodyIsDisconnected) {
+  ListenerOptions o;
+  o.request_timeout = std::chrono::milliseconds(600);
+  start(o);
+  int fd = connect_to(listener_->port());
+  ASSERT_GE(fd, 0);
+  const std::string head = "POST /v1/ready HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 3000\r\n\r\n{";
+  ASSERT_EQ(::send(fd, head.data(), head.size(), MSG_NOSIGNAL), static_cast<ssize_t>(head.size()));
+  const auto begin = std::chrono::steady_clock::now();
+  bool dropped = false;
+  for (int i = 0; i < 200 && !dropped; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    dropped = peer_closed(fd) || ::send(fd, " ", 1, MSG_NOSIGNAL) != 1;
+  }
+  const auto elapsed = std::chrono::steady_clock::now() - begin;
+  ::close(fd);
+  EXPECT_TRUE(dropped);
+  EXPECT_LT(elapsed, std::chrono::seconds(3));
+  EXPECT_TRUE(events().empty());
+}
+
+TEST_F(BeaconTest, IdleConnectionsAreClosed) {
+  ListenerOptions o;
+  o.idle_timeout = std::chrono::milliseconds(300);
+  start(o);
+  int fd = connect_to(listener_->port());
+  ASSERT_GE(fd, 0);
+  const auto begin = std::chrono::steady_clock::now();
+  char c;
+  auto n = ::recv(fd, &c, 1, 0);  // blocks until the listener closes the connection
+  const auto elapsed = std::chrono::steady_clock::now() - begin;
+  ::close(fd);
+  EXPECT_EQ(n, 0);
+  EXPECT_GE(elapsed, std::chrono::milliseconds(250));
+  EXPECT_LT(elapsed, std::chrono::seconds(3));
+}
+
+TEST_F(BeaconTest, DeclaredOversizedBodiesAreRefusedBeforeTheyAreRead) {
+  start();
+  int fd = connect_to(listener_->port());
+  ASSERT_GE(fd, 0);
+  // 64 MiB announced, nothing sent: the answer must come from the headers alone.
+  const std::string head = "POST /v1/ready HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 67108864\r\n\r\n";
+  ASSERT_EQ(::send(fd, head.data(), head.size(), MSG_NOSIGNAL), static_cast<ssize_t>(head.size()));
+  std::string resp;
+  char buf[1024];
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) resp.append(buf, static_cast<std::size_t>(n));
+  ::close(fd);
+  EXPECT_EQ(resp.rfind("HTTP/1.1 413", 0), 0u) << resp;
 }
 
 }  // namespace
