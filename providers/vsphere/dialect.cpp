@@ -27,8 +27,11 @@ std::string Paths::list(std::string_view collection, const ListFilter& filter) c
   std::string target = root() + "/vcenter/" + std::string(collection);
   char sep = '?';
   for (const auto& [name, values] : filter) {
-    const std::string key = dialect_ == Dialect::api ? name : "filter." + name;
+    // /api repeats the name (names=a&names=b); /rest numbers the set's elements from 1
+    // (filter.names.1=a&filter.names.2=b), as the vSphere 6.7/7.0 REST reference spells them.
+    std::size_t index = 0;
     for (const auto& v : values) {
+      const std::string key = dialect_ == Dialect::api ? name : "filter." + name + "." + std::to_string(++index);
       target += sep;
       target += key;
       target += '=';
@@ -71,6 +74,9 @@ std::string Paths::tools(std::string_view vm_id) const {
 }
 std::string Paths::guest_identity(std::string_view vm_id) const {
   return vm(vm_id) + "/guest/identity";
+}
+std::string Paths::guest_customization(std::string_view vm_id) const {
+  return vm(vm_id) + "/guest/customization";
 }
 
 nlohmann::json Paths::wrap_spec(nlohmann::json spec) const {

@@ -5,8 +5,9 @@
 //          ?action=<op> on the resource, list filters as plain query names (names=a&names=b).
 //   rest — /rest/... (vSphere 6.7 – 7.0U1, deprecated): results wrapped as {"value": ...}, request
 //          specs wrapped as {"spec": ...}, errors {"type": "com.vmware.vapi.std.errors.x", "value": {...}},
-//          list filters spelled filter.<name>, session at /rest/com/vmware/cis/session, power operations as
-//          path segments (POST /rest/vcenter/vm/{vm}/power/start). The `~action=` form of that dialect is
+//          list filters spelled filter.<name>.<n> (n = 1, 2, ...), session at
+//          /rest/com/vmware/cis/session, power operations as path segments
+//          (POST /rest/vcenter/vm/{vm}/power/start). The `~action=` form of that dialect is
 //          only needed for the session-get call, which bootstorm does not use.
 //
 // The provider is written against the /api shapes; this layer produces the targets and unwraps the bodies.
@@ -41,6 +42,7 @@ class Paths {
   std::string power_action(std::string_view vm_id, std::string_view action) const;  // POST start|stop
   std::string tools(std::string_view vm_id) const;
   std::string guest_identity(std::string_view vm_id) const;
+  std::string guest_customization(std::string_view vm_id) const;  // PUT a Customization.SetSpec
 
   // Request bodies: /rest wraps specs as {"spec": ...}.
   nlohmann::json wrap_spec(nlohmann::json spec) const;

@@ -291,6 +291,7 @@ asio::awaitable<Expected<void>> VsphereProvider::check_inventory(const api::Inve
   // Datastore: the named one, else the golden VM's (from its first disk's "[datastore] path" backing), else
   // the first one vCenter lists; then room for the clones.
   auto golden_info = co_await get_json(session_.paths().vm(golden_id_), "reading the golden VM");
+  if (golden_info) golden_guest_os_ = str_field(*golden_info, "guest_OS");
   std::string wanted_store = config_.datastore;
   if (wanted_store.empty() && golden_info) wanted_store = datastore_of_first_disk(*golden_info);
   auto stores = co_await get_json(session_.paths().datastore_list(), "listing datastores");
@@ -373,6 +374,8 @@ asio::awaitable<Expected<api::VmHandle>> VsphereProvider::provision(const api::V
   if (config_.dry_run) {
     log_dry_run("POST", target, body);
     handle.id = "dry-run:" + spec.name;
+    auto handed = co_await hand_over_beacon(handle);
+    if (!handed) co_return handed.error();
     co_return handle;
   }
 
@@ -412,6 +415,8 @@ asio::awaitable<Expected<api::VmHandle>> VsphereProvider::provision(const api::V
         auto off = co_await power_stop(handle.id, handle.name);
         if (!off) co_return off.error();
       }
+      auto handed = co_await hand_over_beacon(handle);
+      if (!handed) co_return handed.error();
       co_return handle;
     }
     spdlog::debug("{}: vCenter answered 503, retrying (attempt {} of {})", what, attempt + 1, kCloneAttempts);
@@ -432,7 +437,82 @@ asio::awaitable<Expected<api::VmHandle>> VsphereProvider::provision(const api::V
     auto off = co_await power_stop(handle.id, handle.name);
     if (!off) co_return off.error();
   }
+  auto handed = co_await hand_over_beacon(handle);
+  if (!handed) co_return handed.error();
   co_return handle;
+}
+
+std::string beacon_cloud_init_user_data(const std::string& vm_name, const std::string& beacon_url,
+                                        const std::string& token) {
+  // The same file and unit as the KubeVirt provider's cloud-init (deploy/guest/linux/cloud-init.yaml).
+  std::string out = "#cloud-config\n";
+  out += "write_files:\n";
+  out += "  - path: /etc/bootstorm/beacon.env\n";
+  out += "    permissions: \"0600\"\n";
+  out += "    content: |\n";
+  out += "      BOOTSTORM_BEACON_URL=" + beacon_url + "\n";
+  out += "      BOOTSTORM_BEACON_TOKEN=" + token + "\n";
+  out += "      BOOTSTORM_VM_NAME=" + vm_name + "\n";
+  out += "runcmd:\n";
+  out += "  - [systemctl, start, --no-block, bootstorm-beacon.service]\n";
+  return out;
+}
+
+json beacon_customization_spec(const std::string& vm_name, const std::string& beacon_url,
+                               const std::string& token) {
+  // guest.CustomizationSpec requires configuration_spec, global_DNS_settings and interfaces; with a cloud
+  // configuration the network comes from cloud-init (DHCP by default), so the last two stay empty.
+  json cloudinit{{"metadata", "instance-id: " + vm_name + "\nlocal-hostname: " + vm_name + "\n"},
+                 {"userdata", beacon_cloud_init_user_data(vm_name, beacon_url, token)}};
+  return json{{"spec", {{"configuration_spec", {{"cloud_config", {{"type", "CLOUDINIT"}, {"cloudinit", cloudinit}}}}},
+                        {"global_DNS_settings", json::object()},
+                        {"interfaces", json::array()}}}};
+}
+
+asio::awaitable<Expected<void>> VsphereProvider::hand_over_beacon(const api::VmHandle& vm) {
+  if (config_.beacon_url.empty() || !config_.beacon_token) co_return Expected<void>{};
+  if (golden_guest_os_.rfind("WIN", 0) == 0) {
+    if (!warned_beacon_windows_) {
+      warned_beacon_windows_ = true;
+      spdlog::warn(
+          "ready: beacon on vSphere — golden VM {} is a Windows guest ({}): bootstorm hands the beacon URL "
+          "and token to Linux guests only (cloud-init guest customization). The Windows agent must read them "
+          "from guestinfo set in the golden image; see deploy/guest/README.md, \"vSphere\"",
+          config_.golden_vm, golden_guest_os_);
+    }
+    co_return Expected<void>{};
+  }
+  const std::string token = config_.beacon_token(vm.name);
+  log::register_secret(token);
+  const std::string target = session_.paths().guest_customization(vm.id);
+  const std::string body =
+      session_.paths().wrap_spec(beacon_customization_spec(vm.name, config_.beacon_url, token)).dump();
+  if (config_.dry_run) {
+    log_dry_run("PUT", target, body);
+    co_return Expected<void>{};
+  }
+  CallOptions options;
+  options.idempotent = true;  // PUT replaces the pending customization: safe to repeat
+  const std::string what = "setting the beacon guest customization of " + vm.name;
+  auto resp = co_await session_.call("PUT", target, body, options);
+  for (int attempt = 1; attempt < 5 && resp && resp->status == 503; ++attempt) {
+    session_.count_retry();
+    co_await sleep_for(std::chrono::milliseconds(250 * attempt));
+    resp = co_await session_.call("PUT", target, body, options);
+  }
+  if (!resp) {
+    Error e = resp.error();
+    e.message = what + " (PUT " + target + ") at " + config_.endpoint + " failed: " + e.message;
+    co_return e;
+  }
+  if (resp->status != 200 && resp->status != 204) {
+    Error e = to_error(parse_vcenter_error(resp->status, resp->body), what + " (PUT " + target + ")",
+                       config_.endpoint);
+    if (e.hint.empty())
+      e.hint = "vSphere 7.0U3 or later and VirtualMachine.Provisioning.Customize are needed for ready: beacon";
+    co_return e;
+  }
+  co_return Expected<void>{};
 }
 
 asio::awaitable<Expected<std::string>> VsphereProvider::resolve_vm_id(const api::VmHandle& vm) {
@@ -550,7 +630,7 @@ std::vector<std::vector<std::string>> VsphereProvider::chunk_for_list(const std:
   std::vector<std::string> current;
   std::size_t length = base;
   for (const auto& v : values) {
-    const std::size_t add = key.size() + 8 /* "filter." + '=' + '&' */ + encode_query_value(v).size();
+    const std::size_t add = key.size() + 14 /* "filter." + ".NNNN" + '=' + '&' */ + encode_query_value(v).size();
     if (!current.empty() &&
         (current.size() >= tuning_.max_ids_per_list || length + add > tuning_.max_target_length)) {
       chunks.push_back(std::move(current));

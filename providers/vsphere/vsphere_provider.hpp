@@ -41,6 +41,20 @@ namespace bootstorm::vsphere {
 // Registers kind "vsphere" in the api registry (factory: make_http_transport + VsphereProvider).
 void register_provider();
 
+// Beacon handover. vCenter's REST API has no call that sets guestinfo/extraConfig, but it does set a guest
+// customization on a powered-off VM (PUT /api/vcenter/vm/{vm}/guest/customization, VM.guest.Customization.
+// SetSpec), which the guest applies at its next power-on. For Linux guests the spec is a cloud-init
+// configuration (guest.CloudConfiguration CLOUDINIT, vSphere 7.0U3+ with cloud-init's VMware datasource in
+// the image): its user data writes /etc/bootstorm/beacon.env (BOOTSTORM_BEACON_URL, _TOKEN, BOOTSTORM_VM_NAME
+// — the file deploy/guest/linux reads) and starts the agent; its metadata names the instance after the VM so
+// cloud-init runs again in every clone. Windows guests get no customization (sysprep would add its own
+// reboots to the measured boot): their golden image carries the agent (deploy/guest/README.md).
+nlohmann::json beacon_customization_spec(const std::string& vm_name, const std::string& beacon_url,
+                                         const std::string& token);
+// The cloud-init user data inside that spec.
+std::string beacon_cloud_init_user_data(const std::string& vm_name, const std::string& beacon_url,
+                                        const std::string& token);
+
 // At most this many clones run on one host at once: a host has 16 vCenter cost units, a clone costs 4.
 inline constexpr std::size_t kClonesPerHost = 4;
 // Attempts of one clone call while vCenter answers 503 SERVICE_UNAVAILABLE (backoff 0.2, 0.4, 0.8, 1.6 s).
@@ -92,6 +106,7 @@ class VsphereProvider final : public api::Provider {
                                                             CallOptions options = {});
   boost::asio::awaitable<Expected<std::string>> resolve_vm_id(const api::VmHandle& vm);
   boost::asio::awaitable<Expected<void>> power_stop(const std::string& vm_id, const std::string& vm_name);
+  boost::asio::awaitable<Expected<void>> hand_over_beacon(const api::VmHandle& vm);
   boost::asio::awaitable<Expected<std::map<std::string, std::string>>> list_vm_ids(
       const std::vector<std::string>& names);
   boost::asio::awaitable<void> poll_running(Observation& obs);
@@ -117,6 +132,8 @@ class VsphereProvider final : public api::Provider {
   std::string golden_id_;
   bool inventory_checked_ = false;
   bool warned_linked_ = false;
+  std::string golden_guest_os_;  // VM.Info.guest_OS of the golden VM ("" when it could not be read)
+  bool warned_beacon_windows_ = false;
 
   // When each VM's power start was written (observe's lower bound before its first negative poll).
   std::map<std::string, std::chrono::steady_clock::time_point> start_written_;

@@ -1,6 +1,7 @@
 #include "simulator/vcenter/vcenter_front.hpp"
 
 #include "common/base64.hpp"
+#include "simulator/vcenter/legacy_rest.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/post.hpp>
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -166,6 +168,16 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
   std::unordered_map<std::string, int> host_cost_used;
   std::deque<Waiter> waiters;
 
+  // Guest customization set with PUT .../guest/customization: applied at the VM's next power-on.
+  struct Customization {
+    json spec;                        // Customization.SetSpec.spec (guest.CustomizationSpec)
+    std::string status = "PENDING";  // PENDING -> RUNNING (power-on) -> SUCCEEDED (Tools up) | FAILED
+    double start_time = 0;
+    double end_time = 0;
+    std::string error;
+  };
+  std::unordered_map<std::string, Customization> customizations;
+
   VcenterFrontStats stats;
   std::int64_t current_second = 0;
   std::uint64_t current_second_count = 0;
@@ -195,7 +207,13 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
     std::uint64_t last = stats.requests_last_second;
     if (second == current_second + 1) last = current_second_count;
     if (second > current_second + 1) last = 0;
+    // Requests that may change the platform: every method but GET and HEAD, session login/logout included
+    // (the dry-run interlock counts them).
+    std::uint64_t mutating = 0;
+    for (const auto& [route, count] : by_route)
+      if (!route.starts_with("GET ") && !route.starts_with("HEAD ")) mutating += count;
     return json{{"requestsTotal", stats.requests_total},
+                {"mutatingRequests", mutating},
                 {"requestsLastSecond", last},
                 {"requestsThisSecond", second == current_second ? current_second_count : 0},
                 {"peakRequestsPerSecond", stats.peak_requests_per_second},
@@ -318,11 +336,30 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
 
   // ---- the handler ----
   asio::awaitable<ServerResponse> handle(ServerRequest& req) {
-    const std::string_view path = req.path;
-    if (path.substr(0, 6) == "/_lab/") co_return handle_lab(req);
+    if (std::string_view(req.path).substr(0, 6) == "/_lab/") co_return handle_lab(req);
+    count_request(route_of(req, split_path(req.path)));
 
+    // The legacy /rest dialect is translated onto the /api handlers. A lab with `legacyRest: true` is a
+    // vCenter before 7.0U2: it has no /api at all (clients detect that on POST /api/session).
+    const bool legacy = req.path == "/rest" || req.path.rfind("/rest/", 0) == 0;
+    if (legacy) {
+      legacy_rest::Translation translation;
+      if (auto refused = legacy_rest::translate_request(req, translation)) co_return std::move(*refused);
+      co_return legacy_rest::to_legacy_response(co_await serve_api(req), translation);
+    }
+    if (config().legacy_rest) {
+      ServerResponse r;
+      r.status = 404;
+      r.headers = {{"Content-Type", "text/plain"}};
+      r.body = "404 Not Found";
+      co_return r;
+    }
+    co_return co_await serve_api(req);
+  }
+
+  asio::awaitable<ServerResponse> serve_api(ServerRequest& req) {
+    const std::string_view path = req.path;
     const auto parts = split_path(path);
-    count_request(route_of(req, parts));
 
     // Front faults: added latency, then injected errors, then session expiry.
     model::Faults& faults = lab.faults();
@@ -393,6 +430,7 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
                                 fmt::format("Virtual machine '{}' is powered on.", vm_id), {vm_id});
           }
           (void)lab.delete_vm(vm_id);
+          customizations.erase(vm_id);
           co_return no_content();
         }
         co_return method_not_allowed();
@@ -408,6 +446,11 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
         co_return method_not_allowed();
       }
       if (sub == "tools" && parts.size() == 5 && req.method == "GET") co_return json_response(200, tools_info(*vm));
+      if (sub == "guest" && parts.size() == 6 && parts[5] == "customization") {
+        if (req.method == "GET") co_return json_response(200, customization_info(*vm));
+        if (req.method == "PUT") co_return set_customization(req, *vm);
+        co_return method_not_allowed();
+      }
       if (sub == "guest" && parts.size() == 6 && parts[5] == "identity" && req.method == "GET") {
         co_return guest_identity(*vm);
       }
@@ -471,7 +514,7 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
     json out = json::array();
     std::size_t matched = 0;
     const auto limit = static_cast<std::size_t>(config().list_limit);
-    lab.for_each_vm([&](const model::Vm& vm) {
+    auto consider = [&](const model::Vm& vm) {
       if (!visible(vm)) return true;
       if (!in(vms, vm.id) || !in(names, vm.name) || !in(folders, vm.folder_id) || !in(hosts, vm.host_id) ||
           !in(clusters, vm.cluster_id) || !in(pools, vm.resource_pool_id) ||
@@ -485,7 +528,33 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
                          {"cpu_count", vm.cpu_count},
                          {"memory_size_MiB", vm.memory_mb}});
       return true;
-    });
+    };
+    // Lists filtered by id or name (what clients poll with) look those VMs up instead of scanning every VM
+    // of the lab: with 10,000 VMs a scan per request would make the front's capacity fall with the lab's size.
+    if (!vms.empty() || !names.empty()) {
+      std::set<std::string_view> seen;
+      std::vector<const model::Vm*> candidates;
+      if (!vms.empty()) {
+        for (const auto& id : vms) {
+          const model::Vm* vm = lab.find_vm(id);
+          if (vm && vm->id == id && seen.insert(vm->id).second) candidates.push_back(vm);
+        }
+      } else {
+        for (const auto& name : names) {
+          const model::Vm* vm = lab.find_vm_by_name(name);
+          if (vm && seen.insert(vm->id).second) candidates.push_back(vm);
+        }
+      }
+      // The order of a full scan (creation order: ids are vm-<n>).
+      std::sort(candidates.begin(), candidates.end(), [](const model::Vm* a, const model::Vm* b) {
+        return a->id.size() != b->id.size() ? a->id.size() < b->id.size() : a->id < b->id;
+      });
+      for (const model::Vm* vm : candidates) {
+        if (!consider(*vm)) break;
+      }
+    } else {
+      lab.for_each_vm(consider);
+    }
     if (matched > limit) {
       return api_error(500, "UNABLE_TO_ALLOCATE_RESOURCE", "com.vmware.api.vcenter.vm.list.limit_exceeded",
                        fmt::format("Too many virtual machines. Add more filter criteria to reduce the number "
@@ -854,6 +923,7 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
       if (!off) co_return busy(vm_id, off.error());
       if (action == "stop") co_return no_content();
     }
+    begin_customization(vm_id);
     auto on_state = callback_state<Expected<void>>(executor);
     if (auto started = lab.power_on(vm_id, on_state->callback()); !started) on_state->callback()(started.error());
     auto running = co_await wait_for(on_state);
@@ -864,6 +934,163 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
   ServerResponse busy(const std::string& vm_id, const Error& e) {
     if (e.kind == ErrorKind::not_found) return not_found("virtual machine", vm_id);
     return api_error(500, "RESOURCE_BUSY", "com.vmware.api.vcenter.vm.power.busy", e.message, {vm_id});
+  }
+
+  // ---- guest customization ----
+  ServerResponse set_customization(const ServerRequest& req, const model::Vm& vm) {
+    if (vm.power != model::PowerState::powered_off) {
+      return api_error(400, "NOT_ALLOWED_IN_CURRENT_STATE", "com.vmware.api.vcenter.vm.guest.customization.powered_on",
+                       fmt::format("Virtual machine '{}' must be powered off to set a customization.", vm.id), {vm.id});
+    }
+    const json body = json::parse(req.body, nullptr, false);
+    if (body.is_discarded() || !body.is_object()) return invalid_argument("The request body is not a JSON object.");
+    for (const auto& [key, value] : body.items()) {
+      if (key != "name" && key != "spec") return invalid_argument(fmt::format("Unexpected field '{}' in the set spec.", key));
+    }
+    if (body.contains("name") && body.contains("spec")) {
+      return invalid_argument("Only one of 'name' and 'spec' may be set.");
+    }
+    if (body.contains("name")) {
+      if (!body["name"].is_string()) return invalid_argument("'name' must be a string.");
+      // The lab has no customization-spec inventory (/api/vcenter/guest/customization-specs is empty).
+      return not_found("customization specification", body["name"].get<std::string>());
+    }
+    if (!body.contains("spec")) {  // neither: clears any pending customization
+      customizations.erase(vm.id);
+      return no_content();
+    }
+    if (auto problem = customization_spec_problem(body["spec"])) return invalid_argument(*problem);
+    customizations[vm.id] = Customization{body["spec"]};
+    return no_content();
+  }
+
+  // What is wrong with a guest.CustomizationSpec (the schema's rules plus the documented "exactly one of"
+  // windows_config / linux_config / cloud_config and the 512 KiB cloud-init limits); nullopt when valid.
+  static std::optional<std::string> customization_spec_problem(const json& spec) {
+    if (!spec.is_object()) return "'spec' must be an object.";
+    for (const auto& [key, value] : spec.items()) {
+      if (key != "configuration_spec" && key != "global_DNS_settings" && key != "interfaces") {
+        return fmt::format("Unexpected field 'spec.{}'.", key);
+      }
+    }
+    if (!spec.contains("configuration_spec") || !spec["configuration_spec"].is_object()) {
+      return "'spec.configuration_spec' is required.";
+    }
+    if (!spec.contains("global_DNS_settings") || !spec["global_DNS_settings"].is_object()) {
+      return "'spec.global_DNS_settings' is required.";
+    }
+    if (!spec.contains("interfaces") || !spec["interfaces"].is_array()) return "'spec.interfaces' is required.";
+    const json& config = spec["configuration_spec"];
+    int kinds = 0;
+    for (const auto& [key, value] : config.items()) {
+      if (key != "windows_config" && key != "linux_config" && key != "cloud_config") {
+        return fmt::format("Unexpected field 'configuration_spec.{}'.", key);
+      }
+      if (!value.is_object()) return fmt::format("'configuration_spec.{}' must be an object.", key);
+      ++kinds;
+    }
+    if (kinds != 1) return "Exactly one of windows_config, linux_config and cloud_config must be set.";
+    if (config.contains("cloud_config")) {
+      const json& cloud = config["cloud_config"];
+      if (cloud.value("type", "") != "CLOUDINIT") return "'cloud_config.type' must be CLOUDINIT.";
+      if (!cloud.contains("cloudinit") || !cloud["cloudinit"].is_object()) return "'cloud_config.cloudinit' is required.";
+      const json& init = cloud["cloudinit"];
+      constexpr std::size_t kMaxBytes = 524288;
+      if (!init.contains("metadata") || !init["metadata"].is_string()) return "'cloudinit.metadata' is required.";
+      if (init["metadata"].get_ref<const std::string&>().size() > kMaxBytes) return "'cloudinit.metadata' exceeds 524288 bytes.";
+      if (init.contains("userdata")) {
+        if (!init["userdata"].is_string()) return "'cloudinit.userdata' must be a string.";
+        if (init["userdata"].get_ref<const std::string&>().size() > kMaxBytes) {
+          return "'cloudinit.userdata' exceeds 524288 bytes.";
+        }
+      }
+    }
+    if (config.contains("linux_config")) {
+      const json& linux = config["linux_config"];
+      if (!linux.contains("hostname") || !linux["hostname"].is_object() || !linux["hostname"].contains("type")) {
+        return "'linux_config.hostname' with a type is required.";
+      }
+      if (!linux.contains("domain") || !linux["domain"].is_string()) return "'linux_config.domain' is required.";
+      if (linux.contains("script_text") && linux["script_text"].is_string() &&
+          linux["script_text"].get_ref<const std::string&>().size() > 1500) {
+        return "'linux_config.script_text' exceeds 1500 bytes.";
+      }
+    }
+    return std::nullopt;
+  }
+
+  // The customization starts with the power-on: the guest's customization engine (cloud-init with the
+  // VMware datasource, or the Linux customization script) reads it from the VM's configuration and writes the
+  // bootstorm beacon settings where the agent finds them — modelled as the VM's guestinfo keys that the lab's
+  // beacon hook reads when the guest reaches logon.
+  void begin_customization(const std::string& vm_id) {
+    auto it = customizations.find(vm_id);
+    const model::Vm* vm = lab.find_vm(vm_id);
+    if (it == customizations.end() || !vm || it->second.status != "PENDING") return;
+    Customization& c = it->second;
+    c.status = "RUNNING";
+    c.start_time = lab.now();
+    const json& config = c.spec["configuration_spec"];
+    const bool windows = guest_family(vm->guest_os) == "WINDOWS";
+    if (windows != config.contains("windows_config")) {
+      c.status = "FAILED";
+      c.end_time = c.start_time;
+      c.error = fmt::format("The customization does not apply to guest OS {}.", vm->guest_os);
+      return;
+    }
+    std::string text;
+    if (config.contains("cloud_config")) text = config["cloud_config"]["cloudinit"].value("userdata", "");
+    if (config.contains("linux_config")) text = config["linux_config"].value("script_text", "");
+    auto keys = beacon_guestinfo(text);
+    if (keys.empty()) return;
+    lab.modify_vm(vm_id, [&](model::Vm& target) {
+      for (auto& [k, v] : keys) target.guestinfo[k] = v;
+    });
+  }
+
+  // BOOTSTORM_BEACON_URL=..., BOOTSTORM_BEACON_TOKEN=..., BOOTSTORM_VM_NAME=... lines (the beacon.env the
+  // user data writes, deploy/guest/linux) -> guestinfo keys.
+  static std::map<std::string, std::string> beacon_guestinfo(std::string_view text) {
+    static const std::vector<std::pair<std::string_view, std::string_view>> kKeys = {
+        {"BOOTSTORM_BEACON_URL=", model::kBeaconUrlKey},
+        {"BOOTSTORM_BEACON_TOKEN=", model::kBeaconTokenKey},
+        {"BOOTSTORM_VM_NAME=", model::kBeaconVmKey}};
+    std::map<std::string, std::string> out;
+    std::size_t start = 0;
+    while (start < text.size()) {
+      std::size_t end = text.find('\n', start);
+      if (end == std::string_view::npos) end = text.size();
+      std::string_view line = text.substr(start, end - start);
+      start = end + 1;
+      while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+      while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
+      if (line.rfind("export ", 0) == 0) line.remove_prefix(7);
+      for (const auto& [prefix, key] : kKeys) {
+        if (line.rfind(prefix, 0) != 0) continue;
+        std::string_view value = line.substr(prefix.size());
+        if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front()) {
+          value = value.substr(1, value.size() - 2);
+        }
+        out[std::string(key)] = std::string(value);
+      }
+    }
+    if (!out.count(std::string(model::kBeaconUrlKey))) out.clear();
+    return out;
+  }
+
+  json customization_info(const model::Vm& vm) {
+    auto it = customizations.find(vm.id);
+    if (it == customizations.end()) return json{{"status", "IDLE"}};
+    Customization& c = it->second;
+    if (c.status == "RUNNING" && vm.milestone(model::Milestone::guest_agent)) {
+      c.status = "SUCCEEDED";  // the customization engine reports back through Tools
+      c.end_time = *vm.milestone(model::Milestone::guest_agent);
+    }
+    json info{{"status", c.status}};
+    if (c.status != "PENDING") info["start_time"] = iso8601(c.start_time);
+    if (c.status == "SUCCEEDED" || c.status == "FAILED") info["end_time"] = iso8601(c.end_time);
+    if (c.status == "FAILED") info["error"] = c.error;
+    return info;
   }
 
   // ---- lab endpoints ----

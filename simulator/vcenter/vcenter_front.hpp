@@ -11,7 +11,10 @@
 //    `host_cost_units` (a clone costs `clone_cost` on its destination host, a power operation `power_cost`);
 //    operations beyond either limit wait in a queue (FIFO among those that fit) — they are not refused;
 //  * guest identity / interfaces answer 503 SERVICE_UNAVAILABLE until VMware Tools runs;
-//  * errors as {error_type, messages[{id, default_message, args}]} with the HTTP status of the spec.
+//  * errors as {error_type, messages[{id, default_message, args}]} with the HTTP status of the spec;
+//  * guest customization (PUT .../guest/customization) applied at the next power-on: the beacon settings in
+//    its cloud-init user data become the VM's guestinfo, which the simulated guest agent reads at logon;
+//  * the legacy /rest dialect (legacy_rest.hpp), next to /api or — with `vcenter.legacyRest` — instead of it.
 // Lab endpoints (no authentication): GET /_lab/truth, GET /_lab/stats, GET|POST /_lab/faults,
 // GET|PUT /_lab/vms/{vm}/guestinfo. See simulator/README.md.
 #include <boost/asio/any_io_executor.hpp>

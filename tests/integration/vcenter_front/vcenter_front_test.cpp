@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <functional>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -39,6 +40,39 @@ const testing::SwaggerSpec& session_spec() {
     return *loaded;
   }();
   return spec;
+}
+
+const testing::SwaggerSpec& cis_spec() {
+  static const testing::SwaggerSpec spec = [] {
+    auto loaded = testing::SwaggerSpec::load(BOOTSTORM_API_SPECS "/vsphere/cis-8.0.2.json");
+    if (!loaded) throw std::runtime_error(loaded.error().what());
+    return *loaded;
+  }();
+  return spec;
+}
+
+// The body schema of a documented request (`path` exactly as in the spec).
+json request_schema(const testing::SwaggerSpec& spec, const std::string& path, const std::string& method) {
+  const json& op = spec.document()["paths"][path][method];
+  for (const auto& p : op["parameters"]) {
+    if (p.value("in", "") == "body") return p["schema"];
+  }
+  throw std::runtime_error(method + " " + path + " documents no request body");
+}
+
+// A guest.CustomizationSpec with cloud-init user data that writes the beacon settings (as the vSphere
+// provider sends it).
+json cloud_init_customization(const std::string& url, const std::string& token, const std::string& vm) {
+  const std::string userdata = "#cloud-config\nwrite_files:\n  - path: /etc/bootstorm/beacon.env\n    content: |\n"
+                               "      BOOTSTORM_BEACON_URL=" + url + "\n      BOOTSTORM_BEACON_TOKEN=" + token +
+                               "\n      BOOTSTORM_VM_NAME=" + vm + "\n";
+  return json{{"configuration_spec",
+               {{"cloud_config",
+                 {{"type", "CLOUDINIT"},
+                  {"cloudinit", {{"metadata", "instance-id: " + vm + "\nlocal-hostname: " + vm + "\n"},
+                                 {"userdata", userdata}}}}}}},
+              {"global_DNS_settings", json::object()},
+              {"interfaces", json::array()}};
 }
 
 // A lab spec with slow-enough boots that intermediate states (Tools not yet running) are observable.
@@ -148,6 +182,36 @@ class VcenterFrontTest : public ::testing::Test {
     const auto problems = spec.validate_schema(body, *schema);
     EXPECT_TRUE(problems.empty()) << method << " " << spec_path << " " << r.status << ":\n"
                                   << testing::join(problems) << r.body;
+  }
+
+  void legacy_login() {
+    auto r = call("POST", "/rest/com/vmware/cis/session", "",
+                  {{"Authorization", "Basic " + bootstorm::base64_encode(lab_->endpoints().username + ":" +
+                                                                         lab_->endpoints().password)}},
+                  false);
+    ASSERT_EQ(r.status, 200) << r.body;
+    expect_conforms(r, "/rest/com/vmware/cis/session", "post", cis_spec());
+    token_ = json::parse(r.body)["value"].get<std::string>();
+  }
+
+  // Serves POST /v1/ready on the test's io_context, recording each body.
+  std::unique_ptr<http::Server> beacon_receiver(std::vector<json>& received) {
+    http::ServerOptions options;
+    auto server = std::make_unique<http::Server>(
+        io_.get_executor(), options, [&received](http::ServerRequest& req) -> asio::awaitable<http::ServerResponse> {
+          if (req.method == "POST" && req.path == "/v1/ready") received.push_back(json::parse(req.body, nullptr, false));
+          http::ServerResponse ok;
+          ok.body = R"({"status":"accepted"})";
+          co_return ok;
+        });
+    EXPECT_TRUE(server->start().has_value());
+    return server;
+  }
+
+  void run_until(const std::function<bool()>& done, std::chrono::seconds limit = std::chrono::seconds(10)) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    io_.restart();
+    while (!done() && std::chrono::steady_clock::now() < deadline) io_.run_for(std::chrono::milliseconds(20));
   }
 
   std::string golden_id() {
@@ -479,6 +543,239 @@ TEST_F(VcenterFrontTest, GuestCallsTheBeaconFromGuestinfo) {
   EXPECT_TRUE(received[0].contains("ip"));
   receiver.stop_now();
   EXPECT_EQ(lab_->beacon_stats().succeeded, 1u);
+}
+
+// The legacy /rest dialect of a vCenter before 7.0U2 (`legacyRest: true`): no /api, value-wrapped results,
+// {"spec": ...} request bodies, filter.<name>.<n> list filters, path-style power calls and the legacy error
+// shape — every response validated against the /rest operations of vcenter-7.0.3.json and cis-8.0.2.json.
+TEST_F(VcenterFrontTest, LegacyRestDialectConformsToTheSpec) {
+  auto spec = observable_spec();
+  spec.vcenter.legacy_rest = true;
+  spec.vcenter.list_limit = 3;
+  start(spec);
+  EXPECT_EQ(call("POST", "/api/session", "", {{"Authorization", "Basic eDp5"}}, false).status, 404);
+  auto anonymous = call("GET", "/rest/vcenter/vm");
+  ASSERT_EQ(anonymous.status, 401);
+  EXPECT_EQ(json::parse(anonymous.body)["type"], "com.vmware.vapi.std.errors.unauthenticated");
+  expect_conforms(anonymous, "/rest/vcenter/vm", "get");
+  legacy_login();
+  auto info = call("POST", "/rest/com/vmware/cis/session?~action=get");
+  ASSERT_EQ(info.status, 200) << info.body;
+  EXPECT_EQ(json::parse(info.body)["value"]["user"], lab_->endpoints().username);
+  expect_conforms(info, "/rest/com/vmware/cis/session?~action=get", "post", cis_spec());
+
+  auto golden = call("GET", "/rest/vcenter/vm?filter.names.1=tiny-golden");
+  ASSERT_EQ(golden.status, 200) << golden.body;
+  expect_conforms(golden, "/rest/vcenter/vm", "get");
+  ASSERT_EQ(json::parse(golden.body)["value"].size(), 1u);
+  const std::string source = json::parse(golden.body)["value"][0]["vm"];
+  auto hosts = call("GET", "/rest/vcenter/host?filter.names.1=host-01&filter.names.2=host-02");
+  ASSERT_EQ(hosts.status, 200);
+  expect_conforms(hosts, "/rest/vcenter/host", "get");
+  EXPECT_EQ(json::parse(hosts.body)["value"].size(), 2u);
+  const std::string host = json::parse(hosts.body)["value"][0]["host"];
+  auto stores = call("GET", "/rest/vcenter/datastore");
+  ASSERT_EQ(stores.status, 200);
+  expect_conforms(stores, "/rest/vcenter/datastore", "get");
+
+  // Clone: the spec travels as {"spec": ...}; ?action= and the generic ~action= both select the operation.
+  const json clone_body{{"spec", {{"source", source}, {"name", "bs-legacy-a"}, {"placement", {{"host", host}}}}}};
+  EXPECT_TRUE(vcenter_spec().validate_schema(clone_body, request_schema(vcenter_spec(), "/rest/vcenter/vm?action=clone", "post")).empty());
+  auto cloned = call("POST", "/rest/vcenter/vm?action=clone", clone_body.dump());
+  ASSERT_EQ(cloned.status, 200) << cloned.body;
+  expect_conforms(cloned, "/rest/vcenter/vm?action=clone", "post");
+  const std::string a = json::parse(cloned.body)["value"];
+  auto second = call("POST", "/rest/vcenter/vm?~action=clone",
+                     json{{"spec", {{"source", source}, {"name", "bs-legacy-b"}}}}.dump());
+  ASSERT_EQ(second.status, 200) << second.body;
+  const std::string b = json::parse(second.body)["value"];
+  auto unwrapped = call("POST", "/rest/vcenter/vm?action=clone", json{{"source", source}, {"name", "bs-x"}}.dump());
+  EXPECT_EQ(unwrapped.status, 400);
+  EXPECT_EQ(json::parse(unwrapped.body)["type"], "com.vmware.vapi.std.errors.invalid_argument");
+  auto duplicate = call("POST", "/rest/vcenter/vm?action=clone",
+                        json{{"spec", {{"source", source}, {"name", "bs-legacy-a"}}}}.dump());
+  EXPECT_EQ(duplicate.status, 400);
+  EXPECT_EQ(json::parse(duplicate.body)["type"], "com.vmware.vapi.std.errors.already_exists");
+  expect_conforms(duplicate, "/rest/vcenter/vm?action=clone", "post");
+
+  // Lists: numbered and bare filter spellings; more than listLimit matches -> 400 unable_to_allocate_resource.
+  auto both = call("GET", "/rest/vcenter/vm?filter.names.1=bs-legacy-a&filter.names.2=bs-legacy-b");
+  ASSERT_EQ(both.status, 200);
+  EXPECT_EQ(json::parse(both.body)["value"].size(), 2u);
+  auto bare = call("GET", "/rest/vcenter/vm?filter.names=bs-legacy-b&filter.power_states.1=POWERED_OFF");
+  ASSERT_EQ(bare.status, 200);
+  ASSERT_EQ(json::parse(bare.body)["value"].size(), 1u);
+  EXPECT_EQ(json::parse(bare.body)["value"][0]["vm"], b);
+  ASSERT_EQ(call("POST", "/rest/vcenter/vm?action=clone",
+                 json{{"spec", {{"source", source}, {"name", "bs-legacy-c"}}}}.dump()).status, 200);
+  auto too_many = call("GET", "/rest/vcenter/vm");
+  EXPECT_EQ(too_many.status, 400);
+  EXPECT_EQ(json::parse(too_many.body)["type"], "com.vmware.vapi.std.errors.unable_to_allocate_resource");
+  expect_conforms(too_many, "/rest/vcenter/vm", "get");
+
+  // VM info: maps as [{key, value}].
+  auto vm = call("GET", "/rest/vcenter/vm/" + a);
+  ASSERT_EQ(vm.status, 200);
+  expect_conforms(vm, "/rest/vcenter/vm/{vm}", "get");
+  const json value = json::parse(vm.body)["value"];
+  ASSERT_TRUE(value["disks"].is_array());
+  EXPECT_EQ(value["disks"][0]["key"], "2000");
+  EXPECT_EQ(value["name"], "bs-legacy-a");
+  auto missing = call("GET", "/rest/vcenter/vm/vm-404404");
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_EQ(json::parse(missing.body)["type"], "com.vmware.vapi.std.errors.not_found");
+  expect_conforms(missing, "/rest/vcenter/vm/{vm}", "get");
+
+  // Power: path-style actions, 200 with no body; the legacy error shape for ALREADY_IN_DESIRED_STATE.
+  auto off = call("GET", "/rest/vcenter/vm/" + a + "/power");
+  ASSERT_EQ(off.status, 200);
+  expect_conforms(off, "/rest/vcenter/vm/{vm}/power", "get");
+  EXPECT_EQ(json::parse(off.body)["value"]["state"], "POWERED_OFF");
+  auto identity_off = call("GET", "/rest/vcenter/vm/" + a + "/guest/identity");
+  EXPECT_EQ(identity_off.status, 503);
+  expect_conforms(identity_off, "/rest/vcenter/vm/{vm}/guest/identity", "get");
+  auto start_a = call("POST", "/rest/vcenter/vm/" + a + "/power/start");
+  ASSERT_EQ(start_a.status, 200) << start_a.body;
+  EXPECT_TRUE(start_a.body.empty());
+  auto again = call("POST", "/rest/vcenter/vm/" + a + "/power/start");
+  EXPECT_EQ(again.status, 400);
+  EXPECT_EQ(json::parse(again.body)["type"], "com.vmware.vapi.std.errors.already_in_desired_state");
+  expect_conforms(again, "/rest/vcenter/vm/{vm}/power/start", "post");
+  auto on = call("GET", "/rest/vcenter/vm/" + a + "/power");
+  EXPECT_EQ(json::parse(on.body)["value"]["state"], "POWERED_ON");
+  auto tools = call("GET", "/rest/vcenter/vm/" + a + "/tools");
+  ASSERT_EQ(tools.status, 200);
+  expect_conforms(tools, "/rest/vcenter/vm/{vm}/tools", "get");
+  auto busy_delete = call("DELETE", "/rest/vcenter/vm/" + a);
+  EXPECT_EQ(busy_delete.status, 400);
+  expect_conforms(busy_delete, "/rest/vcenter/vm/{vm}", "delete");
+  ASSERT_EQ(call("POST", "/rest/vcenter/vm/" + a + "/power/stop").status, 200);
+  auto deleted = call("DELETE", "/rest/vcenter/vm/" + a);
+  EXPECT_EQ(deleted.status, 200);
+  EXPECT_TRUE(deleted.body.empty());
+  EXPECT_EQ(call("DELETE", "/rest/com/vmware/cis/session").status, 200);
+  EXPECT_EQ(call("GET", "/rest/vcenter/vm/" + b).status, 401);
+}
+
+// A lab in /api mode (vSphere 7.0U3) serves the deprecated /rest paths too.
+TEST_F(VcenterFrontTest, ApiLabAlsoServesTheDeprecatedRestPaths) {
+  start();
+  login();
+  auto list = call("GET", "/rest/vcenter/vm?filter.names.1=tiny-golden");
+  ASSERT_EQ(list.status, 200) << list.body;
+  EXPECT_EQ(json::parse(list.body)["value"][0]["name"], "tiny-golden");
+  EXPECT_EQ(call("GET", "/api/vcenter/vm?names=tiny-golden").status, 200);
+}
+
+// PUT .../guest/customization: the vCenter REST way to hand data to a guest. A cloud-init customization is
+// applied at the next power-on; the simulated guest takes the beacon settings from its user data and calls
+// the beacon at logon. Request and response bodies are validated against the spec.
+TEST_F(VcenterFrontTest, GuestCustomizationHandsTheBeaconToTheGuest) {
+  start();
+  login();
+  std::vector<json> received;
+  auto receiver = beacon_receiver(received);
+  const auto id = clone("bs-custom");
+  const std::string path = "/api/vcenter/vm/" + id + "/guest/customization";
+  auto idle = call("GET", path);
+  ASSERT_EQ(idle.status, 200);
+  expect_conforms(idle, "/api/vcenter/vm/{vm}/guest/customization", "get");
+  EXPECT_EQ(json::parse(idle.body)["status"], "IDLE");
+
+  const json set{{"spec", cloud_init_customization(receiver->base_url() + "/v1/ready", "tok-42", "bs-custom")}};
+  const auto problems = vcenter_spec().validate_schema(
+      set, request_schema(vcenter_spec(), "/api/vcenter/vm/{vm}/guest/customization", "put"));
+  EXPECT_TRUE(problems.empty()) << testing::join(problems);
+  // Invalid specs are refused: two configuration kinds, a named spec the lab does not have, a bad type.
+  json two = set;
+  two["spec"]["configuration_spec"]["linux_config"] = {{"hostname", {{"type", "VIRTUAL_MACHINE"}}}, {"domain", "lab"}};
+  auto refused = call("PUT", path, two.dump());
+  EXPECT_EQ(refused.status, 400);
+  expect_conforms(refused, "/api/vcenter/vm/{vm}/guest/customization", "put");
+  auto named = call("PUT", path, json{{"name", "no-such-spec"}}.dump());
+  EXPECT_EQ(named.status, 404);
+  expect_conforms(named, "/api/vcenter/vm/{vm}/guest/customization", "put");
+  json bad_type = set;
+  bad_type["spec"]["configuration_spec"]["cloud_config"]["type"] = "IGNITION";
+  EXPECT_EQ(call("PUT", path, bad_type.dump()).status, 400);
+
+  auto put = call("PUT", path, set.dump());
+  ASSERT_EQ(put.status, 204) << put.body;
+  expect_conforms(put, "/api/vcenter/vm/{vm}/guest/customization", "put");
+  auto pending = call("GET", path);
+  EXPECT_EQ(json::parse(pending.body)["status"], "PENDING");
+  expect_conforms(pending, "/api/vcenter/vm/{vm}/guest/customization", "get");
+
+  ASSERT_EQ(call("POST", "/api/vcenter/vm/" + id + "/power?action=start").status, 204);
+  auto on = call("PUT", path, set.dump());
+  EXPECT_EQ(on.status, 400);
+  EXPECT_EQ(json::parse(on.body)["error_type"], "NOT_ALLOWED_IN_CURRENT_STATE");
+  expect_conforms(on, "/api/vcenter/vm/{vm}/guest/customization", "put");
+  run_until([&] { return !received.empty(); });
+  ASSERT_EQ(received.size(), 1u);
+  EXPECT_EQ(received[0]["vm"], "bs-custom");
+  EXPECT_EQ(received[0]["token"], "tok-42");
+  auto done = call("GET", path);
+  ASSERT_EQ(done.status, 200);
+  expect_conforms(done, "/api/vcenter/vm/{vm}/guest/customization", "get");
+  EXPECT_EQ(json::parse(done.body)["status"], "SUCCEEDED");
+  EXPECT_TRUE(json::parse(done.body).contains("end_time"));
+  auto guestinfo = call("GET", "/_lab/vms/" + id + "/guestinfo", "", {}, false);
+  EXPECT_EQ(json::parse(guestinfo.body)["guestinfo.bootstorm.token"], "tok-42");
+  // The beacon came from the customization, not from guestinfo set beforehand.
+  auto truth = json::parse(call("GET", "/_lab/truth", "", {}, false).body);
+  ASSERT_EQ(truth["vms"].size(), 1u);
+  EXPECT_TRUE(truth["vms"][0]["milestones"].contains("beacon"));
+  receiver->stop_now();
+}
+
+// The same through /rest: the set spec travels wrapped as {"spec": SetSpec}.
+TEST_F(VcenterFrontTest, LegacyGuestCustomizationIsSpecWrapped) {
+  auto spec = observable_spec();
+  spec.vcenter.legacy_rest = true;
+  start(spec);
+  legacy_login();
+  std::vector<json> received;
+  auto receiver = beacon_receiver(received);
+  auto golden = json::parse(call("GET", "/rest/vcenter/vm?filter.names.1=tiny-golden").body);
+  auto cloned = call("POST", "/rest/vcenter/vm?action=clone",
+                     json{{"spec", {{"source", golden["value"][0]["vm"]}, {"name", "bs-rest-custom"}}}}.dump());
+  ASSERT_EQ(cloned.status, 200) << cloned.body;
+  const std::string id = json::parse(cloned.body)["value"];
+  const json set{{"spec", {{"spec", cloud_init_customization(receiver->base_url() + "/v1/ready", "tok-7", "bs-rest-custom")}}}};
+  const auto problems = vcenter_spec().validate_schema(
+      set, request_schema(vcenter_spec(), "/rest/vcenter/vm/{vm}/guest/customization", "put"));
+  EXPECT_TRUE(problems.empty()) << testing::join(problems);
+  auto put = call("PUT", "/rest/vcenter/vm/" + id + "/guest/customization", set.dump());
+  ASSERT_EQ(put.status, 200) << put.body;
+  auto pending = call("GET", "/rest/vcenter/vm/" + id + "/guest/customization");
+  expect_conforms(pending, "/rest/vcenter/vm/{vm}/guest/customization", "get");
+  EXPECT_EQ(json::parse(pending.body)["value"]["status"], "PENDING");
+  ASSERT_EQ(call("POST", "/rest/vcenter/vm/" + id + "/power/start").status, 200);
+  run_until([&] { return !received.empty(); });
+  ASSERT_EQ(received.size(), 1u);
+  EXPECT_EQ(received[0]["token"], "tok-7");
+  receiver->stop_now();
+}
+
+// A Linux (cloud-init) customization on a Windows guest fails in the guest, as on vSphere, and hands nothing.
+TEST_F(VcenterFrontTest, CloudInitCustomizationOfAWindowsGuestFails) {
+  auto spec = observable_spec();
+  for (auto& p : spec.profiles) p.guest_os = "WINDOWS_9_64";
+  start(spec);
+  login();
+  std::vector<json> received;
+  auto receiver = beacon_receiver(received);
+  const auto id = clone("bs-win");
+  const std::string path = "/api/vcenter/vm/" + id + "/guest/customization";
+  ASSERT_EQ(call("PUT", path, json{{"spec", cloud_init_customization(receiver->base_url() + "/v1/ready", "t", "bs-win")}}.dump()).status, 204);
+  ASSERT_EQ(call("POST", "/api/vcenter/vm/" + id + "/power?action=start").status, 204);
+  auto failed = call("GET", path);
+  expect_conforms(failed, "/api/vcenter/vm/{vm}/guest/customization", "get");
+  EXPECT_EQ(json::parse(failed.body)["status"], "FAILED");
+  run_until([&] { return !received.empty(); }, std::chrono::seconds(3));
+  EXPECT_TRUE(received.empty());
+  receiver->stop_now();
 }
 
 TEST_F(VcenterFrontTest, StateDirectoryFollowsTheContract) {

@@ -6,11 +6,18 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <cmath>
+#include <functional>
+#include <mutex>
+#include <thread>
 #include <nlohmann/json.hpp>
 
+#include "orchestrator/beacon/listener.hpp"
 #include "providers/http/client.hpp"
 #include "providers/vsphere/vsphere_provider.hpp"
 #include "simulator/lab/lab_server.hpp"
@@ -108,6 +115,122 @@ class VsphereLabTest : public ::testing::Test {
     return api::VmSpec{buf, "lab", host, i};
   }
 
+  // Provisions `count` VMs over host-01/host-02, starts them all at once, observes them and checks every
+  // observed milestone against the lab's truth within its stated resolution; then deletes them. With a
+  // beacon listener, also waits until every VM called it (`beacons_received` counts the calls). Returns the
+  // truth per VM name.
+  std::map<std::string, json> storm_against_truth(api::Provider& p, int count,
+                                                  beacon::Listener* listener = nullptr,
+                                                  std::function<std::size_t()> beacons_received = {}) {
+    std::map<std::string, json> truth_by_name;
+    if (!run(p.connect())) {
+      ADD_FAILURE() << "connect failed";
+      return truth_by_name;
+    }
+    const std::vector<std::string> hosts = {"host-01", "host-02"};
+    auto inventory = run(p.check_inventory(api::InventoryRequest{hosts, static_cast<std::size_t>(count)}));
+    EXPECT_TRUE(inventory) << (inventory ? "" : inventory.error().what());
+    std::vector<api::VmHandle> vms;
+    for (int i = 1; i <= count; ++i) {
+      auto h = run(p.provision(spec(i, hosts[static_cast<std::size_t>(i) % 2])));
+      if (!h) {
+        ADD_FAILURE() << h.error().what();
+        return truth_by_name;
+      }
+      EXPECT_TRUE(run(p.wait_startable(*h, 30s)));
+      if (listener) listener->expect(h->name, h->id);
+      vms.push_back(*h);
+    }
+    EXPECT_TRUE(run(p.prepare_storm(vms.size())));
+
+    std::map<std::string, api::StartResult> started;
+    std::map<std::string, std::map<api::Milestone, api::MilestoneEvent>> seen;
+    CancelSignal stop;
+    asio::steady_timer guard(io, 60s);
+    guard.async_wait([&](auto ec) {
+      if (!ec) stop.cancel();
+    });
+    int pending_starts = static_cast<int>(vms.size());
+    for (auto& v : vms)
+      asio::co_spawn(
+          io,
+          [&, v]() -> asio::awaitable<void> {
+            auto s = co_await p.start(v);
+            EXPECT_TRUE(s) << (s ? "" : s.error().what());
+            if (s) started[v.name] = *s;
+            --pending_starts;
+          },
+          asio::detached);
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+          co_await p.observe(
+              vms, [&](api::MilestoneEvent e) { seen[e.vm][e.milestone] = e; }, stop);
+          // The guests call the beacon at logon, which may come after the last observed milestone.
+          asio::steady_timer wait(co_await asio::this_coro::executor);
+          while (beacons_received && beacons_received() < vms.size() && !stop.cancelled()) {
+            wait.expires_after(20ms);
+            co_await wait.async_wait(asio::as_tuple(asio::use_awaitable));
+          }
+          guard.cancel();
+        },
+        asio::detached);
+    io.restart();
+    io.run();
+    EXPECT_EQ(pending_starts, 0);
+
+    auto truth = lab_call("GET", "/_lab/truth");
+    for (auto& v : truth["vms"]) truth_by_name[v["name"]] = v;
+    constexpr double kClockSlack = 0.005;  // wall/steady conversion and the lab's clock reads
+    for (auto& v : vms) {
+      if (!truth_by_name.count(v.name) || !started.count(v.name)) {
+        ADD_FAILURE() << v.name << " has no truth or was not started";
+        continue;
+      }
+      const auto& t = truth_by_name[v.name];
+      const auto& s = started.at(v.name);
+      const double written = std::chrono::duration<double>(s.written_wall.time_since_epoch()).count();
+      const double acked = std::chrono::duration<double>(s.acknowledged_wall.time_since_epoch()).count();
+      // The start request was written before the lab received it, and acknowledged once the VM was on.
+      // start_requested is the HTTP client's written stamp, taken when the write completes on a busy
+      // executor: it may trail the lab's receipt by a few ms (reported, not a provider property).
+      const double received_minus_written_ms = (t["startReceived"].get<double>() - written) * 1e3;
+      std::printf("%s: lab received the start %+.3f ms after the client's written stamp\n", v.name.c_str(),
+                  received_minus_written_ms);
+      EXPECT_LT(std::abs(received_minus_written_ms), 50.0) << v.name;
+      EXPECT_GE(acked + kClockSlack, t["milestones"]["running"].get<double>()) << v.name;
+      EXPECT_EQ(seen[v.name].size(), 3u) << v.name;
+      for (auto m : {api::Milestone::running, api::Milestone::guest_agent, api::Milestone::ip_assigned}) {
+        if (!seen[v.name].count(m)) continue;
+        const auto& e = seen[v.name].at(m);
+        const double observed = std::chrono::duration<double>(e.observed_wall.time_since_epoch()).count();
+        const double real = t["milestones"][std::string(api::to_string(m))].get<double>();
+        EXPECT_GE(observed + kClockSlack, real) << v.name << " " << api::to_string(m);
+        EXPECT_LE(observed - e.resolution_s - kClockSlack, real)
+            << v.name << " " << api::to_string(m) << " resolution " << e.resolution_s;
+        EXPECT_LT(e.resolution_s, 1.5) << v.name << " " << api::to_string(m);
+      }
+    }
+    std::map<api::Milestone, std::vector<double>> resolutions;
+    for (auto& [vm, events] : seen)
+      for (auto& [m, e] : events) resolutions[m].push_back(e.resolution_s);
+    for (auto& [m, r] : resolutions) {
+      double sum = 0, max = 0;
+      for (double x : r) sum += x, max = std::max(max, x);
+      std::printf("%s: resolution mean %.1f ms, max %.1f ms over %zu VMs\n",
+                  std::string(api::to_string(m)).c_str(), 1e3 * sum / static_cast<double>(r.size()), 1e3 * max,
+                  r.size());
+    }
+    for (auto& v : vms) EXPECT_TRUE(run(p.destroy(v)));
+    auto left = run(p.list_run_vms(kRun));
+    EXPECT_TRUE(left);
+    if (left) {
+      EXPECT_TRUE(left->empty());
+    }
+    run_void(p.disconnect());
+    return truth_by_name;
+  }
+
   asio::io_context io;
   api::ProviderConfig config;
   std::unique_ptr<sim::LabServer> lab_;
@@ -191,91 +314,104 @@ TEST_F(VsphereLabTest, InventoryErrorsNameTheMissingObjectAndListWhatExists) {
 TEST_F(VsphereLabTest, SmallStormMatchesTheSimulatorsTruthWithinTheStatedResolution) {
   start_lab(slowed_small_lab());
   auto p = make_provider();
+  storm_against_truth(*p, 6);
+}
+
+// A vCenter before 7.0U2 (the lab's `legacyRest: true`): no /api at all, so the provider detects the legacy
+// /rest dialect on login and runs the whole storm through it — value-wrapped bodies, filter.<name>.<n> list
+// filters, path-style power calls — with the same accuracy against the simulator's truth.
+TEST_F(VsphereLabTest, LegacyRestVcenterRunsTheWholeStormThroughRest) {
+  auto spec = slowed_small_lab();
+  spec.vcenter.legacy_rest = true;
+  start_lab(spec);
+  auto p = make_provider();
+  auto* provider = dynamic_cast<vsphere::VsphereProvider*>(p.get());
+  ASSERT_NE(provider, nullptr);
   ASSERT_TRUE(run(p->connect()));
-  const std::vector<std::string> hosts = {"host-01", "host-02"};
-  ASSERT_TRUE(run(p->check_inventory(api::InventoryRequest{hosts, 6})));
-  std::vector<api::VmHandle> vms;
-  for (int i = 1; i <= 6; ++i) {
-    auto h = run(p->provision(spec(i, hosts[i % 2])));
-    ASSERT_TRUE(h) << h.error().what();
-    ASSERT_TRUE(run(p->wait_startable(*h, 30s)));
-    vms.push_back(*h);
-  }
-  ASSERT_TRUE(run(p->prepare_storm(vms.size())));
-
-  std::map<std::string, api::StartResult> started;
-  std::map<std::string, std::map<api::Milestone, api::MilestoneEvent>> seen;
-  CancelSignal stop;
-  asio::steady_timer guard(io, 60s);
-  guard.async_wait([&](auto ec) {
-    if (!ec) stop.cancel();
-  });
-  int pending_starts = static_cast<int>(vms.size());
-  for (auto& v : vms)
-    asio::co_spawn(
-        io,
-        [&, v]() -> asio::awaitable<void> {
-          auto s = co_await p->start(v);
-          EXPECT_TRUE(s) << (s ? "" : s.error().what());
-          if (s) started[v.name] = *s;
-          --pending_starts;
-        },
-        asio::detached);
-  asio::co_spawn(
-      io,
-      [&]() -> asio::awaitable<void> {
-        co_await p->observe(
-            vms, [&](api::MilestoneEvent e) { seen[e.vm][e.milestone] = e; }, stop);
-        guard.cancel();
-      },
-      asio::detached);
-  io.restart();
-  io.run();
-  EXPECT_EQ(pending_starts, 0);
-
-  auto truth = lab_call("GET", "/_lab/truth");
-  std::map<std::string, json> truth_by_name;
-  for (auto& v : truth["vms"]) truth_by_name[v["name"]] = v;
-  constexpr double kClockSlack = 0.005;  // wall/steady conversion and the lab's clock reads
-  for (auto& v : vms) {
-    ASSERT_TRUE(truth_by_name.count(v.name)) << v.name;
-    const auto& t = truth_by_name[v.name];
-    const auto& s = started.at(v.name);
-    const double written = std::chrono::duration<double>(s.written_wall.time_since_epoch()).count();
-    const double acked = std::chrono::duration<double>(s.acknowledged_wall.time_since_epoch()).count();
-    // The start request was written before the lab received it, and acknowledged once the VM was on.
-    // start_requested is the HTTP client's written stamp, taken when the write completes on a busy executor:
-    // it may trail the lab's receipt by a few ms (reported, not a provider property), never by much.
-    const double received_minus_written_ms = (t["startReceived"].get<double>() - written) * 1e3;
-    std::printf("%s: lab received the start %+.3f ms after the client's written stamp\n", v.name.c_str(),
-                received_minus_written_ms);
-    EXPECT_LT(std::abs(received_minus_written_ms), 50.0) << v.name;
-    EXPECT_GE(acked + kClockSlack, t["milestones"]["running"].get<double>()) << v.name;
-    ASSERT_EQ(seen[v.name].size(), 3u) << v.name;
-    for (auto m : {api::Milestone::running, api::Milestone::guest_agent, api::Milestone::ip_assigned}) {
-      const auto& e = seen[v.name].at(m);
-      const double observed = std::chrono::duration<double>(e.observed_wall.time_since_epoch()).count();
-      const double real = t["milestones"][std::string(api::to_string(m))].get<double>();
-      EXPECT_GE(observed + kClockSlack, real) << v.name << " " << api::to_string(m);
-      EXPECT_LE(observed - e.resolution_s - kClockSlack, real)
-          << v.name << " " << api::to_string(m) << " resolution " << e.resolution_s;
-      EXPECT_LT(e.resolution_s, 1.5) << v.name << " " << api::to_string(m);
+  EXPECT_EQ(provider->dialect(), vsphere::Dialect::rest);
+  storm_against_truth(*p, 6);
+  auto stats = lab_call("GET", "/_lab/stats");
+  std::size_t rest_calls = 0;
+  for (auto& [route, n] : stats["byRoute"].items()) {
+    const bool rest = route.find(" /rest/") != std::string::npos;
+    // The only /api request is the login probe that found no /api/session.
+    if (!rest) {
+      EXPECT_EQ(route, "POST /api/session") << route;
     }
+    if (rest) rest_calls += n.get<std::size_t>();
   }
-  std::map<api::Milestone, std::vector<double>> resolutions;
-  for (auto& [vm, events] : seen)
-    for (auto& [m, e] : events) resolutions[m].push_back(e.resolution_s);
-  for (auto& [m, r] : resolutions) {
-    double sum = 0, max = 0;
-    for (double x : r) sum += x, max = std::max(max, x);
-    std::printf("%s: resolution mean %.1f ms, max %.1f ms over %zu VMs\n",
-                std::string(api::to_string(m)).c_str(), 1e3 * sum / static_cast<double>(r.size()), 1e3 * max,
-                r.size());
+  EXPECT_GT(rest_calls, 30u);
+  EXPECT_TRUE(stats["byRoute"].contains("GET /rest/vcenter/vm")) << stats["byRoute"].dump();
+  EXPECT_TRUE(stats["byRoute"].contains("POST /rest/vcenter/vm/{id}/power/start")) << stats["byRoute"].dump();
+}
+
+// ready: beacon on vSphere. The provider hands the beacon URL and each VM's token to the guest through the
+// vCenter REST guest customization (cloud-init user data); the simulated guest applies it at power-on and
+// calls the run's real beacon listener when it reaches logon. The beacon times must match the lab's truth.
+class VsphereBeaconTest : public VsphereLabTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(VsphereBeaconTest, BeaconReadyTimesMatchTheTruth) {
+  auto spec = slowed_small_lab();
+  spec.vcenter.legacy_rest = GetParam();
+  start_lab(spec);
+  // The listener serves on its own thread, as the engine's does next to the provider's executor.
+  asio::io_context beacon_io;
+  auto work = asio::make_work_guard(beacon_io);
+  beacon::ListenerOptions options;
+  options.run_id = kRun;
+  beacon::Listener listener(beacon_io.get_executor(), options);
+  ASSERT_TRUE(listener.start());
+  std::mutex mutex;
+  std::map<std::string, api::MilestoneEvent> beacons;
+  listener.set_sink([&](api::MilestoneEvent e) {
+    std::lock_guard lock(mutex);
+    if (e.milestone == api::Milestone::beacon) beacons[e.vm] = e;
+  });
+  std::thread beacon_thread([&] { beacon_io.run(); });
+  config.beacon_url = listener.url();
+  config.beacon_token = [&listener](const std::string& vm) { return listener.token_for(vm); };
+  auto p = make_provider();
+  const auto truth = storm_against_truth(*p, 6, &listener, [&] {
+    std::lock_guard lock(mutex);
+    return beacons.size();
+  });
+  asio::co_spawn(beacon_io, listener.stop(), asio::detached);
+  work.reset();
+  beacon_thread.join();
+  ASSERT_EQ(beacons.size(), 6u);
+  for (auto& [name, e] : beacons) {
+    ASSERT_TRUE(truth.count(name)) << name;
+    const auto& milestones = truth.at(name)["milestones"];
+    ASSERT_TRUE(milestones.contains("beacon")) << name;
+    const double real = milestones["beacon"].get<double>();
+    const double observed = std::chrono::duration<double>(e.observed_wall.time_since_epoch()).count();
+    std::printf("%s: beacon received %+.2f ms after the guest reached logon\n", name.c_str(),
+                (observed - real) * 1e3);
+    // Pushed by the guest: received after the truth, within loopback latency.
+    EXPECT_GE(observed + 0.005, real) << name;
+    EXPECT_LT(observed - real, 0.25) << name;
+    EXPECT_EQ(e.source, api::Source::beacon);
   }
-  for (auto& v : vms) EXPECT_TRUE(run(p->destroy(v)));
-  auto left = run(p->list_run_vms(kRun));
-  ASSERT_TRUE(left);
-  EXPECT_TRUE(left->empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(ApiAndLegacyRest, VsphereBeaconTest, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? std::string("legacy_rest") : std::string("api");
+                         });
+
+// Without a beacon nothing is customized, and the guests call no one.
+TEST_F(VsphereLabTest, NoBeaconMeansNoGuestCustomization) {
+  start_lab(slowed_small_lab());
+  auto p = make_provider();
+  ASSERT_TRUE(run(p->connect()));
+  ASSERT_TRUE(run(p->check_inventory(api::InventoryRequest{{"host-01"}, 1})));
+  auto h = run(p->provision(spec(1, "host-01")));
+  ASSERT_TRUE(h) << h.error().what();
+  auto stats = lab_call("GET", "/_lab/stats");
+  for (auto& [route, n] : stats["byRoute"].items())
+    EXPECT_EQ(route.find("customization"), std::string::npos) << route;
+  EXPECT_TRUE(lab_call("GET", "/_lab/vms/" + h->id + "/guestinfo").empty());
+  EXPECT_TRUE(run(p->destroy(*h)));
   run_void(p->disconnect());
 }
 

@@ -55,6 +55,8 @@ std::vector<bootstorm::vsphere::testing::RecordedRequest> lifecycle(const std::s
   config.clone_type = clone_type;
   config.run_id = "c0ffee";
   config.requests_per_second = 200;
+  config.beacon_url = "http://192.0.2.10:8443/v1/ready";
+  config.beacon_token = [](const std::string& vm) { return "tok-" + vm; };
   VsphereProvider provider(io.get_executor(), config, std::move(transport));
   EXPECT_TRUE(run(io, provider.connect()));
   EXPECT_TRUE(run(io, provider.check_inventory(api::InventoryRequest{{"esx-01"}, 2})));
@@ -97,7 +99,8 @@ void expect_conformant(const std::vector<bootstorm::vsphere::testing::RecordedRe
                          "GET /api/vcenter/datastore", "GET /api/vcenter/vm",
                          "GET /api/vcenter/vm/{vm}/power", "POST /api/vcenter/vm/{vm}/power?action=start",
                          "POST /api/vcenter/vm/{vm}/power?action=stop", "GET /api/vcenter/vm/{vm}/tools",
-                         "GET /api/vcenter/vm/{vm}/guest/identity", "DELETE /api/vcenter/vm/{vm}"})
+                         "GET /api/vcenter/vm/{vm}/guest/identity", "DELETE /api/vcenter/vm/{vm}",
+                         "PUT /api/vcenter/vm/{vm}/guest/customization"})
     EXPECT_TRUE(operations.count(op)) << op << " not exercised";
 }
 

@@ -21,6 +21,7 @@ namespace bootstorm::vsphere::testing {
 
 struct FakeVm {
   std::string id, name, host, power = "POWERED_OFF";
+  std::string guest_os = "UBUNTU_64";
   std::chrono::steady_clock::time_point powered_on_at{};
   std::chrono::milliseconds tools_after{50};  // after power on
   std::chrono::milliseconds ip_after{100};
@@ -37,6 +38,7 @@ class FakeVcenter final : public Transport {
   using clock = std::chrono::steady_clock;
 
   bool legacy = false;
+  std::map<std::string, nlohmann::json> customizations;  // vm id -> last PUT guest/customization SetSpec
   std::string user = "admin", password = "s3cret-pass";
   std::vector<json> hosts = {{{"host", "host-1"},
                               {"name", "esx-01"},
@@ -181,8 +183,19 @@ class FakeVcenter final : public Transport {
   std::vector<std::string> values(const std::multimap<std::string, std::string>& q,
                                   const std::string& name) const {
     std::vector<std::string> out;
-    auto [b, e] = q.equal_range(legacy ? "filter." + name : name);
-    for (auto it = b; it != e; ++it) out.push_back(it->second);
+    if (!legacy) {
+      auto [b, e] = q.equal_range(name);
+      for (auto it = b; it != e; ++it) out.push_back(it->second);
+      return out;
+    }
+    // /rest numbers a set's elements: filter.names.1=a&filter.names.2=b (a bare filter.names=a also works).
+    const std::string prefix = "filter." + name;
+    for (const auto& [key, value] : q) {
+      if (key == prefix) out.push_back(value);
+      if (key.size() > prefix.size() + 1 && key.rfind(prefix + ".", 0) == 0 &&
+          key.find_first_not_of("0123456789", prefix.size() + 1) == std::string::npos)
+        out.push_back(value);
+    }
     return out;
   }
 
@@ -256,6 +269,7 @@ class FakeVcenter final : public Transport {
     }
     if (sub.empty() && req.method == "GET")
       return reply(200, {{"name", vm.name},
+                         {"guest_OS", vm.guest_os},
                          {"power_state", vm.power},
                          {"memory", {{"size_MiB", 4096}}},
                          {"disks",
@@ -288,6 +302,13 @@ class FakeVcenter final : public Transport {
         vm.power = "POWERED_OFF";
         return reply(legacy ? 200 : 204, nullptr);
       }
+    }
+    if (sub == "/guest/customization" && req.method == "PUT") {
+      if (vm.power != "POWERED_OFF")
+        return error(400, "NOT_ALLOWED_IN_CURRENT_STATE", "The VM must be powered off.");
+      auto body = json::parse(req.body, nullptr, false);
+      customizations[id] = legacy && body.is_object() ? body["spec"] : body;
+      return reply(legacy ? 200 : 204, nullptr);
     }
     const bool on = vm.power == "POWERED_ON";
     const auto since = clock::now() - vm.powered_on_at;

@@ -275,6 +275,7 @@ TEST(Dialect, ApiPaths) {
   EXPECT_EQ(p.power_action("vm-1", "start"), "/api/vcenter/vm/vm-1/power?action=start");
   EXPECT_EQ(p.tools("vm-1"), "/api/vcenter/vm/vm-1/tools");
   EXPECT_EQ(p.guest_identity("vm-1"), "/api/vcenter/vm/vm-1/guest/identity");
+  EXPECT_EQ(p.guest_customization("vm-1"), "/api/vcenter/vm/vm-1/guest/customization");
   EXPECT_EQ(p.wrap_spec({{"name", "x"}}), (nlohmann::json{{"name", "x"}}));
   EXPECT_EQ(p.unwrap(nlohmann::json("tok")), nlohmann::json("tok"));
 }
@@ -282,7 +283,10 @@ TEST(Dialect, ApiPaths) {
 TEST(Dialect, LegacyRestPaths) {
   Paths p(Dialect::rest);
   EXPECT_EQ(p.session(), "/rest/com/vmware/cis/session");
-  EXPECT_EQ(p.vm_list({{"names", {"g"}}}), "/rest/vcenter/vm?filter.names=g");
+  EXPECT_EQ(p.vm_list({{"names", {"g"}}}), "/rest/vcenter/vm?filter.names.1=g");
+  EXPECT_EQ(p.vm_list({{"vms", {"vm-1", "vm-2"}}, {"power_states", {"POWERED_ON"}}}),
+            "/rest/vcenter/vm?filter.vms.1=vm-1&filter.vms.2=vm-2&filter.power_states.1=POWERED_ON");
+  EXPECT_EQ(p.guest_customization("vm-1"), "/rest/vcenter/vm/vm-1/guest/customization");
   EXPECT_EQ(p.host_list(), "/rest/vcenter/host");
   EXPECT_EQ(p.clone(false), "/rest/vcenter/vm?action=clone");
   EXPECT_EQ(p.power_action("vm-1", "start"), "/rest/vcenter/vm/vm-1/power/start");

@@ -234,6 +234,52 @@ TEST_F(VsphereProviderTest, FullCloneIsPinnedToHostAndDatastoreAndPoweredOff) {
   EXPECT_TRUE(run(provider().wait_startable(*h, 1s)));
 }
 
+TEST_F(VsphereProviderTest, BeaconIsHandedOverAsACloudInitCustomizationBeforeTheStorm) {
+  config.beacon_url = "https://10.1.2.3:9443/v1/ready";
+  config.beacon_token = [](const std::string& vm) { return "token-of-" + vm; };
+  connect_and_check();
+  auto h = run(provider().provision(spec(1)));
+  ASSERT_TRUE(h) << h.error().what();
+  const std::string target = "/api/vcenter/vm/" + h->id + "/guest/customization";
+  ASSERT_EQ(fake->count("PUT", target), 1u);
+  // After the clone created the VM (it must exist and be off), never after a power start.
+  std::size_t clone_at = 0, put_at = 0;
+  for (std::size_t i = 0; i < fake->requests.size(); ++i) {
+    if (fake->requests[i].target == "/api/vcenter/vm?action=clone") clone_at = i;
+    if (fake->requests[i].target == target) put_at = i;
+  }
+  EXPECT_LT(clone_at, put_at);
+  const json& set = fake->customizations[h->id];
+  const json& cloud = set["spec"]["configuration_spec"]["cloud_config"];
+  EXPECT_EQ(cloud["type"], "CLOUDINIT");
+  const std::string userdata = cloud["cloudinit"]["userdata"];
+  EXPECT_EQ(userdata.rfind("#cloud-config\n", 0), 0u);
+  EXPECT_NE(userdata.find("BOOTSTORM_BEACON_URL=https://10.1.2.3:9443/v1/ready\n"), std::string::npos);
+  EXPECT_NE(userdata.find("BOOTSTORM_BEACON_TOKEN=token-of-" + spec(1).name + "\n"), std::string::npos);
+  EXPECT_NE(userdata.find("BOOTSTORM_VM_NAME=" + spec(1).name + "\n"), std::string::npos);
+  EXPECT_NE(cloud["cloudinit"]["metadata"].get<std::string>().find("instance-id: " + spec(1).name),
+            std::string::npos);
+  EXPECT_TRUE(set["spec"]["interfaces"].is_array());
+  EXPECT_TRUE(set["spec"]["global_DNS_settings"].is_object());
+}
+
+TEST_F(VsphereProviderTest, WithoutABeaconNoCustomizationIsSent) {
+  connect_and_check();
+  auto h = run(provider().provision(spec(1)));
+  ASSERT_TRUE(h) << h.error().what();
+  EXPECT_EQ(fake->count("PUT", "/api/vcenter/vm/" + h->id + "/guest/customization"), 0u);
+}
+
+TEST_F(VsphereProviderTest, WindowsGoldenGetsNoCloudInitCustomization) {
+  config.beacon_url = "https://10.1.2.3:9443/v1/ready";
+  config.beacon_token = [](const std::string& vm) { return "token-of-" + vm; };
+  fake->vms["vm-golden"].guest_os = "WINDOWS_9_64";
+  connect_and_check();
+  auto h = run(provider().provision(spec(1)));
+  ASSERT_TRUE(h) << h.error().what();
+  EXPECT_EQ(fake->count("PUT", "/api/vcenter/vm/" + h->id + "/guest/customization"), 0u);
+}
+
 TEST_F(VsphereProviderTest, LinkedIsAFullCloneBecauseRestHasNoLinkedClone) {
   config.clone_type = "linked";
   connect_and_check();
@@ -541,7 +587,7 @@ TEST_F(VsphereProviderTest, LegacyRestDialectIsUsedWhenApiSessionIsMissing) {
   EXPECT_EQ(seen.events[h->name].size(), 3u);
   bool filtered = false;
   for (auto& r : fake->requests)
-    if (r.target.rfind("/rest/vcenter/vm?filter.vms=", 0) == 0) filtered = true;
+    if (r.target.rfind("/rest/vcenter/vm?filter.vms.1=", 0) == 0) filtered = true;
   EXPECT_TRUE(filtered);
   ASSERT_TRUE(run(provider().destroy(*h)));
   EXPECT_EQ(fake->vms.count(h->id), 0u);
