@@ -1,6 +1,8 @@
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <system_error>
 
@@ -20,10 +22,16 @@ Expected<void> write_file(const std::filesystem::path& path, std::string_view co
       return make_error(ErrorKind::io, fmt::format("cannot write {}", tmp.string()),
                         "check that the run directory is writable and the disk is not full");
     }
+    errno = 0;
     f.write(content.data(), static_cast<std::streamsize>(content.size()));
     f.flush();
     if (!f) {
-      return make_error(ErrorKind::io, fmt::format("writing {} failed", tmp.string()),
+      // Say why (a full disk reads "No space left on device") and leave no partial file taking the space.
+      const std::string why = std::strerror(errno != 0 ? errno : EIO);
+      f.close();
+      std::error_code ignored;
+      std::filesystem::remove(tmp, ignored);
+      return make_error(ErrorKind::io, fmt::format("writing {} failed: {}", tmp.string(), why),
                         "check free space on the output file system");
     }
   }

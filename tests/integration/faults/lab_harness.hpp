@@ -1,0 +1,664 @@
+#pragma once
+// Shared by the fault suite, the safety-interlock tests and the secrets test: a `bootstorm lab serve` child
+// on ephemeral loopback ports, the real `bootstorm` CLI as further children, and independent checks of what
+// happened through the lab's own endpoints (/_lab/truth, /_lab/stats, /_lab/faults) and its platform APIs
+// (vCenter REST, Kubernetes), spoken with the project's plain HTTP client (no provider code involved).
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/base64.hpp"
+#include "providers/http/client.hpp"
+
+extern char** environ;
+
+namespace bootstorm::lab_harness {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+inline std::string binary() {
+  if (const char* override_path = std::getenv("BOOTSTORM_BIN")) return override_path;
+  return std::string(BOOTSTORM_BINARY_DIR) + "/bootstorm";
+}
+
+inline std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+inline void write_file(const fs::path& path, const std::string& text,
+                       fs::perms mode = fs::perms::owner_read | fs::perms::owner_write) {
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text;
+  }
+  fs::permissions(path, mode, fs::perm_options::replace);
+}
+
+// A child process with stdin from /dev/null and stdout/stderr to files; `extra_env` ("K=V") is added to this
+// process's environment. The destructor SIGKILLs and reaps it unless it was waited for.
+class Child {
+ public:
+  Child(const std::vector<std::string>& argv, const fs::path& out, const fs::path& err,
+        const std::vector<std::string>& extra_env = {})
+      : out_(out), err_(err) {
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0600);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0600);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    std::vector<std::string> env_strings;
+    for (char** e = environ; *e != nullptr; ++e) env_strings.emplace_back(*e);
+    for (const auto& e : extra_env) env_strings.push_back(e);
+    std::vector<char*> envp;
+    for (auto& e : env_strings) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    int rc = posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0) {
+      pid_ = -1;
+      throw std::runtime_error("posix_spawn " + argv[0] + " failed: " + std::to_string(rc));
+    }
+  }
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+  ~Child() { kill_now(); }
+
+  pid_t pid() const { return pid_; }
+
+  // Exit code, or -signal when killed by a signal; nullopt on timeout (the child keeps running).
+  std::optional<int> wait_for(std::chrono::milliseconds timeout) {
+    const auto deadline = Clock::now() + timeout;
+    while (!status_) {
+      int status = 0;
+      pid_t r = ::waitpid(pid_, &status, WNOHANG);
+      if (r == pid_) {
+        status_ = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+        break;
+      }
+      if (Clock::now() >= deadline) return std::nullopt;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return status_;
+  }
+
+  void kill_now() {
+    if (pid_ > 0 && !status_) {
+      ::kill(pid_, SIGKILL);
+      int status = 0;
+      ::waitpid(pid_, &status, 0);
+      status_ = -SIGKILL;
+    }
+  }
+
+  std::string out() const { return read_file(out_); }
+  std::string err() const { return read_file(err_); }
+
+ private:
+  pid_t pid_ = -1;
+  std::optional<int> status_;
+  fs::path out_;
+  fs::path err_;
+};
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+  std::string all() const { return out + err; }
+};
+
+struct HttpResult {
+  int status = 0;  // 0: no response (see error)
+  std::string body;
+  std::string error;
+  json json_body() const { return json::parse(body, nullptr, false); }
+};
+
+// Blocking HTTPS requests to one origin of the lab, trusting the lab's CA. No retries: the tests read the
+// lab as it is (faults never apply to /_lab, and the tests clear faults before reading the platform APIs).
+class HttpsClient {
+ public:
+  HttpsClient(const std::string& base_url, const std::string& ca_file) {
+    http::ClientOptions options;
+    options.base_url = base_url;
+    options.tls.ca_file = ca_file;
+    options.max_connections = 4;
+    options.retry.max_attempts = 1;
+    client_ = std::make_unique<http::Client>(io_.get_executor(), options);
+  }
+  ~HttpsClient() {
+    client_.reset();
+    io_.restart();
+    io_.poll();
+  }
+
+  HttpResult request(const std::string& method, const std::string& target, const std::string& body = {},
+                     http::Headers headers = {}) {
+    http::Request req(method, target, body);
+    req.headers = std::move(headers);
+    if (!body.empty()) req.headers.emplace_back("Content-Type", "application/json");
+    req.timeout = std::chrono::seconds(30);
+    HttpResult result;
+    auto task = [&]() -> boost::asio::awaitable<void> {
+      auto resp = co_await client_->request(std::move(req));
+      if (resp) {
+        result.status = resp->status;
+        result.body = resp->body;
+      } else {
+        result.error = resp.error().what();
+      }
+    };
+    io_.restart();
+    boost::asio::co_spawn(io_, task(), boost::asio::detached);
+    io_.run();
+    return result;
+  }
+
+ private:
+  boost::asio::io_context io_;
+  std::unique_ptr<http::Client> client_;
+};
+
+// Knobs of the lab profile the tests write: the `small` lab with longer phases where a fault must hit a
+// storm or a provisioning that is still under way, and unique credentials for the secrets test.
+struct LabKnobs {
+  double firmware_s = 0.004;        // fixed time of the first boot phase (small lab: 4 ms)
+  double clone_overhead_s = 0.005;  // task overhead of every clone
+  std::string vcenter_password;     // empty: the small lab's
+  std::string kube_token;           // empty: the small lab's
+  std::string faults_yaml;          // appended as `faults:` when not empty
+};
+
+inline std::string replace_once(std::string text, const std::string& from, const std::string& to) {
+  auto pos = text.find(from);
+  if (pos == std::string::npos) throw std::runtime_error("lab template has no '" + from + "'");
+  return text.replace(pos, from.size(), to);
+}
+
+inline std::string lab_profile(const LabKnobs& knobs) {
+  std::string lab = read_file(fs::path(BOOTSTORM_SOURCE_DIR) / "simulator/labs/small.yaml");
+  lab = replace_once(lab, "fixedS: 0.004", "fixedS: " + std::to_string(knobs.firmware_s));
+  lab =
+      replace_once(lab, "cloneOverheadS: 0.005", "cloneOverheadS: " + std::to_string(knobs.clone_overhead_s));
+  if (!knobs.vcenter_password.empty())
+    lab = replace_once(lab, "password: small-lab-password", "password: " + knobs.vcenter_password);
+  if (!knobs.kube_token.empty())
+    lab = replace_once(lab, "token: small-lab-kube-token-0123456789", "token: " + knobs.kube_token);
+  if (!knobs.faults_yaml.empty()) lab += "\nfaults: " + knobs.faults_yaml + "\n";
+  return lab;
+}
+
+// Milestones the providers observe themselves (the others come from the engine: beacon, port probe).
+inline const std::set<std::string>& provider_milestones(const std::string& platform) {
+  static const std::set<std::string> vsphere = {"running", "guest_agent", "ip_assigned"};
+  static const std::set<std::string> kubevirt = {"scheduled", "running", "guest_agent", "ip_assigned"};
+  return platform == "vsphere" ? vsphere : kubevirt;
+}
+
+struct PlanKnobs {
+  std::string platform = "vsphere";  // vsphere | kubevirt
+  std::string name = "faults";
+  int hosts = 2;
+  int vms_per_host = 2;
+  std::string timeout = "30s";
+  std::string settle = "0s";
+  std::string cleanup = "always";
+  std::string ready = "{signal: guest_agent}";
+  std::string endpoint;     // empty: lab:<state dir>
+  std::string credentials;  // `credentials:` value, empty: none
+  std::string tls;          // `tls:` value, empty: none
+  std::string api_budget = "{requestsPerSecond: 1000, maxConcurrent: 32}";
+};
+
+inline constexpr const char* kNamespace = "bootstorm-faults";
+inline constexpr const char* kForeignVm = "foreign-desktop";
+
+inline int total_vms(const PlanKnobs& k) {
+  return k.hosts * k.vms_per_host;
+}
+
+// The lab (a `bootstorm lab serve` child) and the helpers every test of these suites uses.
+class LabFixture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    std::string name = std::string(info->test_suite_name()) + "-" + info->name();
+    for (char& c : name)
+      if (c == '/') c = '_';
+    dir_ = fs::temp_directory_path() / ("bootstorm-lab-harness-" + std::to_string(::getpid()) + "-" + name);
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+
+  void TearDown() override {
+    lab_.reset();
+    if (!HasFailure()) {
+      std::error_code ec;
+      fs::remove_all(dir_, ec);
+    } else {
+      std::cerr << "kept scratch directory " << dir_ << " for inspection\n";
+    }
+  }
+
+  // Starts `bootstorm lab serve` on a profile written from `knobs`; fatal failure when it does not listen.
+  void start_lab(const LabKnobs& knobs = {}) {
+    const fs::path lab_file = dir_ / "lab.yaml";
+    write_file(lab_file, lab_profile(knobs));
+    state_ = dir_ / "lab";
+    lab_ =
+        std::make_unique<Child>(std::vector<std::string>{binary(), "lab", "serve", "--lab", lab_file.string(),
+                                                         "--state-dir", state_.string()},
+                                dir_ / "lab.out", dir_ / "lab.err");
+    const auto deadline = Clock::now() + std::chrono::seconds(30);
+    const fs::path endpoints = state_ / "endpoints.json";
+    while (Clock::now() < deadline) {
+      if (fs::exists(endpoints)) {
+        endpoints_ = json::parse(read_file(endpoints), nullptr, false);
+        if (endpoints_.is_object()) break;
+      }
+      if (auto rc = lab_->wait_for(std::chrono::milliseconds(0)))
+        FAIL() << "lab serve exited with " << *rc << ": " << lab_->err();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ASSERT_TRUE(endpoints_.is_object()) << "no endpoints.json after 30 s: " << lab_->err();
+    vcenter_ = std::make_unique<HttpsClient>(endpoints_["vcenter"].get<std::string>(),
+                                             endpoints_["caFile"].get<std::string>());
+    kube_ = std::make_unique<HttpsClient>(endpoints_["kube"].get<std::string>(),
+                                          endpoints_["caFile"].get<std::string>());
+  }
+
+  HttpsClient& front(const std::string& platform) { return platform == "vsphere" ? *vcenter_ : *kube_; }
+
+  json lab_get(const std::string& platform, const std::string& path) {
+    HttpResult r = front(platform).request("GET", path);
+    EXPECT_EQ(r.status, 200) << path << ": " << r.error << r.body;
+    return r.json_body();
+  }
+
+  json set_faults(const std::string& platform, const json& faults) {
+    HttpResult r = front(platform).request("POST", "/_lab/faults", faults.dump());
+    EXPECT_EQ(r.status, 200) << r.error << r.body;
+    return r.json_body();
+  }
+
+  void clear_faults(const std::string& platform) {
+    set_faults(platform, {{"errorRate", 0.0},
+                          {"latencyMs", 0.0},
+                          {"latencyJitterMs", 0.0},
+                          {"watchDropAfterS", 0.0},
+                          {"expireSessions", false},
+                          {"forceGoneRate", 0.0},
+                          {"neverBootRate", 0.0},
+                          {"neverBootVms", json::array()},
+                          {"paths", json::array()}});
+  }
+
+  // ---------------------------------------------------------------------------------------- vCenter API
+  std::string vcenter_session() {
+    const std::string basic = base64_encode(endpoints_["username"].get<std::string>() + ":" +
+                                            endpoints_["password"].get<std::string>());
+    HttpResult r = vcenter_->request("POST", "/api/session", {}, {{"Authorization", "Basic " + basic}});
+    EXPECT_EQ(r.status, 201) << r.error << r.body;
+    json token = r.json_body();
+    return token.is_string() ? token.get<std::string>() : std::string();
+  }
+
+  HttpResult vcenter_call(const std::string& method, const std::string& target,
+                          const std::string& body = {}) {
+    if (vcenter_token_.empty()) vcenter_token_ = vcenter_session();
+    HttpResult r = vcenter_->request(method, target, body, {{"vmware-api-session-id", vcenter_token_}});
+    if (r.status == 401) {  // the session-expiry fault drops every session, the test's too
+      vcenter_token_ = vcenter_session();
+      r = vcenter_->request(method, target, body, {{"vmware-api-session-id", vcenter_token_}});
+    }
+    return r;
+  }
+
+  // name -> {vm, name, power_state} of every VM vCenter lists.
+  std::map<std::string, json> vcenter_vms() {
+    std::map<std::string, json> out;
+    HttpResult r = vcenter_call("GET", "/api/vcenter/vm");
+    EXPECT_EQ(r.status, 200) << r.error << r.body;
+    json list = r.json_body();
+    if (list.is_array())
+      for (const auto& vm : list) out[vm.value("name", "")] = vm;
+    return out;
+  }
+
+  // ---------------------------------------------------------------------------------------- Kubernetes API
+  HttpResult kube_call(const std::string& method, const std::string& target, const std::string& body = {}) {
+    return kube_->request(method, target, body,
+                          {{"Authorization", "Bearer " + endpoints_["kubeToken"].get<std::string>()}});
+  }
+
+  std::map<std::string, json> kube_list(const std::string& path) {
+    std::map<std::string, json> out;
+    HttpResult r = kube_call("GET", path);
+    EXPECT_EQ(r.status, 200) << path << ": " << r.error << r.body;
+    json list = r.json_body();
+    if (list.is_object() && list.contains("items"))
+      for (const auto& item : list["items"]) out[item["metadata"]["name"].get<std::string>()] = item;
+    return out;
+  }
+
+  std::map<std::string, json> kube_vms() {
+    return kube_list(std::string("/apis/kubevirt.io/v1/namespaces/") + kNamespace + "/virtualmachines");
+  }
+
+  // Every object in the run's namespace, by "kind/name": VMs, VMIs and DataVolumes.
+  std::map<std::string, json> kube_objects() {
+    std::map<std::string, json> out;
+    const std::string ns = kNamespace;
+    for (const auto& [kind, path] : std::vector<std::pair<std::string, std::string>>{
+             {"VirtualMachine", "/apis/kubevirt.io/v1/namespaces/" + ns + "/virtualmachines"},
+             {"VirtualMachineInstance", "/apis/kubevirt.io/v1/namespaces/" + ns + "/virtualmachineinstances"},
+             {"DataVolume", "/apis/cdi.kubevirt.io/v1beta1/namespaces/" + ns + "/datavolumes"}})
+      for (auto& [name, obj] : kube_list(path)) out[kind + "/" + name] = obj;
+    return out;
+  }
+
+  // ---------------------------------------------------------------------------------------- foreign VM
+  // A VM the run did not create (no run label, no run id in its name), next to the run's VMs: on vSphere a
+  // clone of the golden VM on host-02, on Kubernetes a Halted VirtualMachine in the run's namespace.
+  void create_foreign_vm(const std::string& platform) {
+    if (platform == "vsphere") {
+      HttpResult golden = vcenter_call("GET", "/api/vcenter/vm?names=tiny-golden");
+      ASSERT_EQ(golden.status, 200) << golden.body;
+      json list = golden.json_body();
+      ASSERT_EQ(list.size(), 1u) << golden.body;
+      HttpResult host = vcenter_call("GET", "/api/vcenter/host?names=host-02");
+      ASSERT_EQ(host.status, 200) << host.body;
+      const std::string host_id = host.json_body()[0]["host"].get<std::string>();
+      json spec = {{"source", list[0]["vm"]}, {"name", kForeignVm}, {"placement", {{"host", host_id}}}};
+      HttpResult clone = vcenter_call("POST", "/api/vcenter/vm?action=clone", spec.dump());
+      ASSERT_EQ(clone.status, 200) << clone.body;
+    } else {
+      json ns = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", kNamespace}}}};
+      HttpResult created_ns = kube_call("POST", "/api/v1/namespaces", ns.dump());
+      ASSERT_TRUE(created_ns.status == 201 || created_ns.status == 409) << created_ns.body;
+      json vm = {
+          {"apiVersion", "kubevirt.io/v1"},
+          {"kind", "VirtualMachine"},
+          {"metadata", {{"name", kForeignVm}, {"namespace", kNamespace}, {"labels", {{"app", "desktop"}}}}},
+          {"spec",
+           {{"runStrategy", "Halted"},
+            {"template",
+             {{"spec",
+               {{"domain",
+                 {{"devices", json::object()}, {"resources", {{"requests", {{"memory", "256Mi"}}}}}}}}}}}}}};
+      HttpResult created =
+          kube_call("POST", std::string("/apis/kubevirt.io/v1/namespaces/") + kNamespace + "/virtualmachines",
+                    vm.dump());
+      ASSERT_EQ(created.status, 201) << created.body;
+    }
+    foreign_before_ = foreign_vm(platform);
+    ASSERT_FALSE(foreign_before_.is_null());
+  }
+
+  json foreign_vm(const std::string& platform) {
+    if (platform == "vsphere") {
+      auto vms = vcenter_vms();
+      auto it = vms.find(kForeignVm);
+      return it == vms.end() ? json() : it->second;
+    }
+    HttpResult r = kube_call("GET", std::string("/apis/kubevirt.io/v1/namespaces/") + kNamespace +
+                                        "/virtualmachines/" + kForeignVm);
+    return r.status == 200 ? r.json_body() : json();
+  }
+
+  // The foreign VM is still there, unchanged (same id and power state; on Kubernetes the same uid and
+  // resourceVersion: not even a label was written).
+  void expect_foreign_vm_untouched(const std::string& platform) {
+    json now = foreign_vm(platform);
+    ASSERT_FALSE(now.is_null()) << "the VM the run did not create was deleted";
+    if (platform == "vsphere") {
+      EXPECT_EQ(now["vm"], foreign_before_["vm"]);
+      EXPECT_EQ(now["power_state"], foreign_before_["power_state"]);
+    } else {
+      EXPECT_EQ(now["metadata"]["uid"], foreign_before_["metadata"]["uid"]);
+      EXPECT_EQ(now["metadata"]["resourceVersion"], foreign_before_["metadata"]["resourceVersion"])
+          << "the foreign VM was modified: " << now.dump();
+    }
+  }
+
+  // Nothing the platform lists carries the run id: no VM (vSphere), no VM, VMI or DataVolume (Kubernetes).
+  void expect_nothing_of_run_left(const std::string& platform, const std::string& run_id) {
+    ASSERT_EQ(run_id.size(), 6u);
+    const std::string prefix = "bs-" + run_id + "-";
+    if (platform == "vsphere") {
+      for (const auto& [name, vm] : vcenter_vms())
+        EXPECT_NE(name.rfind(prefix, 0), 0u) << "left behind: " << name;
+    } else {
+      for (const auto& [key, obj] : kube_objects()) {
+        const std::string name = key.substr(key.find('/') + 1);
+        EXPECT_NE(name.rfind(prefix, 0), 0u) << "left behind: " << key;
+        const json labels = obj["metadata"].value("labels", json::object());
+        EXPECT_NE(labels.value("bootstorm.io/run", ""), run_id) << "left behind: " << key;
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------- the CLI
+  std::string plan_text(const PlanKnobs& k, const fs::path& out) const {
+    std::ostringstream p;
+    p << "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: " << k.name
+      << "\nplatform:\n  kind: " << k.platform
+      << "\n  endpoint: " << (k.endpoint.empty() ? "lab:" + state_.string() : k.endpoint) << "\n";
+    if (!k.credentials.empty()) p << "  credentials: " << k.credentials << "\n";
+    if (!k.tls.empty()) p << "  tls: " << k.tls << "\n";
+    p << "  apiBudget: " << k.api_budget << "\n";
+    if (k.platform == "vsphere") {
+      p << "golden: {vm: tiny-golden, clone: linked}\n";
+    } else {
+      p << "golden: {dataSource: {name: fedora-golden, namespace: golden}, clone: auto}\nnamespace: "
+        << kNamespace << "\n";
+    }
+    p << "scenarios:\n  - name: faults\n    placement: [";
+    for (int h = 0; h < k.hosts; ++h) {
+      const std::string host =
+          k.platform == "vsphere" ? "host-0" + std::to_string(h + 1) : "worker-" + std::to_string(h);
+      p << (h ? ", " : "") << "{host: " << host << ", vms: " << k.vms_per_host << "}";
+    }
+    p << "]\nstorm: {mode: simultaneous, timeout: " << k.timeout << ", settle: " << k.settle
+      << "}\nready: " << k.ready << "\nrepeat: 1\ncleanup: " << k.cleanup << "\noutput: " << out.string()
+      << "\n";
+    return p.str();
+  }
+
+  fs::path write_plan(const PlanKnobs& k, const fs::path& out) {
+    const fs::path plan = dir_ / ("plan" + std::to_string(counter_++) + ".yaml");
+    write_file(plan, plan_text(k, out));
+    return plan;
+  }
+
+  CliResult bootstorm(std::vector<std::string> args, std::chrono::seconds timeout = std::chrono::seconds(120),
+                      const std::vector<std::string>& env = {}) {
+    args.insert(args.begin(), binary());
+    const std::string tag = std::to_string(counter_++);
+    Child child(args, dir_ / ("cmd" + tag + ".out"), dir_ / ("cmd" + tag + ".err"), env);
+    CliResult r;
+    auto rc = child.wait_for(timeout);
+    r.exit_code = rc ? *rc : -1000;
+    child.kill_now();
+    r.out = child.out();
+    r.err = child.err();
+    return r;
+  }
+
+  std::unique_ptr<Child> spawn_bootstorm(std::vector<std::string> args,
+                                         const std::vector<std::string>& env = {}) {
+    args.insert(args.begin(), binary());
+    const std::string tag = std::to_string(counter_++);
+    return std::make_unique<Child>(args, dir_ / ("bg" + tag + ".out"), dir_ / ("bg" + tag + ".err"), env);
+  }
+
+  // The one run directory under `out` (empty path when there is none or more than one).
+  static fs::path run_dir_in(const fs::path& out) {
+    std::vector<fs::path> dirs;
+    std::error_code ec;
+    if (fs::exists(out, ec))
+      for (const auto& e : fs::directory_iterator(out, ec))
+        if (e.is_directory()) dirs.push_back(e.path());
+    return dirs.size() == 1 ? dirs.front() : fs::path();
+  }
+
+  static std::string run_id_of(const fs::path& run_dir) {
+    const std::string name = run_dir.filename().string();
+    return name.substr(name.rfind('-') + 1);
+  }
+
+  // journal.jsonl as events; a torn last line (what SIGKILL or a full disk may leave) is skipped.
+  static std::vector<json> journal(const fs::path& run_dir) {
+    std::vector<json> events;
+    std::istringstream in(read_file(run_dir / "journal.jsonl"));
+    for (std::string line; std::getline(in, line);) {
+      if (line.empty()) continue;
+      json e = json::parse(line, nullptr, false);
+      if (!e.is_discarded()) events.push_back(std::move(e));
+    }
+    return events;
+  }
+
+  static std::size_t count_events(const std::vector<json>& events, const std::string& type) {
+    std::size_t n = 0;
+    for (const auto& e : events) n += e.value("type", "") == type;
+    return n;
+  }
+
+  // Waits until `pred(journal events)` holds, the child exits (fatal), or the timeout.
+  template <class Pred>
+  bool wait_for_journal(Child& child, const fs::path& out, Pred pred, std::chrono::seconds timeout,
+                        fs::path& run_dir) {
+    const auto deadline = Clock::now() + timeout;
+    while (Clock::now() < deadline) {
+      if (child.wait_for(std::chrono::milliseconds(0))) return false;
+      if (run_dir.empty()) run_dir = run_dir_in(out);
+      if (!run_dir.empty() && pred(journal(run_dir))) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+    return false;
+  }
+
+  // ---------------------------------------------------------------------------------------- truth
+  // The simulator's truth for the run's VMs, by name.
+  std::map<std::string, json> truth_of_run(const std::string& platform, const std::string& run_id) {
+    std::map<std::string, json> out;
+    json truth = lab_get(platform, "/_lab/truth");
+    for (const auto& vm : truth.value("vms", json::array())) {
+      const std::string name = vm.value("name", "");
+      if (name.rfind("bs-" + run_id + "-", 0) == 0) out[name] = vm;
+    }
+    return out;
+  }
+
+  // No milestone that happened is lost, and none is invented. For every VM of the run that the simulator
+  // saw start, every provider-observed milestone that happened before `cutoff(vm)` (unix seconds) is in the
+  // journal; every milestone in the journal happened (truth has it) and was not observed earlier than it
+  // happened (causality, allowing the stated resolution and 3 ms of rounding). Returns the number of
+  // milestones compared.
+  template <class Cutoff>
+  int expect_no_milestone_lost(const std::string& platform, const std::vector<json>& events,
+                               const std::map<std::string, json>& truth, Cutoff cutoff) {
+    std::map<std::string, std::map<std::string, json>> journaled;  // vm -> milestone -> event
+    for (const auto& e : events)
+      if (e.value("type", "") == "milestone") journaled[e.value("vm", "")][e.value("milestone", "")] = e;
+    int compared = 0;
+    const auto& observed = provider_milestones(platform);
+    for (const auto& [vm, t] : truth) {
+      const double start = t.value("startReceived", 0.0);
+      const double limit = cutoff(vm);
+      const json milestones = t.value("milestones", json::object());
+      for (const auto& [milestone, when] : milestones.items()) {
+        if (!observed.count(milestone)) continue;
+        const double at = when.template get<double>();
+        if (at >= limit) continue;
+        ++compared;
+        auto vm_it = journaled.find(vm);
+        const bool found = vm_it != journaled.end() && vm_it->second.count(milestone);
+        EXPECT_TRUE(found) << vm << ": " << milestone << " happened " << (at - start)
+                           << " s after its start but is not in the journal (lost)";
+      }
+    }
+    for (const auto& [vm, milestones] : journaled) {
+      auto t = truth.find(vm);
+      for (const auto& [milestone, e] : milestones) {
+        if (!observed.count(milestone)) continue;
+        if (t == truth.end()) {
+          ADD_FAILURE() << vm << ": journal has " << milestone << " but the lab never started it";
+          continue;
+        }
+        const json tm = t->second.value("milestones", json::object());
+        if (!tm.contains(milestone)) {
+          ADD_FAILURE() << vm << ": journal has " << milestone << " which never happened";
+          continue;
+        }
+        const double true_offset =
+            tm[milestone].template get<double>() - t->second.value("startReceived", 0.0);
+        EXPECT_GE(e.value("offsetS", 0.0), true_offset - e.value("resolutionS", 0.0) - 0.003)
+            << vm << ": " << milestone << " observed before it happened";
+      }
+    }
+    return compared;
+  }
+
+  fs::path dir_;
+  fs::path state_;
+  json endpoints_;
+  std::unique_ptr<Child> lab_;
+  std::unique_ptr<HttpsClient> vcenter_;
+  std::unique_ptr<HttpsClient> kube_;
+  std::string vcenter_token_;
+  json foreign_before_;
+  int counter_ = 0;
+};
+
+inline double parse_rfc3339(const std::string& s) {
+  std::tm tm{};
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0;
+  double sec = 0;
+  if (std::sscanf(s.c_str(), "%d-%d-%dT%d:%d:%lfZ", &y, &mo, &d, &h, &mi, &sec) != 6) return 0;
+  tm.tm_year = y - 1900;
+  tm.tm_mon = mo - 1;
+  tm.tm_mday = d;
+  tm.tm_hour = h;
+  tm.tm_min = mi;
+  return static_cast<double>(::timegm(&tm)) + sec;
+}
+
+inline double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace bootstorm::lab_harness
