@@ -3,6 +3,9 @@
 
 #include "providers/http/types.hpp"
 
+#include <optional>
+#include <string_view>
+
 namespace bootstorm::kubevirt {
 using nlohmann::json;
 
@@ -187,7 +190,196 @@ std::string WatchEvent::resource_version() const {
   return md->value("resourceVersion", "");
 }
 
-Expected<WatchEvent> decode_watch_line(std::string_view line) {
+namespace {
+
+// Minimal JSON navigation for the hot path of watch decoding: walks an object's members and skips values
+// without building them. Keys are compared raw; a key with an escape sequence makes the caller fall back to
+// the full parser.
+struct Cursor {
+  std::string_view s;
+  std::size_t i = 0;
+
+  void ws() {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t')) ++i;
+  }
+  bool eat(char c) {
+    ws();
+    if (i < s.size() && s[i] == c) {
+      ++i;
+      return true;
+    }
+    return false;
+  }
+  // At a '"': moves past the string and returns its raw content (escapes not decoded).
+  std::optional<std::string_view> string() {
+    ws();
+    if (i >= s.size() || s[i] != '"') return std::nullopt;
+    const std::size_t start = ++i;
+    for (;;) {
+      const std::size_t quote = s.find('"', i);
+      if (quote == std::string_view::npos) return std::nullopt;
+      std::size_t backslashes = 0;
+      while (quote - backslashes > start && s[quote - backslashes - 1] == '\\') ++backslashes;
+      i = quote + 1;
+      if (backslashes % 2 == 0) return s.substr(start, quote - start);
+    }
+  }
+  bool skip_value() {
+    ws();
+    if (i >= s.size()) return false;
+    const char c = s[i];
+    if (c == '"') return string().has_value();
+    if (c == '{' || c == '[') {
+      int depth = 0;
+      while (i < s.size()) {
+        const char d = s[i];
+        if (d == '"') {
+          if (!string()) return false;
+          continue;
+        }
+        if (d == '{' || d == '[') {
+          ++depth;
+        } else if (d == '}' || d == ']') {
+          if (--depth == 0) {
+            ++i;
+            return true;
+          }
+        }
+        ++i;
+      }
+      return false;
+    }
+    const std::size_t start = i;
+    while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ']' && s[i] != ' ' && s[i] != '\n' &&
+           s[i] != '\r' && s[i] != '\t')
+      ++i;
+    return i > start;
+  }
+  // fn(key, raw value) for every member of the object at the cursor; false on malformed input, an escaped key,
+  // or when fn returns false.
+  template <class Fn>
+  bool members(Fn&& fn) {
+    if (!eat('{')) return false;
+    if (eat('}')) return true;
+    for (;;) {
+      auto key = string();
+      if (!key || key->find('\\') != std::string_view::npos || !eat(':')) return false;
+      ws();
+      const std::size_t value_start = i;
+      if (!skip_value()) return false;
+      if (!fn(*key, s.substr(value_start, i - value_start))) return false;
+      if (eat(',')) continue;
+      return eat('}');
+    }
+  }
+};
+
+// Builds the value `raw` (one complete JSON value, as Cursor::skip_value delimited it) without nlohmann's
+// lexer for the common shapes: strings without escapes, objects, arrays, literals. Numbers and escaped strings
+// go through json::parse. False when it is not valid JSON.
+bool build(std::string_view raw, json& out) {
+  if (raw.empty()) return false;
+  const char c = raw.front();
+  if (c == '"') {
+    if (raw.size() >= 2 && raw.back() == '"' && raw.find('\\') == std::string_view::npos) {
+      out = std::string(raw.substr(1, raw.size() - 2));
+      return true;
+    }
+  } else if (c == '{') {
+    out = json::object();
+    Cursor cursor{raw};
+    return cursor.members([&](std::string_view key, std::string_view value) {
+             return build(value, out[std::string(key)]);
+           }) &&
+           (cursor.ws(), cursor.i == raw.size());
+  } else if (c == '[') {
+    out = json::array();
+    Cursor cursor{raw};
+    cursor.eat('[');
+    if (cursor.eat(']')) return cursor.i == raw.size();
+    for (;;) {
+      cursor.ws();
+      const std::size_t start = cursor.i;
+      if (!cursor.skip_value()) return false;
+      out.push_back(json());
+      if (!build(raw.substr(start, cursor.i - start), out.back())) return false;
+      if (cursor.eat(',')) continue;
+      return cursor.eat(']') && cursor.i == raw.size();
+    }
+  } else if (raw == "true" || raw == "false") {
+    out = raw == "true";
+    return true;
+  } else if (raw == "null") {
+    out = nullptr;
+    return true;
+  }
+  out = json::parse(raw, nullptr, false);
+  return !out.is_discarded();
+}
+
+bool parse_into(json& target, std::string_view key, std::string_view raw) {
+  json value;
+  if (!build(raw, value)) return false;
+  target[std::string(key)] = std::move(value);
+  return true;
+}
+
+// The milestone_fields fast path; nullopt: take the full parser instead.
+std::optional<WatchEvent> decode_milestone_fields(std::string_view line) {
+  std::string_view type_raw, object_raw;
+  Cursor top{line};
+  const bool top_ok = top.members([&](std::string_view key, std::string_view value) {
+    if (key == "type") type_raw = value;
+    if (key == "object") object_raw = value;
+    return true;
+  });
+  top.ws();
+  if (!top_ok || top.i != line.size() || type_raw.size() < 2 || type_raw.front() != '"' || object_raw.empty() || object_raw.front() != '{') {
+    return std::nullopt;
+  }
+  const std::string_view type = type_raw.substr(1, type_raw.size() - 2);
+  WatchEvent ev;
+  if (type == "ADDED") {
+    ev.type = WatchEvent::Type::added;
+  } else if (type == "MODIFIED") {
+    ev.type = WatchEvent::Type::modified;
+  } else if (type == "DELETED") {
+    ev.type = WatchEvent::Type::deleted;
+  } else if (type == "BOOKMARK") {
+    ev.type = WatchEvent::Type::bookmark;
+  } else {
+    return std::nullopt;  // ERROR (rare, needs the Status) and unknown types: the full parser decides
+  }
+  json object = json::object();
+  Cursor cursor{object_raw};
+  const bool ok = cursor.members([&](std::string_view key, std::string_view value) {
+    if (key == "kind" || key == "apiVersion") return parse_into(object, key, value);
+    if (key == "metadata" || key == "status") {
+      json part = json::object();
+      Cursor inner{value};
+      const bool inner_ok = inner.members([&](std::string_view k, std::string_view v) {
+        const bool keep = key == "metadata"
+                              ? (k == "name" || k == "namespace" || k == "uid" || k == "resourceVersion")
+                              : (k == "phase" || k == "nodeName" || k == "phaseTransitionTimestamps" ||
+                                 k == "conditions" || k == "interfaces" || k == "progress");
+        return !keep || parse_into(part, k, v);
+      });
+      if (!inner_ok) return false;
+      object[std::string(key)] = std::move(part);
+    }
+    return true;
+  });
+  if (!ok) return std::nullopt;
+  ev.object = std::move(object);
+  return ev;
+}
+
+}  // namespace
+
+Expected<WatchEvent> decode_watch_line(std::string_view line, WatchDecode mode) {
+  if (mode == WatchDecode::milestone_fields) {
+    if (auto fast = decode_milestone_fields(line)) return std::move(*fast);
+  }
   json doc = json::parse(line, nullptr, false);
   if (doc.is_discarded() || !doc.is_object()) {
     return make_error(ErrorKind::protocol, "watch stream sent a line that is not a JSON object: " +

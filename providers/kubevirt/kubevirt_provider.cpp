@@ -8,6 +8,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <nlohmann/json.hpp>
+#include <deque>
 #include <random>
 
 #include "common/log.hpp"
@@ -79,9 +80,80 @@ std::string name_of(const json& obj) {
   return md != obj.end() && md->is_object() ? md->value("name", "") : std::string();
 }
 
+// How late this process may be in handing a watch line to its handler, measured rather than assumed
+// (it is the stated resolution of watch milestones, and it must never be smaller than the real error):
+//  * queueing: the provider shares one event loop with the engine (start responses, journal, progress); a
+//    line that reached the socket while the loop was busy waits in the loop's queue. A probe timer due every
+//    kProbePeriod measures that wait (how late it runs). The bound at time t is the largest wait of the probes
+//    that ran in the last kProbeWindow plus how overdue the pending probe is at t.
+//    A TLS record takes up to two turns of the loop (socket read, then decryption), hence twice that wait.
+//  * backlog: lines are handed over one after the other, so a line also waits for the handling of the lines
+//    and records before it. The next read is issued as soon as the previous lines are handled; if data is
+//    already waiting it completes within the queueing bound. So a line that follows the previous one within
+//    2 x queueing + kGapMargin may have been waiting all along (it joins the backlog: its bound grows with
+//    the time since the backlog began); a longer gap proves the socket had run dry (a fresh backlog).
+class LatenessMonitor : public std::enable_shared_from_this<LatenessMonitor> {
+ public:
+  static constexpr auto kProbePeriod = std::chrono::milliseconds(1);
+  static constexpr auto kProbeWindow = std::chrono::milliseconds(250);
+  static constexpr auto kGapMargin = std::chrono::milliseconds(1);
+
+  explicit LatenessMonitor(asio::any_io_executor executor) : timer_(std::move(executor)) {}
+
+  void start() {
+    auto self = shared_from_this();
+    asio::co_spawn(
+        timer_.get_executor(),
+        [self]() -> awaitable<void> {
+          while (!self->stopped_) {
+            self->due_ = steady_clock::now() + kProbePeriod;
+            self->timer_.expires_at(self->due_);
+            co_await self->timer_.async_wait(kUseAwaitable);
+            if (self->stopped_) break;
+            const auto ran = steady_clock::now();
+            self->record(ran, ran - self->due_);
+          }
+        },
+        asio::detached);
+  }
+  void stop() {
+    stopped_ = true;
+    timer_.cancel();
+  }
+
+  // A line is handed over at `at`: the bound (seconds) on how long it waited in this process.
+  double line_started(steady_clock::time_point at) {
+    auto queueing = std::max(steady_clock::duration::zero(), at - due_);
+    for (const auto& [when, lag] : recent_) {
+      if (at - when <= kProbeWindow) queueing = std::max(queueing, lag);
+    }
+    if (!in_backlog_ || at - last_line_end_ > 2 * queueing + kGapMargin) backlog_start_ = at;
+    in_backlog_ = true;
+    return std::chrono::duration<double>(2 * queueing + (at - backlog_start_)).count();
+  }
+  void line_finished() { last_line_end_ = steady_clock::now(); }
+
+ private:
+  void record(steady_clock::time_point ran, steady_clock::duration lag) {
+    // Sliding-window maximum: drop entries that are older than the window or dominated by the new one.
+    while (!recent_.empty() && (ran - recent_.front().first > kProbeWindow)) recent_.pop_front();
+    while (!recent_.empty() && recent_.back().second <= lag) recent_.pop_back();
+    recent_.emplace_back(ran, lag);
+  }
+
+  asio::steady_timer timer_;
+  bool stopped_ = false;
+  steady_clock::time_point due_ = steady_clock::now();
+  std::deque<std::pair<steady_clock::time_point, steady_clock::duration>> recent_;
+  bool in_backlog_ = false;
+  steady_clock::time_point backlog_start_{}, last_line_end_{};
+};
+
 struct WatchHandlers {
   std::function<void(const json& items, ClientInstant at, bool relist)> on_list;
-  std::function<void(const WatchEvent& event, ClientInstant at, bool catch_up)> on_event;
+  // `lateness_s`: how long the line may have waited in this process before `at` (0 without a monitor).
+  std::function<void(const WatchEvent& event, ClientInstant at, bool catch_up, double lateness_s)> on_event;
+  std::shared_ptr<LatenessMonitor> lateness;  // optional
   std::function<void(ClientInstant at)> on_alive;
   std::function<bool()> done;
 };
@@ -504,13 +576,19 @@ class Impl : public std::enable_shared_from_this<Impl> {
       for (const auto& item : items) publish(tracker->on_listed_object(item, at));
       tracker->note_stream_alive(at);
     };
-    h.on_event = [tracker, publish](const WatchEvent& ev, ClientInstant at, bool catch_up) {
+    h.on_event = [tracker, publish](const WatchEvent& ev, ClientInstant at, bool catch_up, double lateness_s) {
       if (ev.type == WatchEvent::Type::added || ev.type == WatchEvent::Type::modified) {
-        publish(tracker->on_watch_object(ev.object, at, catch_up));
+        publish(tracker->on_watch_object(ev.object, at, catch_up, lateness_s));
       }
     };
     h.on_alive = [tracker](ClientInstant at) { tracker->note_stream_alive(at); };
     h.done = [tracker] { return tracker->complete(); };
+    h.lateness = std::make_shared<LatenessMonitor>(executor_);
+    h.lateness->start();
+    struct StopProbe {
+      std::shared_ptr<LatenessMonitor> monitor;
+      ~StopProbe() { monitor->stop(); }  // also when this coroutine is destroyed mid-watch
+    } stop_probe{h.lateness};
     co_await list_watch(vmis_path(config_.namespace_), h, stop, "VirtualMachineInstances");
     for (const auto& name : tracker->failed()) {
       spdlog::warn("VMI {}/{} ended (Failed/Succeeded) before reaching every milestone", config_.namespace_,
@@ -705,7 +783,17 @@ class Impl : public std::enable_shared_from_this<Impl> {
       req.body = body;
       if (!body.empty()) req.headers.emplace_back("Content-Type", "application/json");
       req.timeout = config_.request_timeout;
+      // Stamped just before the request is handed to the client, which writes it to the (pre-opened,
+      // dedicated) connection before it first suspends. The client's own written_at is stamped when the write
+      // completion runs: during a storm that is queued behind the other starts' writes and comes measurably
+      // (up to the whole fire window) after the server already received the request.
+      const auto handed_mono = steady_clock::now();
+      const auto handed_wall = system_clock::now();
       auto resp = co_await client_->request(std::move(req));
+      if (resp && resp->attempts <= 1 && resp->written_at >= handed_mono) {
+        resp->written_at = handed_mono;
+        resp->written_at_wall = handed_wall;
+      }
       if (!resp) {
         stats_.requests++;
         stats_.errors++;
@@ -793,8 +881,15 @@ class Impl : public std::enable_shared_from_this<Impl> {
             }
             if (line.empty()) return;
             ClientInstant at = ClientInstant::now();
+            const double lateness_s = h.lateness ? h.lateness->line_started(at.mono) : 0.0;
+            struct LineDone {
+              LatenessMonitor* monitor;
+              ~LineDone() {
+                if (monitor) monitor->line_finished();
+              }
+            } line_done{h.lateness.get()};
             ++lines;
-            auto ev = decode_watch_line(line);
+            auto ev = decode_watch_line(line, WatchDecode::milestone_fields);
             if (!ev) {
               spdlog::warn("watch of {}: {}", what, ev.error().what());
               return;
@@ -813,7 +908,7 @@ class Impl : public std::enable_shared_from_this<Impl> {
             if (std::string v = ev->resource_version(); !v.empty()) rv = v;
             if (ev->type == WatchEvent::Type::bookmark) return;
             bool catch_up = catch_up_possible && at.mono - connected_at.mono < kCatchUpWindow;
-            h.on_event(*ev, at, catch_up);
+            h.on_event(*ev, at, catch_up, lateness_s);
             if (h.done && h.done()) stream_cancel.cancel();
           },
           stream_cancel);
@@ -868,7 +963,7 @@ class Impl : public std::enable_shared_from_this<Impl> {
           h.on_list = [self](const json& items, ClientInstant, bool) {
             for (const auto& item : items) self->update_dv(name_of(item), datavolume_state(item));
           };
-          h.on_event = [self](const WatchEvent& ev, ClientInstant, bool) {
+          h.on_event = [self](const WatchEvent& ev, ClientInstant, bool, double) {
             if (ev.type == WatchEvent::Type::deleted) {
               self->dv_states_.erase(name_of(ev.object));
               self->wake_dv_waiters(name_of(ev.object));

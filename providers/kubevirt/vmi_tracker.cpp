@@ -96,18 +96,19 @@ std::size_t VmiTracker::reached(const std::string& name) const {
   return static_cast<std::size_t>(std::count(it->second.begin(), it->second.end(), true));
 }
 
-std::vector<api::MilestoneEvent> VmiTracker::on_watch_object(const json& vmi, ClientInstant at,
-                                                             bool catch_up) {
-  auto events = apply(vmi, at, catch_up);
+std::vector<api::MilestoneEvent> VmiTracker::on_watch_object(const json& vmi, ClientInstant at, bool catch_up,
+                                                             double lateness_bound_s) {
+  auto events = apply(vmi, at, catch_up, lateness_bound_s);
   last_alive_ = at;
   return events;
 }
 
 std::vector<api::MilestoneEvent> VmiTracker::on_listed_object(const json& vmi, ClientInstant at) {
-  return apply(vmi, at, true);
+  return apply(vmi, at, true, 0);
 }
 
-std::vector<api::MilestoneEvent> VmiTracker::apply(const json& vmi, ClientInstant at, bool late) {
+std::vector<api::MilestoneEvent> VmiTracker::apply(const json& vmi, ClientInstant at, bool late,
+                                                   double lateness_bound_s) {
   std::vector<api::MilestoneEvent> out;
   VmiStatusView v = view_vmi(vmi);
   auto it = tracked_.find(v.name);
@@ -125,7 +126,7 @@ std::vector<api::MilestoneEvent> VmiTracker::apply(const json& vmi, ClientInstan
     if (!late) {
       ev.observed_mono = at.mono;
       ev.observed_wall = at.wall;
-      ev.resolution_s = kWatchResolutionS;
+      ev.resolution_s = std::max(kWatchResolutionS, lateness_bound_s);
       ev.source = api::Source::watch;
     } else if (stamp) {
       // Truncated to the second by the API: it happened in [T, T+1 s), and no later than now.

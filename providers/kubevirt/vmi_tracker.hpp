@@ -3,8 +3,11 @@
 // that the reconciliation rules are unit-tested on their own.
 //
 // Timing rules:
-//  * A watch event delivered promptly is stamped with the client's clocks at the moment its line arrived
-//    (source watch, resolution 0.001 s).
+//  * A watch event delivered promptly is stamped with the client's clocks at the moment its line was handed
+//    to the provider (source watch). Its resolution is max(0.001 s, the bound the provider measured on how
+//    long the line may have waited in this process before that moment: the event loop's queueing delay and
+//    the decoding of earlier lines of the same read — see LatenessMonitor in kubevirt_provider.cpp). The
+//    time the API server took to publish the change is not part of it (the platform's own latency).
 //  * A state found by a (re-)list, or replayed by a watch right after a reconnect, may be late. Milestones
 //  that
 //    the object carries a timestamp for (status.phaseTransitionTimestamps for scheduled/running, the
@@ -58,8 +61,10 @@ class VmiTracker {
   VmiTracker(const std::vector<std::string>& vms, ClientInstant since);
 
   // A watch event line arrived at `at`. `catch_up` is true for events replayed right after a reconnect.
-  std::vector<api::MilestoneEvent> on_watch_object(const nlohmann::json& vmi, ClientInstant at,
-                                                   bool catch_up);
+  // `lateness_bound_s`: how late `at` may be after the line reached this process (resolution of prompt
+  // events, at least kWatchResolutionS).
+  std::vector<api::MilestoneEvent> on_watch_object(const nlohmann::json& vmi, ClientInstant at, bool catch_up,
+                                                   double lateness_bound_s = 0);
   // A (re-)list answered at `at`.
   std::vector<api::MilestoneEvent> on_listed_object(const nlohmann::json& vmi, ClientInstant at);
   // Any line (event or bookmark) arrived: the stream was healthy at `at`.
@@ -73,7 +78,8 @@ class VmiTracker {
   const std::set<std::string>& failed() const { return failed_; }
 
  private:
-  std::vector<api::MilestoneEvent> apply(const nlohmann::json& vmi, ClientInstant at, bool late);
+  std::vector<api::MilestoneEvent> apply(const nlohmann::json& vmi, ClientInstant at, bool late,
+                                         double lateness_bound_s);
 
   std::map<std::string, std::array<bool, 4>> tracked_;
   std::size_t reached_count_ = 0;

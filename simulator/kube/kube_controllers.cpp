@@ -6,6 +6,7 @@
 #include <cctype>
 #include <fmt/format.h>
 
+#include "simulator/kube/forklift_controller.hpp"
 #include "simulator/kube/kube_front_impl.hpp"
 
 namespace bootstorm::sim::kube {
@@ -409,6 +410,30 @@ std::optional<ApiError> KubeFront::Impl::admit_create(Kind kind, json& object) {
       if (v.is_string()) vm_spec.labels[k] = v.get<std::string>();
     }
   }
+  // The simulated guest agent's configuration (simulator/README.md "Beacon"): the BOOTSTORM_* lines of the
+  // cloud-init user data (the shape of deploy/guest/linux/cloud-init.yaml) become the guestinfo keys that the
+  // lab server's beacon hook reads.
+  if (volumes.is_array()) {
+    static const std::pair<std::string_view, std::string_view> kBeaconLines[] = {
+        {"BOOTSTORM_BEACON_URL=", model::kBeaconUrlKey},
+        {"BOOTSTORM_BEACON_TOKEN=", model::kBeaconTokenKey},
+        {"BOOTSTORM_VM_NAME=", model::kBeaconVmKey}};
+    for (const auto& volume : volumes) {
+      std::string user_data = string_field(volume, {"cloudInitNoCloud", "userData"});
+      if (user_data.empty()) user_data = string_field(volume, {"cloudInitConfigDrive", "userData"});
+      std::size_t pos = 0;
+      while (pos < user_data.size()) {
+        std::size_t end = user_data.find('\n', pos);
+        if (end == std::string::npos) end = user_data.size();
+        std::string_view line(user_data.data() + pos, end - pos);
+        pos = end + 1;
+        while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+        for (const auto& [prefix, key] : kBeaconLines) {
+          if (line.starts_with(prefix)) vm_spec.guestinfo[std::string(key)] = line.substr(prefix.size());
+        }
+      }
+    }
+  }
   auto created = lab.create_vm(std::move(vm_spec));
   if (!created) {
     return status_error(500, "InternalError", "Internal error occurred: " + created.error().what());
@@ -444,6 +469,7 @@ std::optional<ApiError> KubeFront::Impl::admit_update(Kind kind, const json& old
 void KubeFront::Impl::after_create(Kind kind, const ObjectPtr& object) {
   std::string ns = object->object["metadata"].value("namespace", "");
   std::string name = object->object["metadata"].value("name", "");
+  if (forklift) forklift->on_object_changed(kind, ns, name);
   if (kind == Kind::virtual_machines) {
     reconcile_vm(ns, name);
   } else if (kind == Kind::data_volumes) {
@@ -453,6 +479,10 @@ void KubeFront::Impl::after_create(Kind kind, const ObjectPtr& object) {
 
 void KubeFront::Impl::after_update(Kind kind, const ObjectPtr& before, const ObjectPtr& after) {
   (void)before;
+  if (forklift) {
+    forklift->on_object_changed(kind, after->object["metadata"].value("namespace", ""),
+                                after->object["metadata"].value("name", ""));
+  }
   if (kind == Kind::virtual_machines) {
     reconcile_vm(after->object["metadata"].value("namespace", ""), after->object["metadata"].value("name", ""));
   }
@@ -525,7 +555,9 @@ ApiResult KubeFront::Impl::delete_object(Kind kind, const std::string& ns, const
         auto it = std::find(event_order.begin(), event_order.end(), std::make_pair(ns, name));
         if (it != event_order.end()) event_order.erase(it);
       }
-      return store.remove(kind, ns, name);
+      auto removed = store.remove(kind, ns, name);
+      if (forklift) forklift->on_object_deleted(kind, ns, name);
+      return removed;
     }
   }
 }
@@ -828,9 +860,29 @@ void KubeFront::Impl::update_vm_status(const std::string& ns, const std::string&
                          });
     printable = unschedulable ? "ErrorUnschedulable" : "Starting";
   }
-  std::string ts = format_time(now());
   std::string strategy = run_strategy_of(vm->object);
   auto generation = vm->object["metadata"].value("generation", 1);
+  std::string reason = ready ? "" : (vmi ? "PodNotReady" : "VMINotExists");
+  std::string message = ready ? "" : (vmi ? "VMI is not ready" : "VMI does not exist");
+  // Most calls (every VMI milestone) leave the VM's status as it is: check before copying the object, so that
+  // the per-event cost of a storm does not include a deep copy and comparison of every VirtualMachine.
+  if (const json& st = field(vm->object, {"status"}); st.is_object()) {
+    auto same = [&](const char* key, const json& value) { return st.contains(key) && st[key] == value; };
+    bool unchanged = same("printableStatus", printable) && same("ready", ready) && same("created", vmi != nullptr) &&
+                     same("runStrategy", strategy) && same("desiredGeneration", generation) &&
+                     same("observedGeneration", generation) &&
+                     !(vmi && vmi->object["status"].contains("interfaces") && st.contains("volumeSnapshotStatuses"));
+    if (unchanged) {
+      const json& conditions = field(st, {"conditions"});
+      unchanged = conditions.is_array() && std::any_of(conditions.begin(), conditions.end(), [&](const json& c) {
+                    return c.value("type", "") == "Ready" && c.value("status", "") == (ready ? "True" : "False") &&
+                           c.contains("reason") && c["reason"] == reason && c.contains("message") &&
+                           c["message"] == message;
+                  });
+    }
+    if (unchanged) return;
+  }
+  std::string ts = format_time(now());
   modify(Kind::virtual_machines, ns, name, [&](json& object) {
     json& st = object["status"];
     if (!st.is_object()) st = json::object();
@@ -840,8 +892,6 @@ void KubeFront::Impl::update_vm_status(const std::string& ns, const std::string&
     st["runStrategy"] = strategy;
     st["desiredGeneration"] = generation;
     st["observedGeneration"] = generation;
-    std::string reason = ready ? "" : (vmi ? "PodNotReady" : "VMINotExists");
-    std::string message = ready ? "" : (vmi ? "VMI is not ready" : "VMI does not exist");
     set_condition(st, "Ready", ready, reason, message, ts);
     if (vmi && vmi->object["status"].contains("interfaces")) {
       st.erase("volumeSnapshotStatuses");
@@ -864,8 +914,10 @@ void KubeFront::Impl::on_lab_event(const model::VmEvent& event) {
   double at = vm.milestone(milestone).value_or(now());
   std::string ts = format_time(at);
   model::Milestone ready_at = ready_milestone(vmi->object["spec"]);
-  const ResourceType& vmi_type = resource_type(Kind::virtual_machine_instances);
-  (void)vmi_type;
+  // port_open and beacon change the VMI only when they make it Ready: skip the copy-and-compare otherwise.
+  if (milestone == model::Milestone::beacon || (milestone == model::Milestone::port_open && ready_at != milestone)) {
+    return;
+  }
 
   auto advance_phase = [&](json& status, const std::string& phase) {
     std::string current = status.value("phase", "");
@@ -955,6 +1007,11 @@ void KubeFront::Impl::on_lab_event(const model::VmEvent& event) {
         break;
     }
   });
+  if (updated && updated != vmi) {
+    // This version carries the milestone: the watch that first writes it stamps the truth's "delivered".
+    if (undelivered.size() >= kMaxUndelivered) undelivered.clear();  // nobody watches: do not grow forever
+    undelivered.emplace(updated->resource_version, std::make_pair(vm.id, milestone));
+  }
   if (updated && !started_event.empty()) {
     emit_event(updated->object, "Normal", "Started", "VirtualMachineInstance started.", "virt-handler", vm.node);
   }

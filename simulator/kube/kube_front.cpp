@@ -12,6 +12,7 @@
 
 #include "common/base64.hpp"
 #include "common/log.hpp"
+#include "simulator/kube/forklift_controller.hpp"
 #include "simulator/kube/kube_front_impl.hpp"
 #include "simulator/kube/selectors.hpp"
 
@@ -271,6 +272,16 @@ http::ServerResponse KubeFront::Impl::route_request(http::ServerRequest& request
   if (tail.size() > 2) return error_response(path_not_found());
   if (!tail.empty()) route.name = tail[0];
   if (tail.size() == 2) route.subresource = tail[1];
+  {
+    // The RBAC attributes of this request (what a Role must allow), counted for /_lab/stats.
+    const bool watching = route.watch_prefix || query_flag(request, "watch");
+    std::string verb = method == "POST" ? "create" : method == "PUT" ? "update" : method == "PATCH" ? "patch"
+                       : method == "DELETE" ? (route.name.empty() ? "deletecollection" : "delete")
+                       : watching ? "watch" : route.name.empty() ? "list" : "get";
+    std::string rbac_group = route.subresource_group ? std::string(kSubresourcesGroup) : route.type->group;
+    ++stats.by_authorization[verb + " " + (rbac_group.empty() ? "core" : rbac_group) + " " + route.type->plural +
+                             (route.subresource.empty() ? "" : "/" + route.subresource)];
+  }
   if (route.type->namespaced && route.ns.empty() && !route.name.empty()) return error_response(path_not_found());
 
   if (route.subresource_group) {
@@ -679,13 +690,19 @@ json KubeFront::Impl::stats_json() const {
   std::uint64_t last = stats.requests_last_second;
   if (second == stats.current_second + 1) last = stats.current_second_count;
   if (second > stats.current_second + 1) last = 0;
+  // Requests that may change the platform: every method but GET and HEAD (the dry-run interlock counts them).
+  std::uint64_t mutating = 0;
+  for (const auto& [route, count] : stats.by_route)
+    if (!route.starts_with("GET ") && !route.starts_with("HEAD ")) mutating += count;
   return {{"requestsTotal", stats.requests},
+          {"mutatingRequests", mutating},
           {"requestsLastSecond", last},
           {"requestsThisSecond", second == stats.current_second ? stats.current_second_count : 0},
           {"peakRequestsPerSecond", stats.peak_requests_per_second},
           {"faultsInjected", stats.injected_errors + stats.injected_latency + stats.forced_gone + stats.watches_dropped},
           {"vms", lab.vm_count()},
           {"byRoute", stats.by_route},
+          {"byAuthorization", stats.by_authorization},
           {"errors", stats.errors},
           {"unauthorized", stats.unauthorized},
           {"injectedErrors", stats.injected_errors},
@@ -724,12 +741,14 @@ void KubeFront::Impl::start() {
     if (auto self = weak.lock(); self && self->alive) self->on_lab_event(event);
   });
   seed_objects();
+  forklift = make_forklift_controller(*this);
 }
 
 void KubeFront::Impl::shutdown() {
   if (!alive) return;
   alive = false;
   lab.unsubscribe(subscription);
+  if (forklift) forklift->shutdown();
 }
 
 KubeFront::KubeFront(model::Lab& lab, KubeFrontOptions options)

@@ -41,6 +41,8 @@ struct KubeFrontOptions {
   double progress_interval_s = 2.0;
   // Core v1 Events kept (oldest are deleted beyond this, like the API server's event TTL).
   std::size_t max_events = 10000;
+  // Forklift: VMs migrated at once across all migrations (forklift-controller's controller_max_vm_inflight).
+  std::size_t forklift_max_vm_inflight = 20;
 };
 
 class KubeFront {

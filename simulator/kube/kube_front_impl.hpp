@@ -10,7 +10,9 @@
 #include <random>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <variant>
+#include <vector>
 
 #include "simulator/kube/api_objects.hpp"
 #include "simulator/kube/kube_front.hpp"
@@ -21,6 +23,7 @@
 namespace bootstorm::sim::kube {
 
 using json = nlohmann::json;
+class ForkliftController;
 
 // The outcome of an API operation: the stored object or an API error.
 using ApiResult = std::variant<ObjectPtr, ApiError>;
@@ -44,6 +47,9 @@ struct FrontStats {
   std::uint64_t injected_latency = 0;
   std::uint64_t errors = 0;  // 4xx/5xx answered (including injected)
   std::map<std::string, std::uint64_t> by_route;  // "GET virtualmachineinstances", "PUT virtualmachines/start"
+  // Resource requests as Kubernetes RBAC authorizes them: "verb group resource[/subresource]" with "" shown as
+  // "core" ("list kubevirt.io virtualmachines", "update subresources.kubevirt.io virtualmachines/start").
+  std::map<std::string, std::uint64_t> by_authorization;
   std::uint64_t forced_gone = 0;  // fault: 410 answered to a watch
   std::int64_t current_second = 0;
   std::uint64_t current_second_count = 0;
@@ -90,7 +96,12 @@ struct KubeFront::Impl : std::enable_shared_from_this<KubeFront::Impl> {
   std::map<std::string, CloneRuntime> clones;    // "ns/name" of DataVolumes being cloned
   bool progress_ticker = false;
   std::deque<std::pair<std::string, std::string>> event_order;  // (ns, name) of stored Events, oldest first
+  // VMI resourceVersions that carry a lab milestone no watch has written yet: (lab VM id, milestone). The
+  // first watch frame carrying one stamps the truth's "delivered" time (Lab::note_milestone_delivered).
+  static constexpr std::size_t kMaxUndelivered = 200000;
+  std::unordered_map<std::uint64_t, std::pair<std::string, model::Milestone>> undelivered;
   std::uint64_t event_counter = 0;
+  std::shared_ptr<ForkliftController> forklift;  // forklift_controller.cpp
 
   void start();
   void shutdown();
@@ -113,6 +124,8 @@ struct KubeFront::Impl : std::enable_shared_from_this<KubeFront::Impl> {
 
   // ---- Watch (kube_watch.cpp) ----
   http::ServerResponse watch(const Route& route, const http::ServerRequest& request);
+  // A watch is handing a chunk with these VMI resourceVersions to its socket: stamps "delivered" truth.
+  void mark_delivered(const std::vector<std::uint64_t>& resource_versions);
 
   // ---- Object helpers ----
   std::string new_uid();

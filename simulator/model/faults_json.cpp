@@ -42,7 +42,49 @@ Expected<void> read_list(const json& value, const char* key, std::vector<std::st
   return {};
 }
 
+const char* const kMigrationSteps[] = {"Initialize", "DiskTransfer", "ImageConversion", "VirtualMachineCreation"};
+
+Expected<void> read_migration_failures(const json& value, std::vector<MigrationStepFailure>& out) {
+  const char* what = "'migrationFailures' must be an array of {vm, step, reason}";
+  if (!value.is_array()) return bad(what);
+  std::vector<MigrationStepFailure> items;
+  for (const auto& item : value) {
+    if (!item.is_object()) return bad(what);
+    MigrationStepFailure failure;
+    for (const auto& [key, field] : item.items()) {
+      if (!field.is_string()) return bad(fmt::format("'migrationFailures[].{}' must be a string", key));
+      if (key == "vm") {
+        failure.vm = field.get<std::string>();
+      } else if (key == "step") {
+        failure.step = field.get<std::string>();
+      } else if (key == "reason") {
+        failure.reason = field.get<std::string>();
+      } else {
+        return bad(fmt::format("unknown key 'migrationFailures[].{}' (known: vm, step, reason)", key));
+      }
+    }
+    if (failure.vm.empty()) return bad("'migrationFailures[].vm' is required");
+    bool known = false;
+    for (const char* step : kMigrationSteps) known = known || failure.step == step;
+    if (!known) {
+      return bad(fmt::format("'migrationFailures[].step' must be one of Initialize, DiskTransfer, ImageConversion, "
+                             "VirtualMachineCreation (got '{}')",
+                             failure.step));
+    }
+    if (failure.reason.empty()) failure.reason = fmt::format("{} failed (injected fault).", failure.step);
+    items.push_back(std::move(failure));
+  }
+  out = std::move(items);
+  return {};
+}
+
 }  // namespace
+
+Expected<void> parse_migration_failures_json(std::string_view json_text, std::vector<MigrationStepFailure>& out) {
+  const json doc = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return bad("'migrationFailures' is not valid JSON");
+  return read_migration_failures(doc, out);
+}
 
 Expected<void> patch_faults_json(Faults& faults, std::string_view json_text) {
   const json doc = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
@@ -87,6 +129,8 @@ Expected<void> patch_faults_json(Faults& faults, std::string_view json_text) {
       step = read_rate(value, "forceGoneRate", next.force_gone_rate);
     } else if (key == "paths") {
       step = read_list(value, "paths", next.paths);
+    } else if (key == "migrationFailures") {
+      step = read_migration_failures(value, next.migration_failures);
     } else {
       step = bad(fmt::format("unknown key '{}'", key));
     }
@@ -97,6 +141,10 @@ Expected<void> patch_faults_json(Faults& faults, std::string_view json_text) {
 }
 
 std::string faults_to_json(const Faults& f) {
+  json migration_failures = json::array();
+  for (const auto& failure : f.migration_failures) {
+    migration_failures.push_back({{"vm", failure.vm}, {"step", failure.step}, {"reason", failure.reason}});
+  }
   return json{{"neverBootRate", f.never_boot_rate},
               {"agentNeverStartsRate", f.agent_never_starts_rate},
               {"neverBootVms", f.never_boot_vms},
@@ -110,7 +158,8 @@ std::string faults_to_json(const Faults& f) {
               {"watchDropAfterS", f.watch_drop_after_s},
               {"expireSessions", f.expire_sessions},
               {"forceGoneRate", f.force_gone_rate},
-              {"paths", f.paths}}
+              {"paths", f.paths},
+              {"migrationFailures", std::move(migration_failures)}}
       .dump();
 }
 

@@ -189,6 +189,17 @@ struct Lab::Impl {
   std::unordered_map<std::uint64_t, std::function<void()>> event_fns;
   std::uint64_t next_event = 1;
 
+  // Bulk data flows (start_data_flow): flow id, class and the class's service level when the flow started.
+  struct DataFlow {
+    std::uint64_t flow = 0;
+    int cls = 0;
+    double start_service = 0;
+    double mb = 0;
+    bool done = false;
+  };
+  std::unordered_map<OperationId, DataFlow> data_flows;
+  std::map<std::string, std::function<std::string()>> truth_sections;
+
   std::unordered_map<std::uint64_t, Boot> boots;
   std::uint64_t next_generation = 1;
   OperationId next_operation = 1;
@@ -577,6 +588,7 @@ struct Lab::Impl {
 
   void set_milestone(Vm& vm, Milestone m) {
     vm.milestones[static_cast<std::size_t>(m)] = now_;
+    vm.visible[static_cast<std::size_t>(m)] = virtual_mode ? now_ : std::max(now_, real_now());
     changed(vm, m);
   }
 
@@ -766,6 +778,8 @@ struct Lab::Impl {
     ++vm.boot_count;
     vm.start_received = now_;
     vm.milestones = {};
+    vm.visible = {};
+    vm.delivered = {};
     vm.current_phase.clear();
     const auto boot_index = static_cast<std::uint64_t>(vm.boot_count);
     vm.never_boots = listed(faults.never_boot_vms, vm.name) ||
@@ -1225,6 +1239,65 @@ Expected<OperationId> Lab::clone_volume(const VolumeCloneRequest& request, DoneC
   return op;
 }
 
+Expected<OperationId> Lab::start_data_flow(const DataFlowRequest& request, DoneCallback done) {
+  Impl& m = *impl_;
+  m.catch_up();
+  if (request.mb < 0) return make_error(ErrorKind::invalid_input, "A data flow cannot move a negative amount.");
+  std::map<int, double> coefficients;
+  for (const auto& id : request.host_ids) {
+    const Host* host = find_host(id);
+    if (!host) return make_error(ErrorKind::not_found, fmt::format("Host '{}' not found.", id));
+    const std::size_t h = m.host_index(host->id);
+    coefficients[m.link_res(h)] += 1;
+    coefficients[m.bus_res(h)] += 1;
+  }
+  for (const auto& id : request.datastore_ids) {
+    const Datastore* ds = find_datastore(id);
+    if (!ds) return make_error(ErrorKind::not_found, fmt::format("Datastore '{}' not found.", id));
+    const std::size_t d = m.datastore_index(ds->id);
+    coefficients[m.ds_bw_res(d)] += 1;
+    coefficients[m.ds_iops_res(d)] += 1;  // large sequential chunks: one I/O per MB
+  }
+  if (coefficients.empty()) {
+    return make_error(ErrorKind::invalid_input, "A data flow must cross at least one host or datastore.");
+  }
+  std::vector<std::pair<int, double>> uses(coefficients.begin(), coefficients.end());
+  const OperationId op = m.next_operation++;
+  const int cls = m.class_for(std::move(uses), kInf);
+  auto callback = std::make_shared<DoneCallback>(std::move(done));
+  const std::uint64_t flow = m.add_flow(cls, request.mb, [&m, op, callback] {
+    auto it = m.data_flows.find(op);
+    if (it != m.data_flows.end()) it->second.done = true;
+    if (*callback) (*callback)(Expected<void>{});
+  });
+  m.data_flows[op] = Impl::DataFlow{flow, cls, m.classes[cls].service, request.mb, false};
+  m.after_mutation();
+  return op;
+}
+
+double Lab::data_flow_done_mb(OperationId id) {
+  Impl& m = *impl_;
+  m.catch_up();
+  auto it = m.data_flows.find(id);
+  if (it == m.data_flows.end()) return 0;
+  if (it->second.done) return it->second.mb;
+  m.settle(m.now_);
+  const double moved = m.classes[it->second.cls].service - it->second.start_service;
+  return std::clamp(moved, 0.0, it->second.mb);
+}
+
+bool Lab::cancel_data_flow(OperationId id) {
+  Impl& m = *impl_;
+  m.catch_up();
+  auto it = m.data_flows.find(id);
+  if (it == m.data_flows.end()) return false;
+  const bool running = !it->second.done;
+  if (running) m.remove_flow(it->second.flow);
+  m.data_flows.erase(it);
+  m.after_mutation();
+  return running;
+}
+
 Expected<void> Lab::power_on(std::string_view id, DoneCallback on_running, PowerOnOptions options) {
   Impl& m = *impl_;
   m.catch_up();
@@ -1330,14 +1403,41 @@ std::string Lab::truth_json() const {
     for (std::size_t i = 0; i < kMilestoneCount; ++i) {
       if (vm.milestones[i]) milestones[to_string(static_cast<Milestone>(i))] = *vm.milestones[i];
     }
+    nlohmann::json visible = nlohmann::json::object();
+    nlohmann::json delivered = nlohmann::json::object();
+    for (std::size_t i = 0; i < kMilestoneCount; ++i) {
+      if (vm.visible[i]) visible[to_string(static_cast<Milestone>(i))] = *vm.visible[i];
+      if (vm.delivered[i]) delivered[to_string(static_cast<Milestone>(i))] = *vm.delivered[i];
+    }
     nlohmann::json entry{{"name", vm.name}, {"id", vm.id}, {"startReceived", *vm.start_received},
-                         {"milestones", std::move(milestones)}};
+                         {"milestones", std::move(milestones)}, {"visible", std::move(visible)}};
+    if (!delivered.empty()) entry["delivered"] = std::move(delivered);
     if (!vm.namespace_.empty()) entry["namespace"] = vm.namespace_;
     if (const Host* host = find_host(vm.host_id)) entry["host"] = host->spec.name;
     if (!vm.node.empty()) entry["node"] = vm.node;
     vms.push_back(std::move(entry));
   }
-  return nlohmann::json{{"vms", std::move(vms)}}.dump();
+  nlohmann::json truth{{"vms", std::move(vms)}};
+  for (const auto& [key, section] : impl_->truth_sections) {
+    nlohmann::json value = nlohmann::json::parse(section(), nullptr, /*allow_exceptions=*/false);
+    if (!value.is_discarded()) truth[key] = std::move(value);
+  }
+  return truth.dump();
+}
+
+void Lab::note_milestone_delivered(std::string_view id, Milestone m, double at) {
+  Vm* vm = impl_->vm_ptr(id);
+  if (!vm || !vm->milestones[static_cast<std::size_t>(m)]) return;
+  auto& slot = vm->delivered[static_cast<std::size_t>(m)];
+  if (!slot) slot = at;
+}
+
+void Lab::set_truth_section(const std::string& key, std::function<std::string()> json_text) {
+  if (json_text) {
+    impl_->truth_sections[key] = std::move(json_text);
+  } else {
+    impl_->truth_sections.erase(key);
+  }
 }
 
 Lab::FlowStats Lab::flow_stats() const { return impl_->stats; }

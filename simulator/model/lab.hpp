@@ -134,6 +134,13 @@ struct KubeSpec {
   std::string server_version = "v1.27.6";
 };
 
+// A Forklift migration step that fails for one VM (kube front's Forklift controller; see README "Forklift").
+struct MigrationStepFailure {
+  std::string vm;      // source VM name or id
+  std::string step;    // Initialize, DiskTransfer, ImageConversion, VirtualMachineCreation
+  std::string reason;  // reported verbatim in the step's error.reasons
+};
+
 // Front-level and guest-level faults. Read by the fronts on every request; changed from the lab YAML
 // (`faults:`) and at run time with `POST /_lab/faults` (JSON, same keys, partial update; see README).
 struct Faults {
@@ -154,6 +161,7 @@ struct Faults {
   bool expire_sessions = false;         // vCenter: invalidate every session now (one-shot, then cleared)
   double force_gone_rate = 0;           // kube: fraction of watches answered 410 Gone (expired rv)
   std::vector<std::string> paths;       // when non-empty, front faults apply only to these path prefixes
+  std::vector<MigrationStepFailure> migration_failures;  // "migrationFailures": Forklift step failures
 };
 
 struct VcenterSpec {
@@ -166,7 +174,7 @@ struct VcenterSpec {
   int clone_cost = 4;      // full/linked/instant clone cost on the destination host
   int power_cost = 1;
   int list_limit = 4000;   // GET /api/vcenter/vm answers 500 UNABLE_TO_ALLOCATE_RESOURCE beyond this
-  bool legacy_rest = false;  // also serve /rest (value-wrapped) paths
+  bool legacy_rest = false;  // true: a vCenter before 7.0U2, only the legacy /rest paths (no /api)
   // What `POST /api/vcenter/vm?action=clone` costs in this lab: "full" copies the disk; "linked" models an
   // array that offloads clones (VAAI fast clone / vVols): only a delta is written. The API is the same.
   std::string clone_kind = "full";
@@ -295,6 +303,13 @@ struct Vm {
   // Ground truth of the current/last boot.
   std::optional<double> start_received;
   std::array<std::optional<double>, kMilestoneCount> milestones{};
+  // When each milestone became visible through the APIs: the wall time at which the model processed it and
+  // the fronts committed the change (the lab thread may process an event later than its model time when it
+  // is busy). Equal to the model time in virtual mode.
+  std::array<std::optional<double>, kMilestoneCount> visible{};
+  // When a front first pushed the change to a client (kube: the first watch frame carrying it was handed to
+  // a watcher's socket). Empty for milestones nobody was watching.
+  std::array<std::optional<double>, kMilestoneCount> delivered{};
   std::string current_phase;  // empty when not booting
   bool never_boots = false;          // drawn at power-on
   bool agent_never_starts = false;   // drawn at power-on
@@ -439,6 +454,21 @@ class Lab {
   // CDI DataVolume population: a flow only.
   Expected<OperationId> clone_volume(const VolumeCloneRequest& request, DoneCallback done);
 
+  // A bulk data flow (Forklift disk transfer, image conversion): `mb` crosses the link and bus of every host
+  // listed and the bandwidth and IOPS (1 MB per I/O) of every datastore listed (a datastore listed twice is
+  // read and written). Shares resources with boots and clones by max-min fairness. `done` fires on the lab's
+  // executor when the data has moved; not after cancel_data_flow.
+  struct DataFlowRequest {
+    std::vector<std::string> host_ids;
+    std::vector<std::string> datastore_ids;
+    double mb = 0;
+  };
+  Expected<OperationId> start_data_flow(const DataFlowRequest& request, DoneCallback done);
+  // MB moved so far by a running data flow (its total once complete; 0 when unknown).
+  double data_flow_done_mb(OperationId id);
+  // Stops a running data flow; false when it is not running.
+  bool cancel_data_flow(OperationId id);
+
   // Power on: sets start_received = now, then (kube: scheduled, then) running after the profile's
   // power-on time, then the guest's boot phases. `on_running` fires at running (vCenter's blocking power
   // start returns then). Errors: not found, already powered on (ErrorKind::conflict), host memory exhausted.
@@ -468,7 +498,14 @@ class Lab {
   // ---- Ground truth ----
   // {"vms":[{"name","id","namespace","host","node","startReceived":<unix s>,"milestones":{...}}]} — VMs
   // that have received a start request.
+  // Since the timing work, every entry also has "visible": {<milestone>: <unix s>} (see Vm::visible) and,
+  // when a front pushed the change to a client, "delivered": {...} (see Vm::delivered).
   std::string truth_json() const;
+  // A front pushed milestone `m` of VM `id` to a client at `at` (unix s); the first call per boot wins.
+  void note_milestone_delivered(std::string_view id, Milestone m, double at);
+  // Adds a top-level section to truth_json(): `json_text()` returns a JSON value (fronts' own ground truth,
+  // e.g. the Forklift controller's "migrations"). An empty function removes the section.
+  void set_truth_section(const std::string& key, std::function<std::string()> json_text);
 
   // ---- Introspection (tests, benches) ----
   struct FlowStats {
@@ -491,5 +528,7 @@ class Lab {
 // change. Unknown keys and wrong types are errors (ErrorKind::invalid_input).
 Expected<void> patch_faults_json(Faults& faults, std::string_view json_text);
 std::string faults_to_json(const Faults& faults);
+// The `migrationFailures` value alone (a JSON array of {vm, step, reason}); used by the lab YAML loader.
+Expected<void> parse_migration_failures_json(std::string_view json_text, std::vector<MigrationStepFailure>& out);
 
 }  // namespace bootstorm::sim::model

@@ -1,6 +1,7 @@
 // Strict loading of lab profiles (simulator/labs/*.yaml): every key is known, every value has the right
 // type, every reference resolves; errors name file:line:col.
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
 #include <cstdlib>
@@ -146,7 +147,7 @@ void read_faults(Reader& r, const YAML::Node& node, Faults& f) {
   if (!r.map(node, "faults",
              {"neverBootRate", "agentNeverStartsRate", "neverBootVms", "agentNeverStartsVms", "cloneFailureRate",
               "cloneFailureHosts", "errorRate", "errorStatus", "latencyMs", "latencyJitterMs", "watchDropAfterS",
-              "expireSessions", "forceGoneRate", "paths"})) {
+              "expireSessions", "forceGoneRate", "paths", "migrationFailures"})) {
     return;
   }
   r.get(node, "neverBootRate", f.never_boot_rate);
@@ -163,6 +164,28 @@ void read_faults(Reader& r, const YAML::Node& node, Faults& f) {
   r.get(node, "expireSessions", f.expire_sessions);
   r.get(node, "forceGoneRate", f.force_gone_rate);
   r.get_list(node, "paths", f.paths);
+  if (r.ok() && node["migrationFailures"]) {
+    // Same validation as POST /_lab/faults: the YAML list is re-read as JSON.
+    const YAML::Node list = node["migrationFailures"];
+    nlohmann::json items = nlohmann::json::array();
+    bool shaped = list.IsSequence();
+    if (shaped) {
+      for (const auto& item : list) {
+        if (!item.IsMap()) {
+          shaped = false;
+          break;
+        }
+        nlohmann::json entry = nlohmann::json::object();
+        for (const auto& field : item) entry[field.first.Scalar()] = field.second.Scalar();
+        items.push_back(std::move(entry));
+      }
+    }
+    if (!shaped) {
+      r.fail(list, "'migrationFailures' must be a list of {vm, step, reason}");
+    } else if (auto parsed = parse_migration_failures_json(items.dump(), f.migration_failures); !parsed) {
+      r.fail(list, parsed.error().message);
+    }
+  }
   for (const char* rate : {"neverBootRate", "agentNeverStartsRate", "cloneFailureRate", "errorRate",
                            "forceGoneRate"}) {
     if (node[rate] && r.ok()) {

@@ -389,12 +389,26 @@ TEST_F(StormE2E, KubeVirtThousandVmStormMatchesTheSimulatorsTruthAndCleansUp) {
   std::map<std::string, json> truth_by_name;
   for (const auto& vm : truth["vms"]) truth_by_name[vm["name"].get<std::string>()] = vm;
 
+  // The journal carries every observation with its full-precision wall time (vms.csv rounds the start to the
+  // millisecond): the push milestones of every VM, for the comparison with the lab's delivery times.
+  std::map<std::string, std::map<std::string, json>> observed;  // vm -> milestone -> journal event
+  {
+    std::istringstream journal(read_file(run_dir / "journal.jsonl"));
+    for (std::string line; std::getline(journal, line);) {
+      json event = json::parse(line, nullptr, false);
+      if (event.is_object() && event.value("type", "") == "milestone") {
+        observed[event.value("vm", "")][event.value("milestone", "")] = event;
+      }
+    }
+  }
+
   std::map<std::string, int> per_host;
   std::set<std::string> names;
-  std::vector<double> abs_errors;
-  std::vector<double> observation_lags;
-  double max_error = 0;
-  std::string worst_vm;
+  std::vector<double> observation_errors, publication_lags, start_transits, boot_errors;
+  double max_observation_error = 0;
+  std::string worst;
+  std::size_t over_resolution = 0;
+  constexpr double kClockReads = 0.002;  // two processes reading the same clock; printed rounding
   for (const auto& row : rows) {
     const std::string& name = row.at("vm");
     ASSERT_TRUE(names.insert(name).second) << "duplicate row for " << name;
@@ -404,59 +418,76 @@ TEST_F(StormE2E, KubeVirtThousandVmStormMatchesTheSimulatorsTruthAndCleansUp) {
     ASSERT_NE(it, truth_by_name.end()) << name << " never received a start according to the simulator";
     const json& t = it->second;
     EXPECT_EQ(t.value("node", ""), row.at("host")) << name;
-    ASSERT_TRUE(t["milestones"].contains("guest_agent")) << name;
-    ASSERT_FALSE(row.at("guest_agent_s").empty()) << name;
-    const double measured = std::stod(row.at("guest_agent_s"));
-    const double resolution = std::stod(row.at("guest_agent_res_s"));
-    const double true_offset =
-        t["milestones"]["guest_agent"].get<double>() - t["startReceived"].get<double>();
-    const double error = measured - true_offset;
-    // Lower bound, exact by causality: start_requested is stamped when the client writes the request (before
-    // the simulator receives it) and guest_agent when the client observes it (after it happened), so the
-    // measured offset can only exceed the true one. 2 ms covers rounding of the printed values.
-    EXPECT_GE(error, -(resolution + 0.002))
-        << name << ": measured " << measured << " s, truth " << true_offset;
-    // Upper bound. The stated resolution bounds only how late the provider notices a milestone once the
-    // simulator has published it. On top of it the measured offset contains (a) the time from the client
-    // writing the start to the simulator processing it (TLS + one lab thread working through 1,000 starts:
-    // up to ~0.25 s measured on a 2-core machine that also runs the client) and (b) the deferral of watch
-    // events while the storm is being fired: measured, every guest_agent is observed only once the last
-    // start has been written, although the truth spreads them over the whole fire window (see the report;
-    // the 0.001 s watch resolution does not account for it). So the allowance is the fire window itself
-    // (fireSkewMs, measured by this very run) plus 1 s for (a) and the backlog of 6,000 milestone events the
-    // client then works through (measured: the last VMs are observed 0.3-0.45 s after the last start was
-    // written; doubled for a 2-core machine shared with other tests). It still catches a wrong reference
-    // point or a poll instead of a watch, which are seconds off.
-    const double allowance = fire_skew_ms / 1000.0 + 1.0;
-    EXPECT_LE(error, resolution + allowance) << name << ": measured " << measured << " s, truth "
-                                             << true_offset << " s, resolution " << resolution;
-    abs_errors.push_back(std::fabs(error));
-    if (error > max_error) {
-      max_error = error;
-      worst_vm = name;
+    ASSERT_TRUE(observed.count(name) && observed[name].count("start_requested")) << name;
+    const double start_written = observed[name]["start_requested"]["wall"].get<double>();
+    // vms.csv prints the same instant, truncated to the millisecond.
+    EXPECT_NEAR(parse_utc(row.at("start_requested_utc")), start_written, 0.0011) << name;
+    const double start_received = t["startReceived"].get<double>();
+    // Causality: the lab cannot process a start before the client wrote it.
+    EXPECT_LE(start_written, start_received + kClockReads) << name;
+    start_transits.push_back(start_received - start_written);
+    for (const char* milestone : {"scheduled", "running", "guest_agent", "ip_assigned"}) {
+      const std::string what = name + " " + milestone;
+      ASSERT_TRUE(observed[name].count(milestone)) << what << " not in the journal";
+      const json& ev = observed[name][milestone];
+      ASSERT_EQ(ev["source"], "watch") << what << " (no watch was dropped in this test)";
+      ASSERT_TRUE(t["milestones"].contains(milestone)) << what;
+      ASSERT_TRUE(t.contains("delivered") && t["delivered"].contains(milestone)) << what << ": not delivered";
+      const double model = t["milestones"][milestone].get<double>();
+      const double delivered = t["delivered"][milestone].get<double>();
+      const double wall = ev["wall"].get<double>();
+      const double resolution = ev["resolutionS"].get<double>();
+      // The measurement error of a watch milestone is its lateness after the lab handed the frame to the
+      // socket ("delivered"); the lab's own publication lag (delivered - model time) is the simulator's, not
+      // the orchestrator's, and is reported separately below. It must be within the stated resolution.
+      const double observation_error = wall - delivered;
+      EXPECT_GE(observation_error, -kClockReads) << what << ": observed before the lab delivered it";
+      EXPECT_LE(observation_error, resolution + kClockReads)
+          << what << ": observed " << observation_error * 1000 << " ms after delivery, stated resolution "
+          << resolution * 1000 << " ms";
+      if (observation_error > resolution + kClockReads) ++over_resolution;
+      observation_errors.push_back(std::fabs(observation_error));
+      publication_lags.push_back(delivered - model);
+      EXPECT_GE(delivered, model - kClockReads) << what;
+      if (observation_error > max_observation_error) {
+        max_observation_error = observation_error;
+        worst = what;
+      }
+      // The boot time in vms.csv (offset from start_requested) against the model's (from startReceived): they
+      // differ by the observation error plus the lags the truth exposes (publication, start transit).
+      const double offset = ev["offsetS"].get<double>();
+      const double boot_error = offset - (model - start_received);
+      EXPECT_GE(boot_error, -(resolution + kClockReads)) << what;
+      EXPECT_LE(boot_error, resolution + kClockReads + (delivered - model) + (start_received - start_written))
+          << what;
+      if (std::string(milestone) == "guest_agent") {
+        boot_errors.push_back(std::fabs(boot_error));
+        EXPECT_NEAR(std::stod(row.at("guest_agent_s")), offset, 0.001) << what;
+        EXPECT_NEAR(std::stod(row.at("guest_agent_res_s")), resolution, 0.001) << what;
+      }
     }
-    // Lateness of the observation alone (client wall clock vs simulator wall clock, same host).
-    const double observed_unix = parse_utc(row.at("start_requested_utc")) + measured;
-    const double lag = observed_unix - t["milestones"]["guest_agent"].get<double>();
-    // Causality in absolute time too (same host clock): never observed before it happened. 3 ms: the
-    // millisecond truncation of start_requested_utc plus rounding.
-    EXPECT_GE(lag, -(resolution + 0.003)) << name;
-    observation_lags.push_back(lag);
   }
   for (const auto& [host, n] : placement) EXPECT_EQ(per_host[host], n) << host;
 
-  const double p99 = percentile(abs_errors, 0.99);
-  const double p50 = percentile(abs_errors, 0.50);
-  const double lag_p99 = percentile(observation_lags, 0.99);
-  RecordProperty("guestAgentErrorP50Ms", std::to_string(p50 * 1000));
-  RecordProperty("guestAgentErrorP99Ms", std::to_string(p99 * 1000));
-  RecordProperty("guestAgentErrorMaxMs", std::to_string(max_error * 1000));
-  RecordProperty("observationLagP99Ms", std::to_string(lag_p99 * 1000));
+  const double p99 = percentile(observation_errors, 0.99);
+  const double p50 = percentile(observation_errors, 0.50);
+  const double lag_p99 = percentile(publication_lags, 0.99);
+  const double transit_p99 = percentile(start_transits, 0.99);
+  const double boot_p99 = percentile(boot_errors, 0.99);
+  RecordProperty("pushObservationErrorP50Ms", std::to_string(p50 * 1000));
+  RecordProperty("pushObservationErrorP99Ms", std::to_string(p99 * 1000));
+  RecordProperty("pushObservationErrorMaxMs", std::to_string(max_observation_error * 1000));
+  RecordProperty("simulatorPublicationLagP99Ms", std::to_string(lag_p99 * 1000));
+  RecordProperty("startTransitP99Ms", std::to_string(transit_p99 * 1000));
+  RecordProperty("guestAgentBootErrorVsModelP99Ms", std::to_string(boot_p99 * 1000));
   const double per_vm = requests / 1000.0;
   RecordProperty("apiRequestsPerVm", std::to_string(per_vm));
   RecordProperty("runWallS", std::to_string(run_wall_s));
-  std::cout << "guest_agent |measured - truth| P50 " << p50 * 1000 << " ms, P99 " << p99 * 1000 << " ms, max "
-            << max_error * 1000 << " ms (" << worst_vm << "); observation lag P99 " << lag_p99 * 1000
+  std::cout << "push milestones |observed - delivered| P50 " << p50 * 1000 << " ms, P99 " << p99 * 1000
+            << " ms, max " << max_observation_error * 1000 << " ms (" << worst << "); " << over_resolution
+            << " beyond their stated resolution\nsimulator publication lag (delivered - model) P99 "
+            << lag_p99 * 1000 << " ms; start transit (startReceived - start_requested) P99 " << transit_p99 * 1000
+            << " ms; guest_agent boot time vs model P99 " << boot_p99 * 1000
             << " ms\nAPI requests seen by the simulator: " << requests << " (" << per_vm
             << " per VM; summary apiRequests " << sc["apiRequests"] << ")\nrun wall time " << run_wall_s
             << " s\n";

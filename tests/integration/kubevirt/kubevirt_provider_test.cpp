@@ -15,6 +15,8 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -298,13 +300,23 @@ double unix_s(std::chrono::system_clock::time_point t) {
   return std::chrono::duration<double>(t.time_since_epoch()).count();
 }
 
-// Every VM saw each of the four milestones exactly once; each was observed no earlier than it happened, and the
-// boot time the engine derives (milestone - start_requested) is within the milestone's resolution of the true
-// boot time (milestone - startReceived), plus `slack_s` for transport and thread scheduling on a loaded machine.
+// Every VM saw each of the four milestones exactly once; each was observed no earlier than it happened.
+//  * Watch milestones (source watch) are compared with the truth's "delivered" time — the moment the lab
+//    handed the watch frame carrying the change to the socket — so that the simulator's own publication lag
+//    ("delivered" - model time, reported separately) is not counted as measurement error: the observation
+//    must come after it and no later than its stated resolution (+2 ms for clock reads on two threads).
+//    The boot time the engine derives (milestone - start_requested) then differs from the model's
+//    (milestone - startReceived) by that observation error plus the two lags the truth exposes (publication
+//    lag and the start request's transit to the lab), each bounded by `slack_s`.
+//  * Recovered milestones (after a dropped watch or 410) must be within their resolution (1 s timestamps, or
+//    the gap since the stream was last healthy) of the model's boot time, plus `slack_s` for transport and
+//    thread scheduling on a loaded machine.
 void check_against_truth(const StormResult& r, const json& truth, double slack_s) {
+  constexpr double kClockReads = 0.002;
   std::map<std::string, json> by_name;
   for (const auto& vm : truth["vms"]) by_name[vm["name"]] = vm;
-  double max_watch_error = 0;
+  double max_watch_error = 0, max_publication_lag = 0;
+  std::vector<double> watch_errors, resolutions;
   std::size_t watch_events = 0;
   for (const auto& vm : r.vms) {
     auto it = r.events.find(vm.name);
@@ -322,6 +334,8 @@ void check_against_truth(const StormResult& r, const json& truth, double slack_s
     const double start_written = unix_s(s->second.written_wall);
     const double start_received = t["startReceived"].get<double>();
     EXPECT_NEAR(start_written, start_received, slack_s) << vm.name;
+    // Causality: the lab cannot process a start before the client wrote it.
+    EXPECT_LE(start_written, start_received + kClockReads) << vm.name;
     for (const auto& ev : it->second) {
       std::string key(api::to_string(ev.milestone));
       ASSERT_TRUE(t["milestones"].contains(key)) << vm.name << " " << key;
@@ -334,18 +348,40 @@ void check_against_truth(const StormResult& r, const json& truth, double slack_s
       const double boot_observed = observed - start_written;
       const double boot_true = truth_s - start_received;
       const double error = boot_observed - boot_true;
-      EXPECT_LE(std::abs(error), ev.resolution_s + slack_s) << what << " boot error " << error;
       if (ev.source == api::Source::watch) {
-        max_watch_error = std::max(max_watch_error, std::abs(error));
+        ASSERT_TRUE(t.contains("delivered") && t["delivered"].contains(key)) << what << ": no delivered time";
+        const double delivered = t["delivered"][key].get<double>();
+        const double observation_error = observed - delivered;
+        EXPECT_GE(observation_error, -kClockReads) << what << ": observed before the lab delivered it";
+        EXPECT_LE(observation_error, ev.resolution_s + kClockReads)
+            << what << ": observed " << observation_error * 1000 << " ms after delivery";
+        // The publication lag is the simulator's, bounded only loosely (a lab thread that falls seconds behind
+        // on a few VMs is a simulator bug, not a measurement error).
+        EXPECT_GE(delivered, truth_s - kClockReads) << what;
+        EXPECT_LE(delivered - truth_s, slack_s) << what << ": the lab published it late";
+        max_watch_error = std::max(max_watch_error, std::abs(observation_error));
+        watch_errors.push_back(std::abs(observation_error));
+        resolutions.push_back(ev.resolution_s);
+        max_publication_lag = std::max(max_publication_lag, delivered - truth_s);
         ++watch_events;
+      } else {
+        EXPECT_LE(std::abs(error), ev.resolution_s + slack_s) << what << " boot error " << error;
       }
       if (ev.milestone == api::Milestone::ip_assigned) {
         EXPECT_FALSE(ev.detail.empty());
       }
     }
   }
-  std::printf("[ measured ] %zu watch milestones: max boot-time error vs the lab's truth %.1f ms\n", watch_events,
-              max_watch_error * 1000);
+  auto p99 = [](std::vector<double> v) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    return v[std::min(v.size() - 1, static_cast<std::size_t>(std::ceil(0.99 * static_cast<double>(v.size()))) - 1)];
+  };
+  std::printf(
+      "[ measured ] %zu watch milestones: observation error vs the lab's delivery P99 %.1f ms, max %.1f ms "
+      "(stated resolution P99 %.1f ms); max simulator publication lag (delivered - model time) %.1f ms\n",
+      watch_events, p99(watch_errors) * 1000, max_watch_error * 1000, p99(resolutions) * 1000,
+      max_publication_lag * 1000);
 }
 
 void validate_sent(const std::vector<SentRequest>& sent) {
@@ -571,6 +607,10 @@ TEST(KubevirtProvider, TwoHundredVmsStayWithinThreeRequestsPerVm) {
     std::size_t total_events = 0;
     for (const auto& [_, evs] : r.events) total_events += evs.size();
     EXPECT_EQ(total_events, 800u);
+    // 200 simultaneous starts: every watch milestone within its stated resolution of the lab's delivery.
+    LabHooks hooks(ex, lab);
+    json truth = co_await hooks.get("/_lab/truth");
+    check_against_truth(r, truth, 2.0);
     co_await provider->disconnect();
   });
 }

@@ -1,5 +1,6 @@
 // Objects the provider sends, validated against the published KubeVirt and CDI OpenAPI definitions.
 #include "providers/kubevirt/kube_objects.hpp"
+#include "providers/kubevirt/vmi_tracker.hpp"
 
 #include <gtest/gtest.h>
 
@@ -193,6 +194,50 @@ TEST(WatchLines, DecodesEveryEventType) {
   EXPECT_FALSE(decode_watch_line("{\"type\":\"ADDED\"}"));
   EXPECT_FALSE(decode_watch_line("{\"type\":\"WHAT\",\"object\":{}}"));
   EXPECT_FALSE(decode_watch_line("garbage"));
+}
+
+TEST(WatchLines, MilestoneFieldsKeepWhatObserversReadAndSkipTheRest) {
+  const std::string line =
+      R"({"type":"MODIFIED","object":{"kind":"VirtualMachineInstance","apiVersion":"kubevirt.io/v1",)"
+      R"("metadata":{"name":"a","namespace":"ns","resourceVersion":"18","labels":{"x":"a \"quoted\" } ]"}},)"
+      R"("spec":{"domain":{"devices":{"disks":[{"name":"d","bus":"virtio"}]}},"nested":[[1,2],{"k":[]}]},)"
+      R"("status":{"phase":"Running","nodeName":"worker-1","guestOSInfo":{"id":"fedora"},)"
+      R"("conditions":[{"type":"AgentConnected","status":"True"}],"interfaces":[{"ipAddress":"10.0.0.7"}],)"
+      R"("phaseTransitionTimestamps":[{"phase":"Running","phaseTransitionTimestamp":"2026-11-30T10:00:05Z"}]}}})";
+  auto full = decode_watch_line(line);
+  auto slim = decode_watch_line(line, WatchDecode::milestone_fields);
+  ASSERT_TRUE(full);
+  ASSERT_TRUE(slim);
+  EXPECT_EQ(slim->type, WatchEvent::Type::modified);
+  EXPECT_EQ(slim->resource_version(), "18");
+  EXPECT_EQ(slim->object["kind"], "VirtualMachineInstance");
+  EXPECT_EQ(slim->object["metadata"]["name"], "a");
+  EXPECT_EQ(slim->object["metadata"]["namespace"], "ns");
+  EXPECT_FALSE(slim->object["metadata"].contains("labels"));
+  EXPECT_FALSE(slim->object.contains("spec"));
+  EXPECT_FALSE(slim->object["status"].contains("guestOSInfo"));
+  for (const char* key : {"phase", "nodeName", "conditions", "interfaces", "phaseTransitionTimestamps"}) {
+    EXPECT_EQ(slim->object["status"][key], full->object["status"][key]) << key;
+  }
+  // What the tracker sees is the same either way.
+  EXPECT_EQ(view_vmi(slim->object).ip, "10.0.0.7");
+  EXPECT_TRUE(view_vmi(slim->object).agent_connected);
+  EXPECT_EQ(view_vmi(slim->object).running_at, view_vmi(full->object).running_at);
+  // ERROR events (a Status), malformed lines and unknown types take the full parser: same answers as before.
+  auto gone = decode_watch_line(R"({"type":"ERROR","object":{"kind":"Status","code":410}})",
+                                WatchDecode::milestone_fields);
+  ASSERT_TRUE(gone);
+  EXPECT_EQ(gone->error_code, 410);
+  EXPECT_FALSE(decode_watch_line("{\"type\":\"ADDED\"}", WatchDecode::milestone_fields));
+  EXPECT_FALSE(decode_watch_line("{\"type\":\"WHAT\",\"object\":{}}", WatchDecode::milestone_fields));
+  EXPECT_FALSE(decode_watch_line(R"({"type":"ADDED","object":{"metadata":{"name":"a"}}} trailing)",
+                                 WatchDecode::milestone_fields));
+  EXPECT_FALSE(decode_watch_line(R"({"type":"ADDED","object":{"metadata":{"name":"a")", WatchDecode::milestone_fields));
+  // An escaped key is not compared raw: the full parser takes the line and keeps everything.
+  auto escaped = decode_watch_line(R"({"type":"ADDED","object":{"metad\u0061ta":{"name":"b"}}})",
+                                   WatchDecode::milestone_fields);
+  ASSERT_TRUE(escaped);
+  EXPECT_EQ(escaped->object["metadata"]["name"], "b");
 }
 
 }  // namespace

@@ -95,6 +95,19 @@ TEST(VmiTracker, WatchEventsAreStampedAtArrival) {
   EXPECT_TRUE(tracker.complete());
 }
 
+TEST(VmiTracker, WatchResolutionCoversTheMeasuredLateness) {
+  VmiTracker tracker({"a"}, at(-1));
+  // The provider measured that the line may have waited 37 ms in the process: that is the resolution.
+  auto events = tracker.on_watch_object(vmi("a", "Scheduled", "node-1"), at(0.5), false, 0.037);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_DOUBLE_EQ(events[0].resolution_s, 0.037);
+  EXPECT_EQ(events[0].observed_mono, at(0.5).mono);  // the stamp stays the arrival: never moved earlier
+  // Below the clock's own 1 ms, the floor applies.
+  auto running = tracker.on_watch_object(vmi("a", "Running", "node-1"), at(0.6), false, 0.0002);
+  ASSERT_EQ(running.size(), 1u);
+  EXPECT_DOUBLE_EQ(running[0].resolution_s, kWatchResolutionS);
+}
+
 TEST(VmiTracker, RelistAfter410RecoversMissedTransitionsFromTimestamps) {
   VmiTracker tracker({"a"}, at(-20));
   tracker.on_watch_object(vmi("a", "Scheduling"), at(-8), false);

@@ -331,7 +331,34 @@ TEST(LabModel, TruthJsonFollowsTheContract) {
   for (const char* m : {"running", "guest_agent", "ip_assigned", "port_open", "beacon"}) {
     ASSERT_TRUE(vm["milestones"].contains(m)) << m;
     EXPECT_GT(vm["milestones"][m].get<double>(), vm["startReceived"].get<double>());
+    // Virtual time: the model processes every event at its time, so it is visible exactly then.
+    ASSERT_TRUE(vm["visible"].contains(m)) << m;
+    EXPECT_DOUBLE_EQ(vm["visible"][m].get<double>(), vm["milestones"][m].get<double>()) << m;
   }
+  EXPECT_FALSE(vm.contains("delivered"));  // no front pushed anything
+}
+
+TEST(LabModel, DeliveredTimesAreTheFirstPushOfTheCurrentBoot) {
+  Lab lab(simple_spec(), virtual_options());
+  const auto id = clone_to(lab, "gold", "t", "h1");
+  storm(lab, {id});
+  const double running = *lab.find_vm(id)->milestone(Milestone::running);
+  lab.note_milestone_delivered(id, Milestone::running, running + 0.25);
+  lab.note_milestone_delivered(id, Milestone::running, running + 0.5);  // a second watcher: later, ignored
+  lab.note_milestone_delivered("vm-999999", Milestone::running, running);  // unknown VM: ignored
+  auto vm = nlohmann::json::parse(lab.truth_json())["vms"][0];
+  ASSERT_TRUE(vm.contains("delivered"));
+  EXPECT_DOUBLE_EQ(vm["delivered"]["running"].get<double>(), running + 0.25);
+  EXPECT_FALSE(vm["delivered"].contains("guest_agent"));
+  // A new boot starts a new truth.
+  bool off = false;
+  ASSERT_TRUE(lab.power_off(id, [&](Expected<void>) { off = true; }).has_value());
+  lab.advance(5);
+  ASSERT_TRUE(off);
+  ASSERT_TRUE(lab.power_on(id, nullptr).has_value());
+  lab.advance(0.001);
+  vm = nlohmann::json::parse(lab.truth_json())["vms"][0];
+  EXPECT_FALSE(vm.contains("delivered"));
 }
 
 TEST(LabModel, BeaconHookFiresOnlyWithAUrl) {
@@ -408,6 +435,12 @@ TEST(LabModel, RealTimeModeFollowsTheClock) {
   EXPECT_NEAR(boot, 0.02 + 0.5 / 38.0 + 0.05, 1e-6);
   EXPECT_GE(*vm->start_received, before);
   EXPECT_LE(*vm->milestone(Milestone::beacon), lab.now());
+  // Real time: visible when the lab thread processed it, never before the model time.
+  for (Milestone m : {Milestone::running, Milestone::guest_agent, Milestone::beacon}) {
+    ASSERT_TRUE(vm->visible[static_cast<std::size_t>(m)].has_value()) << to_string(m);
+    EXPECT_GE(*vm->visible[static_cast<std::size_t>(m)], *vm->milestone(m)) << to_string(m);
+    EXPECT_LE(*vm->visible[static_cast<std::size_t>(m)], lab.now()) << to_string(m);
+  }
   lab.shutdown();
 }
 
