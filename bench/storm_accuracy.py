@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Timing accuracy of one storm against the simulator's ground truth (bench/run uses it; see bench/README.md).
+
+usage: storm_accuracy.py RUN_DIR TRUTH_JSON [CPU_SAMPLES]
+
+For every push milestone (KubeVirt watch: scheduled, running, guest_agent, ip_assigned) of every VM it
+compares the journal's observation (full-precision wall time, stated resolution) with the lab's truth:
+  observation error = observed - delivered   (delivered: the lab handed the watch frame to the socket)
+      -> the orchestrator's measurement error; must be <= the stated resolution, target P99 <= 10 ms
+  publication lag   = delivered - model time (the simulator's own lag, not a measurement error)
+  boot-time error   = offset from start_requested - (model time - startReceived) (both lags included)
+  start transit     = startReceived - start_requested
+CPU_SAMPLES: lines "unix_time cpu_seconds" of the `bootstorm run` process (bench/run samples /proc/PID/stat);
+the CPU during observe is the CPU used from the first start written to the last milestone observed.
+Prints one line of key=value figures.
+"""
+import json
+import math
+import sys
+
+
+def pct(values, p):
+    if not values:
+        return float("nan")
+    v = sorted(values)
+    return v[min(len(v) - 1, max(0, math.ceil(p * len(v)) - 1))]
+
+
+def main():
+    run_dir, truth_path = sys.argv[1], sys.argv[2]
+    truth = {v["name"]: v for v in json.load(open(truth_path))["vms"]}
+    seen = {}
+    fire_skew = None
+    for line in open(run_dir + "/journal.jsonl"):
+        event = json.loads(line)
+        if event.get("type") == "storm_fired":
+            fire_skew = event.get("fireSkewMs")
+        if event.get("type") == "milestone":
+            seen.setdefault(event["vm"], {})[event["milestone"]] = event
+    obs, lag, boot, transit, res = [], [], [], [], []
+    over = missing = 0
+    first_start, last_seen = math.inf, 0.0
+    for vm, events in seen.items():
+        t = truth.get(vm)
+        if not t or "start_requested" not in events:
+            continue
+        start = events["start_requested"]["wall"]
+        first_start = min(first_start, start)
+        transit.append(t["startReceived"] - start)
+        for m in ("scheduled", "running", "guest_agent", "ip_assigned"):
+            e = events.get(m)
+            if not e or e.get("source") != "watch":
+                continue
+            last_seen = max(last_seen, e["wall"])
+            delivered = t.get("delivered", {}).get(m)
+            if delivered is None:
+                missing += 1
+                continue
+            error = e["wall"] - delivered
+            obs.append(abs(error))
+            res.append(e["resolutionS"])
+            if error > e["resolutionS"] + 0.002 or error < -0.002:
+                over += 1
+            lag.append(delivered - t["milestones"][m])
+            boot.append(abs(e["offsetS"] - (t["milestones"][m] - t["startReceived"])))
+    cpu = ""
+    if len(sys.argv) > 3:
+        samples = [tuple(map(float, l.split())) for l in open(sys.argv[3]) if l.strip()]
+        inside = [s for s in samples if first_start <= s[0] <= last_seen]
+        if len(inside) >= 2 and inside[-1][0] > inside[0][0]:
+            cpu = f" observeCpuCores={(inside[-1][1] - inside[0][1]) / (inside[-1][0] - inside[0][0]):.2f}"
+    ms = lambda x: f"{x * 1000:.1f}"
+    print(f"pushMilestones={len(obs)} observationErrorP50Ms={ms(pct(obs, .5))} observationErrorP99Ms={ms(pct(obs, .99))} "
+          f"observationErrorMaxMs={ms(max(obs) if obs else float('nan'))} beyondResolution={over} undelivered={missing} "
+          f"resolutionP50Ms={ms(pct(res, .5))} resolutionP99Ms={ms(pct(res, .99))} "
+          f"publicationLagP50Ms={ms(pct(lag, .5))} publicationLagP99Ms={ms(pct(lag, .99))} "
+          f"bootErrorVsModelP99Ms={ms(pct(boot, .99))} startTransitP99Ms={ms(pct(transit, .99))} "
+          f"fireSkewMs={fire_skew}{cpu}")
+
+
+if __name__ == "__main__":
+    main()
