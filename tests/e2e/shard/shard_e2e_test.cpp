@@ -27,7 +27,8 @@
 #include <thread>
 #include <vector>
 
-extern char** environ;
+
+#include "tests/support/child_process.hpp"
 
 namespace {
 
@@ -38,82 +39,9 @@ using Clock = std::chrono::steady_clock;
 const std::string kBinary = std::string(BOOTSTORM_BINARY_DIR) + "/bootstorm";
 const std::string kKubectl = "/usr/bin/kubectl";
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-void write_file(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-}
-
-// A child process with stdout/stderr redirected to files. The destructor SIGKILLs and reaps it if the test
-// did not wait for it, so no child outlives a failed assertion.
-class Child {
- public:
-  Child(const std::vector<std::string>& argv, const fs::path& out, const fs::path& err)
-      : out_(out), err_(err) {
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0644);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0644);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    int rc = posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (rc != 0) {
-      pid_ = -1;
-      throw std::runtime_error("posix_spawn " + argv[0] + " failed: " + std::to_string(rc));
-    }
-  }
-  Child(const Child&) = delete;
-  Child& operator=(const Child&) = delete;
-  ~Child() { kill_now(); }
-
-  pid_t pid() const { return pid_; }
-  bool running() const { return pid_ > 0 && !status_; }
-
-  // Exit code, or -signal when killed by a signal; nullopt on timeout (the child keeps running).
-  std::optional<int> wait_for(std::chrono::milliseconds timeout) {
-    const auto deadline = Clock::now() + timeout;
-    while (!status_) {
-      int status = 0;
-      pid_t r = ::waitpid(pid_, &status, WNOHANG);
-      if (r == pid_) {
-        status_ = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
-        break;
-      }
-      if (Clock::now() >= deadline) return std::nullopt;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return status_;
-  }
-
-  void kill_now() {
-    if (pid_ > 0 && !status_) {
-      ::kill(pid_, SIGKILL);
-      int status = 0;
-      ::waitpid(pid_, &status, 0);
-      status_ = -SIGKILL;
-    }
-  }
-
-  std::string out() const { return read_file(out_); }
-  std::string err() const { return read_file(err_); }
-
- private:
-  pid_t pid_ = -1;
-  std::optional<int> status_;
-  fs::path out_;
-  fs::path err_;
-};
+using bootstorm::test_support::Child;
+using bootstorm::test_support::read_file;
+using bootstorm::test_support::write_file;
 
 struct Result {
   int exit_code = -1;
