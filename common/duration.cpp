@@ -14,7 +14,8 @@ std::optional<std::chrono::nanoseconds> parse_duration(std::string_view text) {
     // number: digits with at most one '.'
     std::size_t start = i;
     bool dot = false;
-    while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || (text[i] == '.' && !dot))) {
+    while (i < text.size() &&
+           (std::isdigit(static_cast<unsigned char>(text[i])) || (text[i] == '.' && !dot))) {
       if (text[i] == '.') dot = true;
       ++i;
     }
@@ -24,13 +25,20 @@ std::optional<std::chrono::nanoseconds> parse_duration(std::string_view text) {
     while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) ++i;
     std::string_view unit = text.substr(ustart, i - ustart);
     long double scale = 0;
-    if (unit == "h") scale = 3600e9L;
-    else if (unit == "m") scale = 60e9L;
-    else if (unit == "s") scale = 1e9L;
-    else if (unit == "ms") scale = 1e6L;
-    else if (unit == "us" || unit == "µs") scale = 1e3L;
-    else if (unit == "ns") scale = 1;
-    else return std::nullopt;
+    if (unit == "h")
+      scale = 3600e9L;
+    else if (unit == "m")
+      scale = 60e9L;
+    else if (unit == "s")
+      scale = 1e9L;
+    else if (unit == "ms")
+      scale = 1e6L;
+    else if (unit == "us" || unit == "µs")
+      scale = 1e3L;
+    else if (unit == "ns")
+      scale = 1;
+    else
+      return std::nullopt;
     total_ns += number * scale;
   }
   if (total_ns > 1e18L) return std::nullopt;

@@ -21,11 +21,21 @@ std::string json_escape(std::string_view s) {
   out.reserve(s.size() + 8);
   for (char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           char buf[8];
@@ -49,11 +59,10 @@ class RedactingSink final : public spdlog::sinks::base_sink<std::mutex> {
     std::string text = redact(std::string_view(msg.payload.data(), msg.payload.size()));
     if (format_ == Format::json) {
       auto secs = std::chrono::duration_cast<std::chrono::milliseconds>(msg.time.time_since_epoch()).count();
-      std::string line = fmt::format(R"({{"ts":{}.{:03d},"level":"{}","logger":"{}","msg":"{}"}})", secs / 1000,
-                                     static_cast<int>(secs % 1000),
-                                     spdlog::level::to_string_view(msg.level).data(),
-                                     json_escape(std::string_view(msg.logger_name.data(), msg.logger_name.size())),
-                                     json_escape(text));
+      std::string line = fmt::format(
+          R"({{"ts":{}.{:03d},"level":"{}","logger":"{}","msg":"{}"}})", secs / 1000,
+          static_cast<int>(secs % 1000), spdlog::level::to_string_view(msg.level).data(),
+          json_escape(std::string_view(msg.logger_name.data(), msg.logger_name.size())), json_escape(text));
       spdlog::details::log_msg copy(msg.time, msg.source, msg.logger_name, msg.level, line);
       inner_->log(copy);
     } else {

@@ -3,8 +3,8 @@
 // VmiTracker — the provider's whole per-line work on the observe path. items_per_second is VMI events/s.
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -13,8 +13,8 @@
 
 namespace {
 
-using nlohmann::json;
 using bootstorm::kubevirt::WatchDecode;
+using nlohmann::json;
 
 // A Running VMI with the fields the simulator (and KubeVirt) fills in: spec with domain, devices, volumes,
 // cloud-init user data; status with phase transitions, conditions, interfaces, guest OS info, volume status.
@@ -44,51 +44,66 @@ std::string vmi_line(int index, const char* type = "MODIFIED") {
                         "    BOOTSTORM_BEACON_TOKEN=0123456789abcdef0123456789abcdef\n"}}}}})}};
   json conditions = json::array();
   for (const char* c : {"Ready", "LiveMigratable", "AgentConnected", "PodScheduled"}) {
-    conditions.push_back({{"type", c}, {"status", "True"}, {"lastProbeTime", nullptr}, {"lastTransitionTime", ts}});
+    conditions.push_back(
+        {{"type", c}, {"status", "True"}, {"lastProbeTime", nullptr}, {"lastTransitionTime", ts}});
   }
   json status = {
       {"phase", "Running"},
       {"nodeName", "worker-1"},
-      {"phaseTransitionTimestamps",
-       json::array({{{"phase", "Pending"}, {"phaseTransitionTimestamp", ts}},
-                    {{"phase", "Scheduling"}, {"phaseTransitionTimestamp", ts}},
-                    {{"phase", "Scheduled"}, {"phaseTransitionTimestamp", ts}},
-                    {{"phase", "Running"}, {"phaseTransitionTimestamp", ts}}})},
+      {"phaseTransitionTimestamps", json::array({{{"phase", "Pending"}, {"phaseTransitionTimestamp", ts}},
+                                                 {{"phase", "Scheduling"}, {"phaseTransitionTimestamp", ts}},
+                                                 {{"phase", "Scheduled"}, {"phaseTransitionTimestamp", ts}},
+                                                 {{"phase", "Running"}, {"phaseTransitionTimestamp", ts}}})},
       {"conditions", conditions},
-      {"interfaces",
-       json::array({{{"name", "default"}, {"mac", "02:1a:2b:3c:4d:00"}, {"infoSource", "domain, guest-agent"},
-                     {"queueCount", 1}, {"linkState", "up"}, {"podInterfaceName", "eth0"},
-                     {"interfaceName", "eth0"}, {"ipAddress", "10.1.4.7"},
-                     {"ipAddresses", json::array({"10.1.4.7"})}}})},
-      {"guestOSInfo", {{"id", "fedora"}, {"name", "Fedora Linux"}, {"version", "39"}, {"kernelRelease", "6.5.6"}}},
+      {"interfaces", json::array({{{"name", "default"},
+                                   {"mac", "02:1a:2b:3c:4d:00"},
+                                   {"infoSource", "domain, guest-agent"},
+                                   {"queueCount", 1},
+                                   {"linkState", "up"},
+                                   {"podInterfaceName", "eth0"},
+                                   {"interfaceName", "eth0"},
+                                   {"ipAddress", "10.1.4.7"},
+                                   {"ipAddresses", json::array({"10.1.4.7"})}}})},
+      {"guestOSInfo",
+       {{"id", "fedora"}, {"name", "Fedora Linux"}, {"version", "39"}, {"kernelRelease", "6.5.6"}}},
       {"qosClass", "Burstable"},
       {"activePods", {{"9f3c1e0a-4b8d-4f5e-9a7c-2d1b0e6f8a31", "worker-1"}}},
       {"migrationMethod", "BlockMigration"},
       {"migrationTransport", "Unix"},
       {"currentCPUTopology", {{"cores", 1}, {"sockets", 1}, {"threads", 1}}},
-      {"launcherContainerImageVersion", "registry.redhat.io/container-native-virtualization/virt-launcher-rhel9:v4.16"},
-      {"volumeStatus", json::array({{{"name", "rootdisk"}, {"target", ""}}, {{"name", "cloudinitdisk"}, {"target", ""}}})}};
-  json object = {
-      {"apiVersion", "kubevirt.io/v1"},
-      {"kind", "VirtualMachineInstance"},
-      {"metadata",
-       {{"name", name},
-        {"namespace", "bootstorm"},
-        {"uid", "9f3c1e0a-4b8d-4f5e-9a7c-2d1b0e6f8a31"},
-        {"resourceVersion", std::to_string(100000 + index)},
-        {"generation", 1},
-        {"creationTimestamp", ts},
-        {"labels", {{"bootstorm.io/run", "1a2b3c"}, {"bootstorm.io/scenario", "storm"}, {"kubevirt.io/vm", name},
-                    {"vm.kubevirt.io/name", name}, {"kubevirt.io/nodeName", "worker-1"}}},
-        {"annotations", {{"kubevirt.io/vm-generation", "2"}, {"kubevirt.io/latest-observed-api-version", "v1"},
-                         {"kubevirt.io/storage-observed-api-version", "v1"}}},
-        {"ownerReferences", json::array({{{"apiVersion", "kubevirt.io/v1"}, {"kind", "VirtualMachine"},
-                                          {"name", name}, {"uid", "1c6f2a3b-0d4e-4f5a-8b9c-7d6e5f4a3b2c"},
-                                          {"controller", true}, {"blockOwnerDeletion", true}}})},
-        {"finalizers", json::array({"kubevirt.io/virtualMachineControllerFinalize",
-                                    "foregroundDeleteVirtualMachine"})}}},
-      {"spec", spec},
-      {"status", status}};
+      {"launcherContainerImageVersion",
+       "registry.redhat.io/container-native-virtualization/virt-launcher-rhel9:v4.16"},
+      {"volumeStatus",
+       json::array({{{"name", "rootdisk"}, {"target", ""}}, {{"name", "cloudinitdisk"}, {"target", ""}}})}};
+  json object = {{"apiVersion", "kubevirt.io/v1"},
+                 {"kind", "VirtualMachineInstance"},
+                 {"metadata",
+                  {{"name", name},
+                   {"namespace", "bootstorm"},
+                   {"uid", "9f3c1e0a-4b8d-4f5e-9a7c-2d1b0e6f8a31"},
+                   {"resourceVersion", std::to_string(100000 + index)},
+                   {"generation", 1},
+                   {"creationTimestamp", ts},
+                   {"labels",
+                    {{"bootstorm.io/run", "1a2b3c"},
+                     {"bootstorm.io/scenario", "storm"},
+                     {"kubevirt.io/vm", name},
+                     {"vm.kubevirt.io/name", name},
+                     {"kubevirt.io/nodeName", "worker-1"}}},
+                   {"annotations",
+                    {{"kubevirt.io/vm-generation", "2"},
+                     {"kubevirt.io/latest-observed-api-version", "v1"},
+                     {"kubevirt.io/storage-observed-api-version", "v1"}}},
+                   {"ownerReferences", json::array({{{"apiVersion", "kubevirt.io/v1"},
+                                                     {"kind", "VirtualMachine"},
+                                                     {"name", name},
+                                                     {"uid", "1c6f2a3b-0d4e-4f5a-8b9c-7d6e5f4a3b2c"},
+                                                     {"controller", true},
+                                                     {"blockOwnerDeletion", true}}})},
+                   {"finalizers", json::array({"kubevirt.io/virtualMachineControllerFinalize",
+                                               "foregroundDeleteVirtualMachine"})}}},
+                 {"spec", spec},
+                 {"status", status}};
   return json{{"type", type}, {"object", object}}.dump();
 }
 
@@ -112,8 +127,12 @@ void decode(benchmark::State& state, WatchDecode mode) {
   state.SetBytesProcessed(static_cast<std::int64_t>(bytes));
 }
 
-void BM_DecodeVmiWatchLine_Full(benchmark::State& state) { decode(state, WatchDecode::full); }
-void BM_DecodeVmiWatchLine_MilestoneFields(benchmark::State& state) { decode(state, WatchDecode::milestone_fields); }
+void BM_DecodeVmiWatchLine_Full(benchmark::State& state) {
+  decode(state, WatchDecode::full);
+}
+void BM_DecodeVmiWatchLine_MilestoneFields(benchmark::State& state) {
+  decode(state, WatchDecode::milestone_fields);
+}
 
 // The observe path per line: decode (status only, as the provider does) and reconcile into milestones. Every
 // VM is new to the tracker the first time round (4 milestones each), then each line is a no-op update.
@@ -123,14 +142,17 @@ void BM_DecodeAndTrackVmiEvents(benchmark::State& state) {
   std::vector<std::string> names;
   for (int i = 0; i < vms; ++i) names.push_back(fmt::format("bs-1a2b3c-storm-{:05d}", i));
   std::size_t milestones = 0, i = 0;
-  auto tracker = std::make_unique<bootstorm::kubevirt::VmiTracker>(names, bootstorm::kubevirt::ClientInstant::now());
+  auto tracker =
+      std::make_unique<bootstorm::kubevirt::VmiTracker>(names, bootstorm::kubevirt::ClientInstant::now());
   for (auto _ : state) {
     if (i % input.size() == 0) {
       state.PauseTiming();
-      tracker = std::make_unique<bootstorm::kubevirt::VmiTracker>(names, bootstorm::kubevirt::ClientInstant::now());
+      tracker =
+          std::make_unique<bootstorm::kubevirt::VmiTracker>(names, bootstorm::kubevirt::ClientInstant::now());
       state.ResumeTiming();
     }
-    auto ev = bootstorm::kubevirt::decode_watch_line(input[i++ % input.size()], WatchDecode::milestone_fields);
+    auto ev =
+        bootstorm::kubevirt::decode_watch_line(input[i++ % input.size()], WatchDecode::milestone_fields);
     auto events = tracker->on_watch_object(ev->object, bootstorm::kubevirt::ClientInstant::now(), false, 0);
     milestones += events.size();
     benchmark::DoNotOptimize(events);

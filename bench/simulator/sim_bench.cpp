@@ -1,5 +1,5 @@
-// Simulator benchmark: the model's event loop at scale (a storm of N VMs in virtual time). The vCenter front's
-// request rate over HTTPS is measured by VcenterFrontTest.DISABLED_Throughput in
+// Simulator benchmark: the model's event loop at scale (a storm of N VMs in virtual time). The vCenter
+// front's request rate over HTTPS is measured by VcenterFrontTest.DISABLED_Throughput in
 // tests/integration/vcenter_front (run with --gtest_also_run_disabled_tests).
 #include <benchmark/benchmark.h>
 

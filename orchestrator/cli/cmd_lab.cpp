@@ -1,13 +1,13 @@
-// `bootstorm lab serve --lab NAME|PATH --state-dir DIR [--vcenter-port N] [--kube-port N] [--seed N]`: runs the
-// lab simulator standalone. Prints the endpoints, writes DIR/endpoints.json, DIR/kubeconfig and DIR/ca.pem
-// (endpoints.json last: its presence means the lab is listening), and serves until SIGINT or SIGTERM, then
-// stops cleanly and removes endpoints.json.
+// `bootstorm lab serve --lab NAME|PATH --state-dir DIR [--vcenter-port N] [--kube-port N] [--seed N]`: runs
+// the lab simulator standalone. Prints the endpoints, writes DIR/endpoints.json, DIR/kubeconfig and
+// DIR/ca.pem (endpoints.json last: its presence means the lab is listening), and serves until SIGINT or
+// SIGTERM, then stops cleanly and removes endpoints.json.
+#include <pthread.h>
+
 #include <csignal>
 #include <filesystem>
 #include <iostream>
 #include <memory>
-
-#include <pthread.h>
 
 #include "common/log.hpp"
 #include "orchestrator/cli/command.hpp"
@@ -77,16 +77,19 @@ int serve(const LabServeArgs& args) {
 const CommandRegistration registration{Command{
     "lab", 80, [](CLI::App& app, const GlobalOptions&) -> std::function<int()> {
       auto args = std::make_shared<LabServeArgs>();
-      CLI::App* lab = app.add_subcommand("lab", "Run the lab simulator (vCenter and Kubernetes APIs on loopback)");
+      CLI::App* lab =
+          app.add_subcommand("lab", "Run the lab simulator (vCenter and Kubernetes APIs on loopback)");
       lab->require_subcommand(1);
       CLI::App* serve_cmd = lab->add_subcommand("serve", "Serve a lab until SIGINT/SIGTERM");
-      serve_cmd->add_option("--lab", args->lab, "Lab profile: a name in simulator/labs or a path to a YAML file")
+      serve_cmd
+          ->add_option("--lab", args->lab, "Lab profile: a name in simulator/labs or a path to a YAML file")
           ->capture_default_str();
       serve_cmd->add_option("--state-dir", args->state_dir,
                             "Write endpoints.json, kubeconfig and ca.pem into this directory");
       serve_cmd->add_option("--vcenter-port", args->vcenter_port, "vCenter front port (default: ephemeral)");
       serve_cmd->add_option("--kube-port", args->kube_port, "Kubernetes front port (default: ephemeral)");
-      args->seed_option = serve_cmd->add_option("--seed", args->seed, "Override the lab profile's random seed");
+      args->seed_option =
+          serve_cmd->add_option("--seed", args->seed, "Override the lab profile's random seed");
       return [args] { return serve(*args); };
     }}};
 

@@ -45,8 +45,8 @@ int merge(const MergeArgs& args) {
     return kExitFailed;
   }
   std::cout << "merged " << merged->shards.size() << " of " << merged->shard_count << " shards of run "
-            << merged->run_id << " (" << merged->plan << "): " << contents->record.vms.size() << " VMs, outcome "
-            << contents->record.outcome << "\n";
+            << merged->run_id << " (" << merged->plan << "): " << contents->record.vms.size()
+            << " VMs, outcome " << contents->record.outcome << "\n";
   for (const auto& s : merged->shards)
     std::cout << "  shard " << s.index << ": " << s.dir.string() << " (" << s.vms << " VMs, "
               << (s.outcome.empty() ? "unfinished" : s.outcome) << ")\n";

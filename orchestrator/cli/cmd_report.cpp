@@ -66,7 +66,8 @@ Expected<std::size_t> upload_documents(const IndexArgs& args, const stats::RunRe
       io, [&]() -> boost::asio::awaitable<void> { response = co_await client.request(std::move(request)); },
       boost::asio::detached);
   io.run();
-  const std::string where = "uploading " + std::to_string(documents) + " documents to " + options.base_url + "/_bulk";
+  const std::string where =
+      "uploading " + std::to_string(documents) + " documents to " + options.base_url + "/_bulk";
   if (!response) return make_error(ErrorKind::internal, where + ": the request did not complete");
   if (!*response) {
     Error e = response->error();
@@ -77,10 +78,12 @@ Expected<std::size_t> upload_documents(const IndexArgs& args, const stats::RunRe
   if (r.status < 200 || r.status >= 300)
     return make_error(ErrorKind::http_status,
                       where + " failed: HTTP " + std::to_string(r.status) + ": " + r.body.substr(0, 300),
-                      r.status == 401 ? "set BOOTSTORM_INDEX_USERNAME and BOOTSTORM_INDEX_PASSWORD" : "", r.status);
+                      r.status == 401 ? "set BOOTSTORM_INDEX_USERNAME and BOOTSTORM_INDEX_PASSWORD" : "",
+                      r.status);
   auto answer = nlohmann::json::parse(r.body, nullptr, false);
   if (answer.is_object() && answer.value("errors", false))
-    return make_error(ErrorKind::api, where + ": the server rejected some documents: " + r.body.substr(0, 300));
+    return make_error(ErrorKind::api,
+                      where + ": the server rejected some documents: " + r.body.substr(0, 300));
   return documents;
 }
 

@@ -1,9 +1,8 @@
 // `bootstorm run PLAN`: validates the plan, asks before touching a real platform, runs the storm with the
 // engine and prints the run directory and a short summary. Also defines the engine wiring
 // (engine_wiring.hpp) shared with `report` and `cleanup`.
-#include <unistd.h>
-
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <iostream>
 #include <memory>
@@ -21,9 +20,9 @@
 #include "orchestrator/engine/shard.hpp"
 #include "orchestrator/plan/plan.hpp"
 #include "orchestrator/stats/summary.hpp"
-#include "reports/reports.hpp"
 #include "providers/kubevirt/kubevirt_provider.hpp"
 #include "providers/vsphere/vsphere_provider.hpp"
+#include "reports/reports.hpp"
 #include "simulator/lab/lab_server.hpp"
 
 namespace bootstorm::cli {
@@ -96,9 +95,9 @@ void print_run_summary(std::ostream& out, const engine::RunResult& result) {
     if (ready == nullptr || ready->count == 0) {
       out << fmt::format("0/{} ready", s.vms);
     } else {
-      out << fmt::format("{}/{} ready, boot time ({}) mean {:.2f} s, P50 {:.2f} s, P95 {:.2f} s, max {:.2f} s",
-                         ready->count, ready->total, s.ready_milestone, *ready->mean, *ready->p50, *ready->p95,
-                         *ready->max);
+      out << fmt::format(
+          "{}/{} ready, boot time ({}) mean {:.2f} s, P50 {:.2f} s, P95 {:.2f} s, max {:.2f} s", ready->count,
+          ready->total, s.ready_milestone, *ready->mean, *ready->p50, *ready->p95, *ready->max);
     }
     out << fmt::format(", fire skew {:.2f} ms, {} API requests", s.fire_skew_ms, s.api_requests);
     if (s.start_at_offset_ms)
@@ -172,9 +171,9 @@ int run(const RunArgs& args) {
     return kExitUsage;
   }
   if (vms > args.max_vms) {
-    std::cerr << args.plan << ": the plan creates " << vms << " VMs" << (shard.sharded() ? " in this shard" : "")
-              << ", more than the limit of " << args.max_vms << "; pass --max-vms " << vms
-              << " (or higher) to allow it\n";
+    std::cerr << args.plan << ": the plan creates " << vms << " VMs"
+              << (shard.sharded() ? " in this shard" : "") << ", more than the limit of " << args.max_vms
+              << "; pass --max-vms " << vms << " (or higher) to allow it\n";
     return kExitUsage;
   }
   if (args.repeat < 0) {
@@ -193,7 +192,8 @@ int run(const RunArgs& args) {
     const auto now = std::chrono::system_clock::now();
     if (*parsed <= now) {
       std::cerr << fmt::format(
-          "--start-at {} is {:.1f} s in the past (now {}): choose an instant far enough ahead for every shard "
+          "--start-at {} is {:.1f} s in the past (now {}): choose an instant far enough ahead for every "
+          "shard "
           "to provision its VMs first\n",
           args.start_at, std::chrono::duration<double>(now - *parsed).count(), engine::rfc3339_ms(now));
       return kExitUsage;
@@ -209,7 +209,8 @@ int run(const RunArgs& args) {
   if (!args.storm_interval.empty()) {
     auto parsed = parse_duration(args.storm_interval);
     if (!parsed || *parsed <= std::chrono::nanoseconds::zero()) {
-      std::cerr << "--storm-interval '" << args.storm_interval << "' is not a positive duration (e.g. 10m, 90s)\n";
+      std::cerr << "--storm-interval '" << args.storm_interval
+                << "' is not a positive duration (e.g. 10m, 90s)\n";
       return kExitUsage;
     }
     if (!start_at) {
@@ -253,7 +254,8 @@ int run(const RunArgs& args) {
       return kExitUsage;
     }
     if (args.beacon_advertise.rfind("http://", 0) != 0 && args.beacon_advertise.rfind("https://", 0) != 0) {
-      std::cerr << "--beacon-advertise must be an http:// or https:// URL, got '" << args.beacon_advertise << "'\n";
+      std::cerr << "--beacon-advertise must be an http:// or https:// URL, got '" << args.beacon_advertise
+                << "'\n";
       return kExitUsage;
     }
     p.ready.beacon.advertise_url = args.beacon_advertise;
@@ -289,17 +291,19 @@ const CommandRegistration registration{Command{
       sub->add_option("--max-vms", args->max_vms, "Refuse plans with more VMs than this (per shard)")
           ->default_val(500)
           ->check(CLI::PositiveNumber);
-      sub->add_option("--shard", args->shard,
-                      "Run only shard INDEX of COUNT (INDEX/COUNT, 0-based): VM k of every scenario belongs to "
-                      "shard (k-1) mod COUNT; needs --start-at");
+      sub->add_option(
+          "--shard", args->shard,
+          "Run only shard INDEX of COUNT (INDEX/COUNT, 0-based): VM k of every scenario belongs to "
+          "shard (k-1) mod COUNT; needs --start-at");
       sub->add_option("--start-at", args->start_at,
                       "Fire the storm at this wall-clock instant (RFC 3339, e.g. 2026-11-30T10:00:00Z), the "
                       "same for every shard");
       sub->add_option("--storm-interval", args->storm_interval,
                       "With --start-at and several storms: storm k fires at start-at + k x this duration");
-      sub->add_option("--beacon-advertise", args->beacon_advertise,
-                      "The beacon URL guests call for this worker, overriding ready.beacon.advertiseUrl (e.g. "
-                      "http://$(POD_IP):8080 in an Indexed Job); not part of the plan digest");
+      sub->add_option(
+          "--beacon-advertise", args->beacon_advertise,
+          "The beacon URL guests call for this worker, overriding ready.beacon.advertiseUrl (e.g. "
+          "http://$(POD_IP):8080 in an Indexed Job); not part of the plan digest");
       sub->add_option("--run-id", args->run_id,
                       "Run id (a-z0-9, up to 16); default: random, or with --start-at derived from the plan "
                       "and the instant so every shard agrees");

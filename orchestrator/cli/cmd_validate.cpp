@@ -40,7 +40,7 @@ bool validate_migration_plan(const std::string& path, bool print, bool& first_pr
     return false;
   }
   const migrate::MigrationPlan& p = *result.plan;
-  std::string what = !p.vms.names.empty()  ? plural(static_cast<int>(p.vms.names.size()), "VM")
+  std::string what = !p.vms.names.empty()      ? plural(static_cast<int>(p.vms.names.size()), "VM")
                      : !p.vms.from_run.empty() ? "the VMs of " + p.vms.from_run
                                                : "VMs cloned and stormed first";
   std::string summary = path + ": valid (MigrationPlan, " + what + ")";

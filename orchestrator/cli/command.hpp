@@ -4,7 +4,6 @@
 // linked and every registration runs). main.cpp builds the CLI11 app, adds every registered command in
 // `order`, parses, and runs the chosen one.
 #include <CLI/CLI.hpp>
-
 #include <functional>
 #include <string>
 
@@ -19,7 +18,7 @@ inline constexpr int kExitInterrupted = 130;
 
 // Options common to every subcommand (set by main before the command runs).
 struct GlobalOptions {
-  int verbosity = 0;           // -v (1), -vv (2); -q sets -1
+  int verbosity = 0;                // -v (1), -vv (2); -q sets -1
   std::string log_format = "text";  // text | json
 };
 

@@ -32,7 +32,8 @@ asio::awaitable<Expected<FireReport>> StartBarrier::fire(const std::vector<api::
       const auto remaining = target - std::chrono::system_clock::now();
       if (remaining <= std::chrono::system_clock::duration::zero()) break;
       const auto slice = std::min<std::chrono::steady_clock::duration>(
-          std::chrono::duration_cast<std::chrono::steady_clock::duration>(remaining), std::chrono::seconds(1));
+          std::chrono::duration_cast<std::chrono::steady_clock::duration>(remaining),
+          std::chrono::seconds(1));
       co_await sleep_checking(slice, cancel);
     }
   }
@@ -99,7 +100,8 @@ asio::awaitable<Expected<FireReport>> StartBarrier::fire(const std::vector<api::
   co_await group.wait();
   if (report.first_written && options_.release_at_wall)
     report.first_written_offset_ms =
-        std::chrono::duration<double, std::milli>(report.first_written_wall - *options_.release_at_wall).count();
+        std::chrono::duration<double, std::milli>(report.first_written_wall - *options_.release_at_wall)
+            .count();
   if (report.first_written && report.last_written)
     report.fire_skew_ms =
         std::chrono::duration<double, std::milli>(*report.last_written - *report.first_written).count();

@@ -35,9 +35,9 @@ struct FireReport {
   std::size_t not_released = 0;  // cancelled before their turn
   std::optional<std::chrono::steady_clock::time_point> first_written, last_written;
   std::chrono::system_clock::time_point first_written_wall{};
-  std::chrono::steady_clock::time_point released_at{};  // the instant the barrier opened
+  std::chrono::steady_clock::time_point released_at{};    // the instant the barrier opened
   std::chrono::system_clock::time_point released_wall{};  // CLOCK_REALTIME when the barrier opened
-  double fire_skew_ms = 0;                              // last_written - first_written
+  double fire_skew_ms = 0;                                // last_written - first_written
   // With release_at_wall: how late (positive) or early the barrier opened, and the first start request was
   // written, measured on CLOCK_REALTIME against the target.
   std::optional<double> release_offset_ms, first_written_offset_ms;
@@ -50,9 +50,10 @@ class StartBarrier {
  public:
   StartBarrier(api::Provider& provider, BarrierOptions options) : provider_(provider), options_(options) {}
 
-  // prepare_storm(vms.size()), then (with release_at_wall) wait for the instant, then release. `on_result` runs for every VM as its start completes (in
-  // completion order; Error cancelled for VMs not released because `cancel` fired). Completes when every
-  // start call returned. Error only when prepare_storm failed (nothing was started then).
+  // prepare_storm(vms.size()), then (with release_at_wall) wait for the instant, then release. `on_result`
+  // runs for every VM as its start completes (in completion order; Error cancelled for VMs not released
+  // because `cancel` fired). Completes when every start call returned. Error only when prepare_storm failed
+  // (nothing was started then).
   boost::asio::awaitable<Expected<FireReport>> fire(const std::vector<api::VmHandle>& vms,
                                                     StartCallback on_result, CancelSignal cancel);
 

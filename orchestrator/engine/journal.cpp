@@ -110,9 +110,10 @@ void Journal::sync() {
 void Journal::check_written_locked(bool ok) {
   if (ok || !write_error_.empty()) return;
   write_error_ = std::strerror(errno != 0 ? errno : EIO);
-  spdlog::error("cannot write the journal {}: {}; the run goes on, but events from now on may be missing "
-                "from it (free space on that file system, or choose another --out)",
-                path_.string(), write_error_);
+  spdlog::error(
+      "cannot write the journal {}: {}; the run goes on, but events from now on may be missing "
+      "from it (free space on that file system, or choose another --out)",
+      path_.string(), write_error_);
 }
 
 std::string Journal::write_error() const {

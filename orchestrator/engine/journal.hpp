@@ -12,8 +12,8 @@
 //   vm, id vm_delete_failed vm, id, reason scenario_ended   scenario, repeat, apiRequests, apiErrors,
 //   errors[] run_ended        outcome (completed | failed | interrupted)
 // Sharded runs (shard.hpp) add to run_started: shard{index,count}, startAt (RFC 3339), stormIntervalS,
-// planDigest (always written), onlyScenario, repeat; scenario_started: planVms; storm_fired: startAt (unix s),
-// releasedWall, startAtOffsetMs, firstStartOffsetMs. A merged journal (merge.hpp) tags shard events with
+// planDigest (always written), onlyScenario, repeat; scenario_started: planVms; storm_fired: startAt (unix
+// s), releasedWall, startAtOffsetMs, firstStartOffsetMs. A merged journal (merge.hpp) tags shard events with
 // "shard" and its run_started carries merged{shardCount, shards[], missing[]}.
 // Strings are passed through log::redact before they are written: the journal never contains a secret.
 #include <chrono>

@@ -68,7 +68,8 @@ Expected<ShardJournal> read_shard(const fs::path& dir, std::vector<std::string>&
     if (line.empty()) continue;
     json event = json::parse(line, nullptr, false);
     if (event.is_discarded() || !event.is_object()) {
-      if (complete) warnings.push_back(fmt::format("{}:{}: not a JSON object, line skipped", file.string(), line_no));
+      if (complete)
+        warnings.push_back(fmt::format("{}:{}: not a JSON object, line skipped", file.string(), line_no));
       continue;
     }
     const std::string type = text(event, "type");
@@ -94,13 +95,14 @@ Expected<ShardJournal> read_shard(const fs::path& dir, std::vector<std::string>&
                       fmt::format("{}: run_started has an invalid shard {}", file.string(), s->dump()));
   shard.origin_wall = wall_of(shard.run_started) - number(shard.run_started, "mono");
   if (!std::isfinite(shard.origin_wall))
-    return make_error(ErrorKind::invalid_input, fmt::format("{}: run_started has no valid time \"t\"", file.string()));
+    return make_error(ErrorKind::invalid_input,
+                      fmt::format("{}: run_started has no valid time \"t\"", file.string()));
   return shard;
 }
 
 // The run_started fields every shard of one run must agree on.
-constexpr const char* kSameFields[] = {"runId", "planDigest", "startAt", "stormIntervalS", "plan", "platform",
-                                       "endpoint", "readySignal", "onlyScenario", "repeat"};
+constexpr const char* kSameFields[] = {"runId",    "planDigest", "startAt",     "stormIntervalS", "plan",
+                                       "platform", "endpoint",   "readySignal", "onlyScenario",   "repeat"};
 
 struct ScenarioKey {
   std::string name;
@@ -108,7 +110,9 @@ struct ScenarioKey {
   auto operator<=>(const ScenarioKey&) const = default;
 };
 
-ScenarioKey key_of(const json& e) { return {text(e, "scenario"), static_cast<int>(number(e, "repeat", 1))}; }
+ScenarioKey key_of(const json& e) {
+  return {text(e, "scenario"), static_cast<int>(number(e, "repeat", 1))};
+}
 
 struct ScenarioMerge {
   int shards_started = 0, shards_fired = 0, shards_ended = 0;
@@ -149,9 +153,10 @@ Expected<MergeResult> merge_shard_runs(const std::vector<fs::path>& run_dirs, co
   const ShardJournal& first = shards.front();
   for (const auto& s : shards) {
     if (s.count != first.count)
-      return make_error(ErrorKind::invalid_input,
-                        fmt::format("{} is shard {}/{} but {} is shard {}/{}: not the same sharded run",
-                                    s.dir.string(), s.index, s.count, first.dir.string(), first.index, first.count));
+      return make_error(
+          ErrorKind::invalid_input,
+          fmt::format("{} is shard {}/{} but {} is shard {}/{}: not the same sharded run", s.dir.string(),
+                      s.index, s.count, first.dir.string(), first.index, first.count));
     for (const char* field : kSameFields) {
       auto a = first.run_started.find(field);
       auto b = s.run_started.find(field);
@@ -165,8 +170,9 @@ Expected<MergeResult> merge_shard_runs(const std::vector<fs::path>& run_dirs, co
     }
   }
   if (text(first.run_started, "startAt").empty())
-    return make_error(ErrorKind::invalid_input,
-                      fmt::format("{} was run without --start-at: its shards did not fire together", first.dir.string()));
+    return make_error(
+        ErrorKind::invalid_input,
+        fmt::format("{} was run without --start-at: its shards did not fire together", first.dir.string()));
   for (std::size_t i = 1; i < shards.size(); ++i)
     if (shards[i].index == shards[i - 1].index)
       return make_error(ErrorKind::invalid_input,
@@ -178,8 +184,9 @@ Expected<MergeResult> merge_shard_runs(const std::vector<fs::path>& run_dirs, co
   for (int i = 0; i < first.count; ++i)
     if (!present.count(i)) result.missing.push_back(i);
   if (!result.missing.empty()) {
-    std::string message = fmt::format("shard(s) {} of {} missing: the run directories given cover only {} of them",
-                                      fmt::join(result.missing, ", "), first.count, shards.size());
+    std::string message =
+        fmt::format("shard(s) {} of {} missing: the run directories given cover only {} of them",
+                    fmt::join(result.missing, ", "), first.count, shards.size());
     if (!options.allow_missing)
       return make_error(ErrorKind::invalid_input, message,
                         "pass every shard's run directory, or --allow-missing to merge a partial run");
@@ -243,7 +250,8 @@ Expected<MergeResult> merge_shard_runs(const std::vector<fs::path>& run_dirs, co
           if (!m.start_at_offset_ms || std::abs(offset) > std::abs(*m.start_at_offset_ms))
             m.start_at_offset_ms = offset;
         }
-        json per_shard = {{"shard", s.index}, {"starts", starts}, {"firstWall", first_wall}, {"fireSkewMs", skew_ms}};
+        json per_shard = {
+            {"shard", s.index}, {"starts", starts}, {"firstWall", first_wall}, {"fireSkewMs", skew_ms}};
         for (const char* k : {"startAtOffsetMs", "firstStartOffsetMs"})
           if (e.contains(k)) per_shard[k] = e[k];
         m.fired_shards.push_back(std::move(per_shard));
@@ -254,7 +262,8 @@ Expected<MergeResult> merge_shard_runs(const std::vector<fs::path>& run_dirs, co
         m.api_errors += static_cast<std::uint64_t>(number(e, "apiErrors"));
         if (auto errs = e.find("errors"); errs != e.end() && errs->is_array())
           for (const auto& err : *errs)
-            if (err.is_string()) m.errors.push_back(fmt::format("shard {}: {}", s.index, err.get<std::string>()));
+            if (err.is_string())
+              m.errors.push_back(fmt::format("shard {}: {}", s.index, err.get<std::string>()));
       }
     }
     result.vms += info.vms;
@@ -264,15 +273,18 @@ Expected<MergeResult> merge_shard_runs(const std::vector<fs::path>& run_dirs, co
   // ---- the output directory
   std::error_code ec;
   if (fs::exists(out_dir, ec) && !fs::is_empty(out_dir, ec))
-    return make_error(ErrorKind::invalid_input, fmt::format("{} already exists and is not empty", out_dir.string()),
+    return make_error(ErrorKind::invalid_input,
+                      fmt::format("{} already exists and is not empty", out_dir.string()),
                       "choose a new --out directory (merge never overwrites a run directory)");
   if (out_dir.has_parent_path()) fs::create_directories(out_dir.parent_path(), ec);
   if (!fs::exists(out_dir) && ::mkdir(out_dir.c_str(), 0700) != 0)
-    return make_error(ErrorKind::io, fmt::format("cannot create {}: {}", out_dir.string(), std::strerror(errno)));
+    return make_error(ErrorKind::io,
+                      fmt::format("cannot create {}: {}", out_dir.string(), std::strerror(errno)));
   if (fs::exists(first.dir / "plan.yaml")) {
     fs::copy_file(first.dir / "plan.yaml", out_dir / "plan.yaml", fs::copy_options::overwrite_existing, ec);
     if (ec)
-      return make_error(ErrorKind::io, fmt::format("cannot write {}: {}", (out_dir / "plan.yaml").string(), ec.message()));
+      return make_error(ErrorKind::io,
+                        fmt::format("cannot write {}: {}", (out_dir / "plan.yaml").string(), ec.message()));
   }
 
   const fs::path journal_file = out_dir / "journal.jsonl";
@@ -287,10 +299,12 @@ Expected<MergeResult> merge_shard_runs(const std::vector<fs::path>& run_dirs, co
   // run_started: the lowest shard's, with the shard list instead of one shard.
   json started = first.run_started;
   started.erase("shard");
-  started["mono"] = std::round((first.origin_wall - merged_origin + number(first.run_started, "mono")) * 1e6) / 1e6;
+  started["mono"] =
+      std::round((first.origin_wall - merged_origin + number(first.run_started, "mono")) * 1e6) / 1e6;
   json shard_list = json::array();
   for (const auto& s : result.shards)
-    shard_list.push_back({{"index", s.index}, {"dir", s.dir.filename().string()}, {"outcome", s.outcome}, {"vms", s.vms}});
+    shard_list.push_back(
+        {{"index", s.index}, {"dir", s.dir.filename().string()}, {"outcome", s.outcome}, {"vms", s.vms}});
   started["merged"] = {{"shardCount", first.count}, {"shards", shard_list}, {"missing", result.missing}};
   write(started);
   result.run_id = text(started, "runId");
@@ -372,8 +386,9 @@ Expected<MergeResult> merge_shard_runs(const std::vector<fs::path>& run_dirs, co
   }
 
   const bool any_interrupted = std::count(outcomes.begin(), outcomes.end(), "interrupted") > 0;
-  const bool all_completed = outcomes.size() == shards.size() && result.missing.empty() &&
-                             std::all_of(outcomes.begin(), outcomes.end(), [](auto& o) { return o == "completed"; });
+  const bool all_completed =
+      outcomes.size() == shards.size() && result.missing.empty() &&
+      std::all_of(outcomes.begin(), outcomes.end(), [](auto& o) { return o == "completed"; });
   const std::string outcome = any_interrupted ? "interrupted" : all_completed ? "completed" : "failed";
   double ended_wall = merged_origin;
   std::string ended_t;

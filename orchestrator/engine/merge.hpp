@@ -42,6 +42,7 @@ struct MergeResult {
 // Writes out_dir (created; it must not exist or be empty) with plan.yaml and journal.jsonl. Error, naming the
 // directory and the field, when the runs do not belong to one sharded run.
 Expected<MergeResult> merge_shard_runs(const std::vector<std::filesystem::path>& run_dirs,
-                                       const std::filesystem::path& out_dir, const MergeOptions& options = {});
+                                       const std::filesystem::path& out_dir,
+                                       const MergeOptions& options = {});
 
 }  // namespace bootstorm::engine

@@ -1,10 +1,8 @@
 #include "orchestrator/engine/platform.hpp"
 
-#include "common/base64.hpp"
-
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
@@ -13,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/base64.hpp"
 #include "common/log.hpp"
 
 namespace bootstorm::engine {
@@ -132,7 +131,8 @@ std::string make_token_kubeconfig(const std::string& server, const std::string& 
   out << YAML::Key << "name" << YAML::Value << "lab";
   out << YAML::Key << "cluster" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "server" << YAML::Value << server;
-  if (!ca_pem.empty()) out << YAML::Key << "certificate-authority-data" << YAML::Value << base64_encode(ca_pem);
+  if (!ca_pem.empty())
+    out << YAML::Key << "certificate-authority-data" << YAML::Value << base64_encode(ca_pem);
   out << YAML::EndMap << YAML::EndMap << YAML::EndSeq;
   out << YAML::Key << "users" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
   out << YAML::Key << "name" << YAML::Value << "lab";

@@ -129,7 +129,8 @@ class Session {
                         fmt::format("cannot create output directory {}: {}", out.string(), ec.message()),
                         "choose another directory with --out");
     std::string name = run_directory_name(plan_.name, started, run_id_);
-    if (options_.shard.sharded()) name += fmt::format("-shard{}of{}", options_.shard.index, options_.shard.count);
+    if (options_.shard.sharded())
+      name += fmt::format("-shard{}of{}", options_.shard.index, options_.shard.count);
     auto dir = out / name;
     if (::mkdir(dir.c_str(), 0700) != 0)
       return make_error(ErrorKind::io, fmt::format("cannot create run directory {}: {}", dir.string(),
@@ -203,17 +204,17 @@ class Session {
     for (auto& s : plan_.slo)
       slo.push_back({{"milestone", s.milestone}, {"stat", s.stat}, {"max", s.max}, {"isMin", s.is_min}});
     json started = {{"runId", run_id_},
-                         {"plan", plan_.name},
-                         {"platform", plan_.platform.kind},
-                         {"endpoint", plan_.platform.endpoint},
-                         {"simulated", simulated},
-                         {"lab", simulated ? lab_name : std::string()},
-                         {"readySignal", std::string(api::to_string(ready_))},
-                         {"cleanup", plan_.cleanup},
-                         {"dryRun", options_.dry_run},
-                         {"planYaml", options_.plan_yaml},
-                         {"planDigest", plan_digest(options_.plan_yaml)},
-                         {"slo", slo}};
+                    {"plan", plan_.name},
+                    {"platform", plan_.platform.kind},
+                    {"endpoint", plan_.platform.endpoint},
+                    {"simulated", simulated},
+                    {"lab", simulated ? lab_name : std::string()},
+                    {"readySignal", std::string(api::to_string(ready_))},
+                    {"cleanup", plan_.cleanup},
+                    {"dryRun", options_.dry_run},
+                    {"planYaml", options_.plan_yaml},
+                    {"planDigest", plan_digest(options_.plan_yaml)},
+                    {"slo", slo}};
     // What `bootstorm merge` checks: the shard, the agreed instant, the storm spacing and the selection.
     if (options_.shard.sharded())
       started["shard"] = {{"index", options_.shard.index}, {"count", options_.shard.count}};
@@ -249,11 +250,11 @@ class Session {
     // longer rebuild it (`bootstorm report`) nor tell `bootstorm cleanup` everything it created.
     if (journal_ && !result.error) {
       if (std::string failure = journal_->write_error(); !failure.empty())
-        result.error = make_error(ErrorKind::io,
-                                  fmt::format("the journal {} is incomplete: {}", journal_->path().string(),
-                                              failure),
-                                  "free space on that file system (or choose another --out) and run again; "
-                                  "the figures printed here come from memory");
+        result.error =
+            make_error(ErrorKind::io,
+                       fmt::format("the journal {} is incomplete: {}", journal_->path().string(), failure),
+                       "free space on that file system (or choose another --out) and run again; "
+                       "the figures printed here come from memory");
     }
     progress_.finish();
     result.outcome = outcome;
@@ -808,9 +809,9 @@ class Session {
     progress_.finish();  // a log line must not land on the live status line
     spdlog::info("storm fired: {} starts, fire skew {:.2f} ms, {} failed{}", r.succeeded, r.fire_skew_ms,
                  r.failed,
-                 r.release_offset_ms ? fmt::format(", barrier opened {:+.3f} ms from the start instant",
-                                                   *r.release_offset_ms)
-                                     : std::string());
+                 r.release_offset_ms
+                     ? fmt::format(", barrier opened {:+.3f} ms from the start instant", *r.release_offset_ms)
+                     : std::string());
   }
 
   asio::awaitable<void> cleanup_vms(const std::vector<api::VmHandle>& vms) {

@@ -38,8 +38,8 @@ struct RunOptions {
   // "-shard<INDEX>of<COUNT>" so that the workers of one run can share an output volume.
   ShardSpec shard;
   // The wall-clock instant (CLOCK_REALTIME) the first storm's barrier opens; storm k (0-based over the
-  // scenario x repeat order) opens at start_at + k * storm_interval. A storm whose instant has passed when its
-  // VMs are provisioned is not fired (the run fails with a message saying how late it was).
+  // scenario x repeat order) opens at start_at + k * storm_interval. A storm whose instant has passed when
+  // its VMs are provisioned is not fired (the run fails with a message saying how late it was).
   std::optional<std::chrono::system_clock::time_point> start_at;
   std::chrono::milliseconds storm_interval{0};
   Progress::Mode progress = Progress::Mode::automatic;
@@ -75,6 +75,5 @@ class RunEngine {
 // The milestone that defines "ready": plan.ready.signal, else beacon when the beacon is enabled, else
 // guest_agent. nullopt when the plan names an unknown milestone.
 std::optional<api::Milestone> ready_milestone(const plan::StormPlan& plan);
-
 
 }  // namespace bootstorm::engine

@@ -126,7 +126,9 @@ Expected<std::chrono::system_clock::time_point> parse_rfc3339(std::string_view t
   return t + std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::nanoseconds(nanos));
 }
 
-std::string plan_digest(std::string_view plan_yaml) { return sha256_hex(plan_yaml); }
+std::string plan_digest(std::string_view plan_yaml) {
+  return sha256_hex(plan_yaml);
+}
 
 std::string derive_run_id(std::string_view plan_digest_hex, std::chrono::system_clock::time_point start_at) {
   return sha256_hex(fmt::format("bootstorm-shard-run\n{}\n{}", plan_digest_hex, rfc3339_ms(start_at)))
@@ -137,9 +139,10 @@ Expected<void> validate_run_id(std::string_view run_id) {
   bool ok = !run_id.empty() && run_id.size() <= 16;
   for (char c : run_id) ok = ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'));
   if (!ok)
-    return make_error(ErrorKind::invalid_input,
-                      fmt::format("run id '{}' must be 1 to 16 characters of a-z and 0-9", std::string(run_id)),
-                      "it becomes part of every VM name and the bootstorm.io/run label");
+    return make_error(
+        ErrorKind::invalid_input,
+        fmt::format("run id '{}' must be 1 to 16 characters of a-z and 0-9", std::string(run_id)),
+        "it becomes part of every VM name and the bootstorm.io/run label");
   return {};
 }
 

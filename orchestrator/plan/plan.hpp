@@ -13,8 +13,8 @@ namespace bootstorm::plan {
 struct Credentials {
   std::string username_env;  // vsphere
   std::string password_env;
-  std::string file;          // vsphere: a file with "username: ...\npassword: ..." (YAML)
-  std::string kubeconfig;    // kubevirt
+  std::string file;        // vsphere: a file with "username: ...\npassword: ..." (YAML)
+  std::string kubeconfig;  // kubevirt
   std::string context;
 
   bool operator==(const Credentials&) const = default;
@@ -35,9 +35,9 @@ struct ApiBudget {
 };
 
 struct Platform {
-  std::string kind;                 // vsphere | kubevirt
+  std::string kind;                   // vsphere | kubevirt
   std::string endpoint = "embedded";  // embedded | https://... | kubeconfig | in-cluster | lab:<state-dir>
-  std::string lab;                  // embedded only: name in simulator/labs or a path
+  std::string lab;                    // embedded only: name in simulator/labs or a path
   Credentials credentials;
   Tls tls;
   ApiBudget api_budget;
@@ -46,12 +46,13 @@ struct Platform {
 };
 
 struct Golden {
-  std::string vm;                     // vsphere
-  std::string clone = "linked";       // vsphere: full | linked | instant; kubevirt: auto | copy | snapshot | csi-clone
-  std::string datastore;              // vsphere, optional
-  std::string datasource_name;        // kubevirt: golden.dataSource.name
-  std::string datasource_namespace;   // kubevirt: golden.dataSource.namespace
-  std::string pvc;                    // kubevirt alternative: "namespace/name"
+  std::string vm;  // vsphere
+  std::string clone =
+      "linked";           // vsphere: full | linked | instant; kubevirt: auto | copy | snapshot | csi-clone
+  std::string datastore;  // vsphere, optional
+  std::string datasource_name;       // kubevirt: golden.dataSource.name
+  std::string datasource_namespace;  // kubevirt: golden.dataSource.namespace
+  std::string pvc;                   // kubevirt alternative: "namespace/name"
 
   bool operator==(const Golden&) const = default;
 };
@@ -93,8 +94,9 @@ struct Beacon {
 };
 
 struct Ready {
-  std::string signal;  // start_acknowledged | scheduled | running | guest_agent | ip_assigned | port_open | beacon
-  int port = 0;        // TCP probe port (0: no probe)
+  std::string
+      signal;    // start_acknowledged | scheduled | running | guest_agent | ip_assigned | port_open | beacon
+  int port = 0;  // TCP probe port (0: no probe)
   Beacon beacon;
 
   bool operator==(const Ready&) const = default;
@@ -102,9 +104,9 @@ struct Ready {
 
 struct Slo {
   std::string milestone = "ready";  // "ready" or a milestone name
-  std::string stat;                 // mean | p50 | p90 | p95 | p99 | max | min | time_to_all_ready | ready_fraction
-  double max = 0;                   // seconds (or a fraction for ready_fraction)
-  bool is_min = false;              // ready_fraction uses `min:` instead of `max:`
+  std::string stat;     // mean | p50 | p90 | p95 | p99 | max | min | time_to_all_ready | ready_fraction
+  double max = 0;       // seconds (or a fraction for ready_fraction)
+  bool is_min = false;  // ready_fraction uses `min:` instead of `max:`
 
   bool operator==(const Slo&) const = default;
 };
@@ -144,7 +146,7 @@ struct Diagnostic {
 };
 
 struct LoadResult {
-  std::optional<StormPlan> plan;     // set when there are no diagnostics
+  std::optional<StormPlan> plan;        // set when there are no diagnostics
   std::vector<Diagnostic> diagnostics;  // every problem of the file, in file order
 };
 

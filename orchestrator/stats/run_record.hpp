@@ -14,10 +14,10 @@ namespace bootstorm::stats {
 // One milestone of one VM as recorded: seconds after that VM's start_requested on the monotonic clock,
 // the resolution, the source and the wall time (UTC, ms since epoch).
 struct MilestoneRecord {
-  double offset_s = 0;       // observed_mono - start_requested_mono
+  double offset_s = 0;  // observed_mono - start_requested_mono
   double resolution_s = 0;
-  std::string source;        // "watch", "poll", "beacon", ...
-  double wall_unix_s = 0;    // observed wall clock, unix seconds with fractions
+  std::string source;      // "watch", "poll", "beacon", ...
+  double wall_unix_s = 0;  // observed wall clock, unix seconds with fractions
   std::string detail;
 };
 
@@ -27,12 +27,12 @@ struct VmRecord {
   std::string name;
   std::string id;
   std::string host;
-  double clone_s = -1;                  // provisioning time, -1 when unknown
-  double start_requested_unix_s = 0;    // wall time the start request was written (0: never started)
+  double clone_s = -1;                // provisioning time, -1 when unknown
+  double start_requested_unix_s = 0;  // wall time the start request was written (0: never started)
   std::map<api::Milestone, MilestoneRecord> milestones;
-  std::string status = "pending";       // ready | failed | pending | not_started
-  std::string reason;                   // why it failed
-  std::optional<double> ready_s;        // boot time = ready milestone offset (when reached)
+  std::string status = "pending";  // ready | failed | pending | not_started
+  std::string reason;              // why it failed
+  std::optional<double> ready_s;   // boot time = ready milestone offset (when reached)
 };
 
 struct SloRecord {
@@ -47,8 +47,8 @@ struct ScenarioRecord {
   int repeat = 1;
   int vms = 0;
   int hosts = 0;
-  double fire_skew_ms = 0;        // first to last start request written
-  double started_unix_s = 0;      // first start request
+  double fire_skew_ms = 0;    // first to last start request written
+  double started_unix_s = 0;  // first start request
   std::uint64_t api_requests = 0;
   std::vector<std::string> errors;  // scenario-level errors (provision failures, ...)
   // Runs fired at an agreed wall-clock instant (--start-at): the instant and how far from it the barrier
@@ -60,16 +60,16 @@ struct ScenarioRecord {
 struct RunRecord {
   std::string run_id;
   std::string plan_name;
-  std::string platform;           // vsphere | kubevirt
-  std::string lab;                // lab name when simulated
+  std::string platform;  // vsphere | kubevirt
+  std::string lab;       // lab name when simulated
   bool simulated = false;
-  std::string ready_signal;       // milestone that defines "ready"
-  std::string started_at;         // RFC 3339 UTC with ms
+  std::string ready_signal;  // milestone that defines "ready"
+  std::string started_at;    // RFC 3339 UTC with ms
   std::string ended_at;
-  std::string plan_yaml;          // resolved plan as run
-  std::string outcome;            // completed | failed | interrupted
+  std::string plan_yaml;  // resolved plan as run
+  std::string outcome;    // completed | failed | interrupted
   std::vector<ScenarioRecord> scenarios;
-  std::vector<VmRecord> vms;      // all scenarios/repeats
+  std::vector<VmRecord> vms;  // all scenarios/repeats
   std::vector<SloRecord> slo;
 };
 

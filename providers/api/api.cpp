@@ -8,14 +8,22 @@ namespace bootstorm::api {
 
 std::string_view to_string(Milestone m) noexcept {
   switch (m) {
-    case Milestone::start_requested: return "start_requested";
-    case Milestone::start_acknowledged: return "start_acknowledged";
-    case Milestone::scheduled: return "scheduled";
-    case Milestone::running: return "running";
-    case Milestone::guest_agent: return "guest_agent";
-    case Milestone::ip_assigned: return "ip_assigned";
-    case Milestone::port_open: return "port_open";
-    case Milestone::beacon: return "beacon";
+    case Milestone::start_requested:
+      return "start_requested";
+    case Milestone::start_acknowledged:
+      return "start_acknowledged";
+    case Milestone::scheduled:
+      return "scheduled";
+    case Milestone::running:
+      return "running";
+    case Milestone::guest_agent:
+      return "guest_agent";
+    case Milestone::ip_assigned:
+      return "ip_assigned";
+    case Milestone::port_open:
+      return "port_open";
+    case Milestone::beacon:
+      return "beacon";
   }
   return "unknown";
 }
@@ -28,13 +36,20 @@ std::optional<Milestone> milestone_from_string(std::string_view name) noexcept {
 
 std::string_view to_string(Source s) noexcept {
   switch (s) {
-    case Source::client: return "client";
-    case Source::api: return "api";
-    case Source::watch: return "watch";
-    case Source::poll: return "poll";
-    case Source::beacon: return "beacon";
-    case Source::probe: return "probe";
-    case Source::recovered: return "recovered";
+    case Source::client:
+      return "client";
+    case Source::api:
+      return "api";
+    case Source::watch:
+      return "watch";
+    case Source::poll:
+      return "poll";
+    case Source::beacon:
+      return "beacon";
+    case Source::probe:
+      return "probe";
+    case Source::recovered:
+      return "recovered";
   }
   return "unknown";
 }

@@ -23,7 +23,7 @@ inline constexpr std::array<Milestone, kMilestoneCount> kAllMilestones = {
     Milestone::start_requested, Milestone::start_acknowledged, Milestone::scheduled, Milestone::running,
     Milestone::guest_agent,     Milestone::ip_assigned,        Milestone::port_open, Milestone::beacon};
 
-std::string_view to_string(Milestone m) noexcept;           // "guest_agent"
+std::string_view to_string(Milestone m) noexcept;  // "guest_agent"
 std::optional<Milestone> milestone_from_string(std::string_view name) noexcept;
 
 // Where an observation came from; it bounds how late it may be.

@@ -23,9 +23,9 @@ namespace bootstorm::api {
 
 // What a provider needs to know, resolved from the plan by the engine (providers never see the plan type).
 struct ProviderConfig {
-  std::string kind;                 // "vsphere" | "kubevirt"
-  std::string endpoint;             // https URL, "kubeconfig", "in-cluster"; for embedded: the lab's URL
-  bool simulated = false;           // endpoint was the embedded lab / a lab serve state dir
+  std::string kind;        // "vsphere" | "kubevirt"
+  std::string endpoint;    // https URL, "kubeconfig", "in-cluster"; for embedded: the lab's URL
+  bool simulated = false;  // endpoint was the embedded lab / a lab serve state dir
   // vSphere credentials (resolved from env or file by the engine; registered as secrets before use)
   std::string username;
   std::string password;
@@ -40,14 +40,15 @@ struct ProviderConfig {
   double requests_per_second = 50;
   int max_concurrent = 64;
   // Golden image
-  std::string golden_vm;             // vSphere: VM name
-  std::string clone_type = "linked";  // vSphere: full | linked | instant; kubevirt: copy | snapshot | csi-clone | auto
-  std::string golden_datasource;     // kubevirt: DataSource name
+  std::string golden_vm;  // vSphere: VM name
+  std::string clone_type =
+      "linked";  // vSphere: full | linked | instant; kubevirt: copy | snapshot | csi-clone | auto
+  std::string golden_datasource;  // kubevirt: DataSource name
   std::string golden_datasource_namespace;
-  std::string golden_pvc;            // kubevirt: alternative PVC source "ns/name"
-  std::string datastore;             // vSphere: target datastore (empty: the golden VM's)
-  std::string namespace_;            // kubevirt
-  std::string run_id;                // 6 hex; every object created carries it
+  std::string golden_pvc;  // kubevirt: alternative PVC source "ns/name"
+  std::string datastore;   // vSphere: target datastore (empty: the golden VM's)
+  std::string namespace_;  // kubevirt
+  std::string run_id;      // 6 hex; every object created carries it
   // Beacon: URL and per-VM token handed to guests (cloud-init / guestinfo); empty URL = no beacon
   std::string beacon_url;
   std::function<std::string(const std::string& vm_name)> beacon_token;
@@ -65,7 +66,7 @@ struct VmSpec {
 
 struct VmHandle {
   std::string name;
-  std::string id;        // platform id (vSphere "vm-123"; KubeVirt "namespace/name")
+  std::string id;  // platform id (vSphere "vm-123"; KubeVirt "namespace/name")
   std::string host;
   std::string scenario;
 };
@@ -117,7 +118,7 @@ class Provider {
 
   // Wait until the clone can be started (powered off / DataVolume Succeeded).
   virtual boost::asio::awaitable<Expected<void>> wait_startable(const VmHandle& vm,
-                                                               std::chrono::milliseconds timeout) = 0;
+                                                                std::chrono::milliseconds timeout) = 0;
 
   // Open sessions and connections before the StartBarrier fires (`expected_starts` concurrent starts).
   virtual boost::asio::awaitable<Expected<void>> prepare_storm(std::size_t expected_starts) = 0;
@@ -147,8 +148,8 @@ class Provider {
 // True when `name` carries the run id as bootstorm names it: "bs-<run_id>-...". The safety interlock.
 bool name_carries_run_id(const std::string& name, const std::string& run_id);
 
-using ProviderFactory =
-    std::function<std::unique_ptr<Provider>(boost::asio::any_io_executor executor, const ProviderConfig& config)>;
+using ProviderFactory = std::function<std::unique_ptr<Provider>(boost::asio::any_io_executor executor,
+                                                                const ProviderConfig& config)>;
 
 // Factory registry keyed by platform.kind. Implementations register at static-init time through
 // ProviderRegistration, or explicitly (tests).
@@ -158,7 +159,9 @@ std::unique_ptr<Provider> create_provider(const std::string& kind, boost::asio::
 std::vector<std::string> registered_providers();
 
 struct ProviderRegistration {
-  ProviderRegistration(const std::string& kind, ProviderFactory factory) { register_provider(kind, std::move(factory)); }
+  ProviderRegistration(const std::string& kind, ProviderFactory factory) {
+    register_provider(kind, std::move(factory));
+  }
 };
 
 }  // namespace bootstorm::api

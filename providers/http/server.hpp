@@ -27,14 +27,15 @@ struct ServerRequest {
   std::string query;   // raw query string without '?'
   Headers headers;
   std::string body;
-  std::string remote_address;      // "127.0.0.1:54321"
+  std::string remote_address;       // "127.0.0.1:54321"
   std::string client_cert_subject;  // CN of a verified client certificate, empty otherwise
   std::uint64_t connection_id = 0;  // unique per accepted connection (tests count connections)
 
   std::optional<std::string_view> header(std::string_view name) const { return find_header(headers, name); }
   // Decoded value of a query parameter (first occurrence); nullopt when absent.
   std::optional<std::string> query_param(std::string_view name) const;
-  // All decoded values of a repeated query parameter (names=a&names=b) — also splits "a,b" when `split_commas`.
+  // All decoded values of a repeated query parameter (names=a&names=b) — also splits "a,b" when
+  // `split_commas`.
   std::vector<std::string> query_params(std::string_view name, bool split_commas = false) const;
 };
 
@@ -67,8 +68,8 @@ struct ServerOptions {
   std::optional<TlsServerOptions> tls;
   std::size_t max_header_bytes = 16 * 1024;
   std::size_t max_body_bytes = 8 * 1024 * 1024;
-  std::chrono::milliseconds idle_timeout{std::chrono::seconds(60)};   // keep-alive idle
-  std::chrono::milliseconds read_timeout{std::chrono::seconds(30)};   // one request's headers+body
+  std::chrono::milliseconds idle_timeout{std::chrono::seconds(60)};  // keep-alive idle
+  std::chrono::milliseconds read_timeout{std::chrono::seconds(30)};  // one request's headers+body
   std::chrono::milliseconds stop_grace{std::chrono::seconds(2)};
   std::size_t max_connections = 20000;
 };

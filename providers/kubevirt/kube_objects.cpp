@@ -1,10 +1,10 @@
 // Object building and response decoding for the KubeVirt provider (see kube_objects.hpp).
 #include "providers/kubevirt/kube_objects.hpp"
 
-#include "providers/http/types.hpp"
-
 #include <optional>
 #include <string_view>
+
+#include "providers/http/types.hpp"
 
 namespace bootstorm::kubevirt {
 using nlohmann::json;
@@ -255,8 +255,8 @@ struct Cursor {
       ++i;
     return i > start;
   }
-  // fn(key, raw value) for every member of the object at the cursor; false on malformed input, an escaped key,
-  // or when fn returns false.
+  // fn(key, raw value) for every member of the object at the cursor; false on malformed input, an escaped
+  // key, or when fn returns false.
   template <class Fn>
   bool members(Fn&& fn) {
     if (!eat('{')) return false;
@@ -275,8 +275,8 @@ struct Cursor {
 };
 
 // Builds the value `raw` (one complete JSON value, as Cursor::skip_value delimited it) without nlohmann's
-// lexer for the common shapes: strings without escapes, objects, arrays, literals. Numbers and escaped strings
-// go through json::parse. False when it is not valid JSON.
+// lexer for the common shapes: strings without escapes, objects, arrays, literals. Numbers and escaped
+// strings go through json::parse. False when it is not valid JSON.
 bool build(std::string_view raw, json& out) {
   if (raw.empty()) return false;
   const char c = raw.front();
@@ -289,9 +289,8 @@ bool build(std::string_view raw, json& out) {
     out = json::object();
     Cursor cursor{raw};
     return cursor.members([&](std::string_view key, std::string_view value) {
-             return build(value, out[std::string(key)]);
-           }) &&
-           (cursor.ws(), cursor.i == raw.size());
+      return build(value, out[std::string(key)]);
+    }) && (cursor.ws(), cursor.i == raw.size());
   } else if (c == '[') {
     out = json::array();
     Cursor cursor{raw};
@@ -334,7 +333,8 @@ std::optional<WatchEvent> decode_milestone_fields(std::string_view line) {
     return true;
   });
   top.ws();
-  if (!top_ok || top.i != line.size() || type_raw.size() < 2 || type_raw.front() != '"' || object_raw.empty() || object_raw.front() != '{') {
+  if (!top_ok || top.i != line.size() || type_raw.size() < 2 || type_raw.front() != '"' ||
+      object_raw.empty() || object_raw.front() != '{') {
     return std::nullopt;
   }
   const std::string_view type = type_raw.substr(1, type_raw.size() - 2);

@@ -80,10 +80,10 @@ struct WatchEvent {
 // What decode_watch_line keeps of the event's object. `milestone_fields` keeps only what the observers read
 // (VMI milestones, DataVolume phases): kind, apiVersion, metadata {name, namespace, uid, resourceVersion} and
 // status {phase, nodeName, phaseTransitionTimestamps, conditions, interfaces, progress}. Everything else is
-// skipped by a scanner without being parsed, which makes a VMI line several times cheaper to decode (bench/kubevirt:
-// watch_decode_bench). ERROR events, and any line the scanner does not follow (escaped keys, odd nesting), go
-// through the full parser (which keeps every field), so the fields listed are the same whichever path decoded
-// the line.
+// skipped by a scanner without being parsed, which makes a VMI line several times cheaper to decode
+// (bench/kubevirt: watch_decode_bench). ERROR events, and any line the scanner does not follow (escaped keys,
+// odd nesting), go through the full parser (which keeps every field), so the fields listed are the same
+// whichever path decoded the line.
 enum class WatchDecode { full, milestone_fields };
 Expected<WatchEvent> decode_watch_line(std::string_view line, WatchDecode mode = WatchDecode::full);
 

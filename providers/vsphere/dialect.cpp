@@ -31,7 +31,8 @@ std::string Paths::list(std::string_view collection, const ListFilter& filter) c
     // (filter.names.1=a&filter.names.2=b), as the vSphere 6.7/7.0 REST reference spells them.
     std::size_t index = 0;
     for (const auto& v : values) {
-      const std::string key = dialect_ == Dialect::api ? name : "filter." + name + "." + std::to_string(++index);
+      const std::string key =
+          dialect_ == Dialect::api ? name : "filter." + name + "." + std::to_string(++index);
       target += sep;
       target += key;
       target += '=';

@@ -464,9 +464,10 @@ json beacon_customization_spec(const std::string& vm_name, const std::string& be
   // configuration the network comes from cloud-init (DHCP by default), so the last two stay empty.
   json cloudinit{{"metadata", "instance-id: " + vm_name + "\nlocal-hostname: " + vm_name + "\n"},
                  {"userdata", beacon_cloud_init_user_data(vm_name, beacon_url, token)}};
-  return json{{"spec", {{"configuration_spec", {{"cloud_config", {{"type", "CLOUDINIT"}, {"cloudinit", cloudinit}}}}},
-                        {"global_DNS_settings", json::object()},
-                        {"interfaces", json::array()}}}};
+  return json{{"spec",
+               {{"configuration_spec", {{"cloud_config", {{"type", "CLOUDINIT"}, {"cloudinit", cloudinit}}}}},
+                {"global_DNS_settings", json::object()},
+                {"interfaces", json::array()}}}};
 }
 
 asio::awaitable<Expected<void>> VsphereProvider::hand_over_beacon(const api::VmHandle& vm) {
@@ -509,7 +510,8 @@ asio::awaitable<Expected<void>> VsphereProvider::hand_over_beacon(const api::VmH
     Error e = to_error(parse_vcenter_error(resp->status, resp->body), what + " (PUT " + target + ")",
                        config_.endpoint);
     if (e.hint.empty())
-      e.hint = "vSphere 7.0U3 or later and VirtualMachine.Provisioning.Customize are needed for ready: beacon";
+      e.hint =
+          "vSphere 7.0U3 or later and VirtualMachine.Provisioning.Customize are needed for ready: beacon";
     co_return e;
   }
   co_return Expected<void>{};
@@ -630,7 +632,8 @@ std::vector<std::vector<std::string>> VsphereProvider::chunk_for_list(const std:
   std::vector<std::string> current;
   std::size_t length = base;
   for (const auto& v : values) {
-    const std::size_t add = key.size() + 14 /* "filter." + ".NNNN" + '=' + '&' */ + encode_query_value(v).size();
+    const std::size_t add =
+        key.size() + 14 /* "filter." + ".NNNN" + '=' + '&' */ + encode_query_value(v).size();
     if (!current.empty() &&
         (current.size() >= tuning_.max_ids_per_list || length + add > tuning_.max_target_length)) {
       chunks.push_back(std::move(current));

@@ -1,18 +1,23 @@
 #include "simulator/kube/api_objects.hpp"
 
+#include <fmt/format.h>
+
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <ctime>
-#include <fmt/format.h>
 
 namespace bootstorm::sim::kube {
 
 using json = nlohmann::json;
 
 ApiError status_error(int code, std::string reason, std::string message, json details) {
-  json status = {{"kind", "Status"},      {"apiVersion", "v1"}, {"metadata", json::object()},
-                 {"status", "Failure"},   {"message", std::move(message)}, {"reason", std::move(reason)},
+  json status = {{"kind", "Status"},
+                 {"apiVersion", "v1"},
+                 {"metadata", json::object()},
+                 {"status", "Failure"},
+                 {"message", std::move(message)},
+                 {"reason", std::move(reason)},
                  {"code", code}};
   if (!details.is_null()) status["details"] = std::move(details);
   return ApiError{code, std::move(status)};
@@ -41,15 +46,17 @@ ApiError already_exists(const ResourceType& type, const std::string& name) {
 }
 
 ApiError conflict(const ResourceType& type, const std::string& name, const std::string& why) {
-  return status_error(409, "Conflict",
-                      "Operation cannot be fulfilled on " + qualified_resource(type) + " \"" + name + "\": " + why,
-                      details_for(type, name));
+  return status_error(
+      409, "Conflict",
+      "Operation cannot be fulfilled on " + qualified_resource(type) + " \"" + name + "\": " + why,
+      details_for(type, name));
 }
 
 ApiError kubevirt_conflict(const std::string& resource, const std::string& name, const std::string& why) {
-  return status_error(409, "Conflict",
-                      "Operation cannot be fulfilled on " + resource + ".kubevirt.io \"" + name + "\": " + why,
-                      {{"name", name}, {"group", "kubevirt.io"}, {"kind", resource}});
+  return status_error(
+      409, "Conflict",
+      "Operation cannot be fulfilled on " + resource + ".kubevirt.io \"" + name + "\": " + why,
+      {{"name", name}, {"group", "kubevirt.io"}, {"kind", resource}});
 }
 
 ApiError invalid(const ResourceType& type, const std::string& name, const std::string& field,
@@ -63,7 +70,9 @@ ApiError invalid(const ResourceType& type, const std::string& name, const std::s
                       std::move(details));
 }
 
-ApiError bad_request(const std::string& message) { return status_error(400, "BadRequest", message); }
+ApiError bad_request(const std::string& message) {
+  return status_error(400, "BadRequest", message);
+}
 
 ApiError method_not_allowed(const std::string& message) {
   return status_error(405, "MethodNotAllowed", message);
@@ -76,24 +85,31 @@ ApiError unsupported_media_type(const std::string& content_type) {
                           content_type + "\")");
 }
 
-ApiError expired(const std::string& message) { return status_error(410, "Expired", message); }
+ApiError expired(const std::string& message) {
+  return status_error(410, "Expired", message);
+}
 
-ApiError unauthorized() { return status_error(401, "Unauthorized", "Unauthorized"); }
+ApiError unauthorized() {
+  return status_error(401, "Unauthorized", "Unauthorized");
+}
 
 ApiError server_fault(int code) {
   switch (code) {
     case 429:
-      return status_error(429, "TooManyRequests", "the server has received too many requests and has asked us to "
-                                                  "try again later");
+      return status_error(429, "TooManyRequests",
+                          "the server has received too many requests and has asked us to "
+                          "try again later");
     case 500:
       return status_error(500, "InternalError", "Internal error occurred: injected fault");
     case 503:
       return status_error(503, "ServiceUnavailable", "the server is currently unable to handle the request");
     case 504:
-      return status_error(504, "Timeout", "the server was unable to return a response in the time allotted, but "
-                                          "may still be processing the request");
+      return status_error(504, "Timeout",
+                          "the server was unable to return a response in the time allotted, but "
+                          "may still be processing the request");
     default:
-      return status_error(code, "InternalError", "Internal error occurred: injected fault " + std::to_string(code));
+      return status_error(code, "InternalError",
+                          "Internal error occurred: injected fault " + std::to_string(code));
   }
 }
 
@@ -115,14 +131,15 @@ std::string format_time(double unix_seconds) {
 std::string format_micro_time(double unix_seconds) {
   std::tm tm = utc_tm(unix_seconds);
   auto micros = static_cast<long>((unix_seconds - std::floor(unix_seconds)) * 1e6);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                     tm.tm_hour, tm.tm_min, tm.tm_sec, micros);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z", tm.tm_year + 1900, tm.tm_mon + 1,
+                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, micros);
 }
 
 std::optional<double> parse_quantity(std::string_view text) {
   if (text.empty()) return std::nullopt;
   std::size_t end = 0;
-  while (end < text.size() && (std::isdigit(static_cast<unsigned char>(text[end])) || text[end] == '.')) ++end;
+  while (end < text.size() && (std::isdigit(static_cast<unsigned char>(text[end])) || text[end] == '.'))
+    ++end;
   if (end == 0) return std::nullopt;
   double number = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + end, number);
@@ -132,9 +149,17 @@ std::optional<double> parse_quantity(std::string_view text) {
     std::string_view suffix;
     double factor;
   };
-  static constexpr Unit units[] = {{"", 1},          {"m", 1e-3},         {"k", 1e3},          {"M", 1e6},
-                                   {"G", 1e9},       {"T", 1e12},         {"P", 1e15},         {"Ki", 1024.0},
-                                   {"Mi", 1048576.0}, {"Gi", 1073741824.0}, {"Ti", 1099511627776.0},
+  static constexpr Unit units[] = {{"", 1},
+                                   {"m", 1e-3},
+                                   {"k", 1e3},
+                                   {"M", 1e6},
+                                   {"G", 1e9},
+                                   {"T", 1e12},
+                                   {"P", 1e15},
+                                   {"Ki", 1024.0},
+                                   {"Mi", 1048576.0},
+                                   {"Gi", 1073741824.0},
+                                   {"Ti", 1099511627776.0},
                                    {"Pi", 1125899906842624.0}};
   for (const auto& unit : units) {
     if (suffix == unit.suffix) return number * unit.factor;

@@ -1,10 +1,11 @@
 // The controllers behind the Kubernetes front, playing virt-controller, virt-handler and CDI against the lab
 // model: VirtualMachine run strategies and the start/stop/restart subresources, VirtualMachineInstance phases
-// driven by the model's boot milestones, DataVolume clones driven by the model's volume-clone flows, namespace
-// termination, and the seed objects (namespaces, nodes, golden PVCs and DataSources).
+// driven by the model's boot milestones, DataVolume clones driven by the model's volume-clone flows,
+// namespace termination, and the seed objects (namespaces, nodes, golden PVCs and DataSources).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
-#include <fmt/format.h>
 
 #include "simulator/kube/forklift_controller.hpp"
 #include "simulator/kube/kube_front_impl.hpp"
@@ -15,7 +16,9 @@ namespace {
 constexpr const char* kGoldenAnnotation = "sim.bootstorm.io/golden-image";
 constexpr const char* kProfileAnnotation = "sim.bootstorm.io/profile";
 
-std::string key_of(const std::string& ns, const std::string& name) { return ObjectStore::key(ns, name); }
+std::string key_of(const std::string& ns, const std::string& name) {
+  return ObjectStore::key(ns, name);
+}
 
 std::pair<std::string, std::string> split_key(const std::string& key) {
   auto slash = key.find('/');
@@ -23,14 +26,17 @@ std::pair<std::string, std::string> split_key(const std::string& key) {
 }
 
 int phase_rank(const std::string& phase) {
-  static const char* const kOrder[] = {"", "Pending", "Scheduling", "Scheduled", "Running", "Succeeded", "Failed"};
+  static const char* const kOrder[] = {"",        "Pending",   "Scheduling", "Scheduled",
+                                       "Running", "Succeeded", "Failed"};
   for (int i = 0; i < 7; ++i) {
     if (phase == kOrder[i]) return i;
   }
   return 0;
 }
 
-bool final_phase(const std::string& phase) { return phase == "Succeeded" || phase == "Failed"; }
+bool final_phase(const std::string& phase) {
+  return phase == "Succeeded" || phase == "Failed";
+}
 
 const json& field(const json& object, std::initializer_list<const char*> path) {
   static const json kNull;
@@ -69,7 +75,8 @@ bool owned_by(const json& object, const json& owner) {
 void set_condition(json& status, const std::string& type, bool value, const std::string& reason,
                    const std::string& message, const std::string& time, bool with_probe_time = true,
                    bool heartbeat = false) {
-  if (!status.contains("conditions") || !status["conditions"].is_array()) status["conditions"] = json::array();
+  if (!status.contains("conditions") || !status["conditions"].is_array())
+    status["conditions"] = json::array();
   json& conditions = status["conditions"];
   std::string value_text = value ? "True" : "False";
   for (auto& condition : conditions) {
@@ -98,12 +105,14 @@ bool condition_true(const json& object, const std::string& type) {
 }
 
 const std::vector<std::string> kVolumeSources = {
-    "containerDisk",  "ephemeral",     "persistentVolumeClaim", "dataVolume", "cloudInitNoCloud",
-    "cloudInitConfigDrive", "emptyDisk", "hostDisk",          "configMap",  "secret",
-    "serviceAccount", "downwardAPI",   "downwardMetrics",       "sysprep",    "memoryDump"};
+    "containerDisk",   "ephemeral",        "persistentVolumeClaim",
+    "dataVolume",      "cloudInitNoCloud", "cloudInitConfigDrive",
+    "emptyDisk",       "hostDisk",         "configMap",
+    "secret",          "serviceAccount",   "downwardAPI",
+    "downwardMetrics", "sysprep",          "memoryDump"};
 
-const std::vector<std::string> kRunStrategies = {"Always", "Halted", "Manual", "RerunOnFailure", "Once",
-                                                 "WaitAsReceiver"};
+const std::vector<std::string> kRunStrategies = {"Always",         "Halted", "Manual",
+                                                 "RerunOnFailure", "Once",   "WaitAsReceiver"};
 
 // Which model milestone makes condition Ready true: the readiness probe decides (none: the domain running).
 model::Milestone ready_milestone(const json& vmi_spec) {
@@ -137,7 +146,9 @@ json guest_os_info(const std::string& guest_os) {
           {"versionId", "9.4"}};
 }
 
-std::string format_progress(double percent) { return fmt::format("{:.2f}%", percent); }
+std::string format_progress(double percent) {
+  return fmt::format("{:.2f}%", percent);
+}
 
 }  // namespace
 
@@ -156,11 +167,12 @@ void KubeFront::Impl::seed_objects() {
   std::string ts = format_time(now());
   auto add_namespace = [&](const std::string& name) {
     if (store.get(Kind::namespaces, "", name)) return;
-    insert(Kind::namespaces, {{"apiVersion", "v1"},
-                              {"kind", "Namespace"},
-                              {"metadata", {{"name", name}, {"labels", {{"kubernetes.io/metadata.name", name}}}}},
-                              {"spec", {{"finalizers", {"kubernetes"}}}},
-                              {"status", {{"phase", "Active"}}}});
+    insert(Kind::namespaces,
+           {{"apiVersion", "v1"},
+            {"kind", "Namespace"},
+            {"metadata", {{"name", name}, {"labels", {{"kubernetes.io/metadata.name", name}}}}},
+            {"spec", {{"finalizers", {"kubernetes"}}}},
+            {"status", {{"phase", "Active"}}}});
   };
   for (const char* name : {"default", "kube-system", "kube-public", "kube-node-lease"}) add_namespace(name);
   for (const auto& image : lab.golden_images()) add_namespace(image.spec.namespace_);
@@ -187,8 +199,7 @@ void KubeFront::Impl::seed_objects() {
                      {"devices.kubevirt.io/tun", "1k"},
                      {"devices.kubevirt.io/vhost-net", "1k"}};
     json conditions = json::array();
-    for (const auto& [type, reason, message] :
-         std::vector<std::tuple<std::string, std::string, std::string>>{
+    for (const auto& [type, reason, message] : std::vector<std::tuple<std::string, std::string, std::string>>{
              {"MemoryPressure", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"},
              {"DiskPressure", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"},
              {"PIDPressure", "KubeletHasSufficientPID", "kubelet has sufficient PID available"},
@@ -232,7 +243,8 @@ void KubeFront::Impl::seed_objects() {
 
   for (const auto& image : lab.golden_images()) {
     const model::GuestProfile* profile = lab.find_profile(image.spec.profile);
-    std::string size = fmt::format("{}Gi", static_cast<long long>(std::ceil(profile ? profile->disk_gb : 40)));
+    std::string size =
+        fmt::format("{}Gi", static_cast<long long>(std::ceil(profile ? profile->disk_gb : 40)));
     std::string storage_class =
         image.spec.storage_class.empty() ? lab.spec().kube.storage_class : image.spec.storage_class;
     const std::string& ns = image.spec.namespace_;
@@ -253,7 +265,8 @@ void KubeFront::Impl::seed_objects() {
               {"storageClassName", storage_class},
               {"volumeMode", "Block"},
               {"volumeName", "pvc-" + new_uid()}}},
-            {"status", {{"phase", "Bound"}, {"accessModes", {"ReadWriteMany"}}, {"capacity", {{"storage", size}}}}}});
+            {"status",
+             {{"phase", "Bound"}, {"accessModes", {"ReadWriteMany"}}, {"capacity", {{"storage", size}}}}}});
     json source = {{"pvc", {{"name", name}, {"namespace", ns}}}};
     json status = {{"source", source}};
     set_condition(status, "Ready", true, "Ready", "", ts, false, true);
@@ -274,9 +287,11 @@ std::optional<ApiError> KubeFront::Impl::admit_create(Kind kind, json& object) {
   std::string ns = object["metadata"].value("namespace", "");
   if (kind == Kind::namespaces) {
     if (!valid_dns_label(name)) {
-      return invalid(type, name, "metadata.name",
-                     "Invalid value: \"" + name + "\": a lowercase RFC 1123 label must consist of lower case "
-                     "alphanumeric characters or '-', and must start and end with an alphanumeric character");
+      return invalid(
+          type, name, "metadata.name",
+          "Invalid value: \"" + name +
+              "\": a lowercase RFC 1123 label must consist of lower case "
+              "alphanumeric characters or '-', and must start and end with an alphanumeric character");
     }
     object["metadata"]["labels"]["kubernetes.io/metadata.name"] = name;
     object["spec"] = {{"finalizers", {"kubernetes"}}};
@@ -284,10 +299,12 @@ std::optional<ApiError> KubeFront::Impl::admit_create(Kind kind, json& object) {
     return std::nullopt;
   }
   if (kind == Kind::virtual_machine_instances) {
-    return status_error(422, "Invalid",
-                        "VirtualMachineInstance.kubevirt.io \"" + name + "\" is invalid: the lab creates "
-                        "VirtualMachineInstances only for VirtualMachines; create a VirtualMachine instead",
-                        {{"name", name}, {"group", "kubevirt.io"}, {"kind", "VirtualMachineInstance"}});
+    return status_error(
+        422, "Invalid",
+        "VirtualMachineInstance.kubevirt.io \"" + name +
+            "\" is invalid: the lab creates "
+            "VirtualMachineInstances only for VirtualMachines; create a VirtualMachine instead",
+        {{"name", name}, {"group", "kubevirt.io"}, {"kind", "VirtualMachineInstance"}});
   }
   if (kind == Kind::data_volumes) {
     const json& spec = field(object, {"spec"});
@@ -311,14 +328,15 @@ std::optional<ApiError> KubeFront::Impl::admit_create(Kind kind, json& object) {
   }
   if (spec.contains("running") && spec.contains("runStrategy") && !spec["running"].is_null() &&
       !spec["runStrategy"].is_null()) {
-    return invalid(type, name, "spec.running",
-                   "Running and RunStrategy are mutually exclusive. Note that Running is deprecated, please use "
-                   "RunStrategy instead");
+    return invalid(
+        type, name, "spec.running",
+        "Running and RunStrategy are mutually exclusive. Note that Running is deprecated, please use "
+        "RunStrategy instead");
   }
   if (spec.contains("runStrategy")) {
     const json& strategy = spec["runStrategy"];
-    if (!strategy.is_string() ||
-        std::find(kRunStrategies.begin(), kRunStrategies.end(), strategy.get<std::string>()) == kRunStrategies.end()) {
+    if (!strategy.is_string() || std::find(kRunStrategies.begin(), kRunStrategies.end(),
+                                           strategy.get<std::string>()) == kRunStrategies.end()) {
       return invalid(type, name, "spec.runStrategy",
                      "Invalid value: " + strategy.dump() + ": Invalid RunStrategy");
     }
@@ -329,12 +347,14 @@ std::optional<ApiError> KubeFront::Impl::admit_create(Kind kind, json& object) {
     for (std::size_t i = 0; i < volumes.size(); ++i) {
       const json& volume = volumes[i];
       std::string path = fmt::format("spec.template.spec.volumes[{}]", i);
-      if (!volume.is_object() || volume.value("name", "").empty()) return invalid(type, name, path + ".name", "Required value");
+      if (!volume.is_object() || volume.value("name", "").empty())
+        return invalid(type, name, path + ".name", "Required value");
       int sources = 0;
       for (const auto& source : kVolumeSources) sources += volume.contains(source) ? 1 : 0;
       if (sources != 1) {
-        return invalid(type, name, path, sources == 0 ? "must have exactly one source type, got none"
-                                                      : "must have exactly one source type, got several");
+        return invalid(type, name, path,
+                       sources == 0 ? "must have exactly one source type, got none"
+                                    : "must have exactly one source type, got several");
       }
       if (volume.contains("containerDisk") && string_field(volume, {"containerDisk", "image"}).empty()) {
         return invalid(type, name, path + ".containerDisk.image", "Required value");
@@ -362,7 +382,8 @@ std::optional<ApiError> KubeFront::Impl::admit_create(Kind kind, json& object) {
       }
       const json& dv_spec = field(templates[i], {"spec"});
       if (!dv_spec.is_object() || (!dv_spec.contains("source") && !dv_spec.contains("sourceRef"))) {
-        return invalid(type, name, path + ".spec", "Invalid value: Data volume should have either Source or SourceRef");
+        return invalid(type, name, path + ".spec",
+                       "Invalid value: Data volume should have either Source or SourceRef");
       }
     }
   }
@@ -449,17 +470,19 @@ std::optional<ApiError> KubeFront::Impl::admit_update(Kind kind, const json& old
   const ResourceType& type = resource_type(kind);
   std::string name = object["metadata"].value("name", "");
   const json& spec = field(object, {"spec"});
-  if (spec.is_object() && spec.contains("running") && spec.contains("runStrategy") && !spec["running"].is_null() &&
-      !spec["runStrategy"].is_null()) {
-    return invalid(type, name, "spec.running",
-                   "Running and RunStrategy are mutually exclusive. Note that Running is deprecated, please use "
-                   "RunStrategy instead");
+  if (spec.is_object() && spec.contains("running") && spec.contains("runStrategy") &&
+      !spec["running"].is_null() && !spec["runStrategy"].is_null()) {
+    return invalid(
+        type, name, "spec.running",
+        "Running and RunStrategy are mutually exclusive. Note that Running is deprecated, please use "
+        "RunStrategy instead");
   }
   if (spec.is_object() && spec.contains("runStrategy")) {
     const json& strategy = spec["runStrategy"];
-    if (!strategy.is_string() ||
-        std::find(kRunStrategies.begin(), kRunStrategies.end(), strategy.get<std::string>()) == kRunStrategies.end()) {
-      return invalid(type, name, "spec.runStrategy", "Invalid value: " + strategy.dump() + ": Invalid RunStrategy");
+    if (!strategy.is_string() || std::find(kRunStrategies.begin(), kRunStrategies.end(),
+                                           strategy.get<std::string>()) == kRunStrategies.end()) {
+      return invalid(type, name, "spec.runStrategy",
+                     "Invalid value: " + strategy.dump() + ": Invalid RunStrategy");
     }
   }
   (void)old_object;
@@ -484,7 +507,8 @@ void KubeFront::Impl::after_update(Kind kind, const ObjectPtr& before, const Obj
                                 after->object["metadata"].value("name", ""));
   }
   if (kind == Kind::virtual_machines) {
-    reconcile_vm(after->object["metadata"].value("namespace", ""), after->object["metadata"].value("name", ""));
+    reconcile_vm(after->object["metadata"].value("namespace", ""),
+                 after->object["metadata"].value("name", ""));
   }
 }
 
@@ -608,7 +632,9 @@ void KubeFront::Impl::reconcile_vm(const std::string& ns, const std::string& nam
       if (dv_name.empty() || store.get(Kind::data_volumes, ns, dv_name)) continue;
       json labels = field(t, {"metadata", "labels"});
       json annotations = field(t, {"metadata", "annotations"});
-      json meta = {{"name", dv_name}, {"namespace", ns}, {"ownerReferences", json::array({owner_reference(vm->object)})}};
+      json meta = {{"name", dv_name},
+                   {"namespace", ns},
+                   {"ownerReferences", json::array({owner_reference(vm->object)})}};
       if (labels.is_object()) meta["labels"] = labels;
       if (annotations.is_object()) meta["annotations"] = annotations;
       json dv = {{"apiVersion", "cdi.kubevirt.io/v1beta1"},
@@ -719,23 +745,26 @@ void KubeFront::Impl::create_vmi(const std::string& ns, const std::string& name)
   const model::Vm* model_vm = lab.find_vm(model_id);
   int cpus = model_vm ? model_vm->cpu_count : 1;
   std::string ts = format_time(now());
-  json status = {{"phase", "Pending"},
-                 {"phaseTransitionTimestamps", json::array({{{"phase", "Pending"}, {"phaseTransitionTimestamp", ts}}})},
-                 {"guestOSInfo", json::object()},
-                 {"qosClass", "Burstable"},
-                 {"currentCPUTopology", {{"cores", cpus}, {"sockets", 1}, {"threads", 1}}},
-                 {"launcherContainerImageVersion", "registry.redhat.io/container-native-virtualization/virt-launcher-rhel9:v4.16"}};
-  json vmi = {{"apiVersion", "kubevirt.io/v1"},
-              {"kind", "VirtualMachineInstance"},
-              {"metadata",
-               {{"name", name},
-                {"namespace", ns},
-                {"labels", labels},
-                {"annotations", annotations},
-                {"ownerReferences", json::array({owner_reference(vm->object)})},
-                {"finalizers", {"kubevirt.io/virtualMachineControllerFinalize", "foregroundDeleteVirtualMachine"}}}},
-              {"spec", spec},
-              {"status", status}};
+  json status = {
+      {"phase", "Pending"},
+      {"phaseTransitionTimestamps", json::array({{{"phase", "Pending"}, {"phaseTransitionTimestamp", ts}}})},
+      {"guestOSInfo", json::object()},
+      {"qosClass", "Burstable"},
+      {"currentCPUTopology", {{"cores", cpus}, {"sockets", 1}, {"threads", 1}}},
+      {"launcherContainerImageVersion",
+       "registry.redhat.io/container-native-virtualization/virt-launcher-rhel9:v4.16"}};
+  json vmi = {
+      {"apiVersion", "kubevirt.io/v1"},
+      {"kind", "VirtualMachineInstance"},
+      {"metadata",
+       {{"name", name},
+        {"namespace", ns},
+        {"labels", labels},
+        {"annotations", annotations},
+        {"ownerReferences", json::array({owner_reference(vm->object)})},
+        {"finalizers", {"kubevirt.io/virtualMachineControllerFinalize", "foregroundDeleteVirtualMachine"}}}},
+      {"spec", spec},
+      {"status", status}};
   auto stored = insert(Kind::virtual_machine_instances, std::move(vmi));
   rt.once_started = true;
   emit_event(vm->object, "Normal", "SuccessfulCreate",
@@ -765,7 +794,8 @@ void KubeFront::Impl::create_vmi(const std::string& ns, const std::string& name)
     }
   }
   std::weak_ptr<Impl> weak = shared_from_this();
-  auto started = lab.power_on(model_id, [](Expected<void>) {}, power);
+  auto started = lab.power_on(
+      model_id, [](Expected<void>) {}, power);
   std::string now_ts = format_time(now());
   if (!started) {
     std::string message = started.error().message;
@@ -773,7 +803,8 @@ void KubeFront::Impl::create_vmi(const std::string& ns, const std::string& name)
       json& st = object["status"];
       if (st.value("phase", "") == "Pending") {
         st["phase"] = "Scheduling";
-        st["phaseTransitionTimestamps"].push_back({{"phase", "Scheduling"}, {"phaseTransitionTimestamp", now_ts}});
+        st["phaseTransitionTimestamps"].push_back(
+            {{"phase", "Scheduling"}, {"phaseTransitionTimestamp", now_ts}});
       }
       set_condition(st, "PodScheduled", false, "Unschedulable", message, now_ts);
     });
@@ -784,11 +815,12 @@ void KubeFront::Impl::create_vmi(const std::string& ns, const std::string& name)
     json& st = object["status"];
     if (st.value("phase", "") == "Pending") {
       st["phase"] = "Scheduling";
-      st["phaseTransitionTimestamps"].push_back({{"phase", "Scheduling"}, {"phaseTransitionTimestamp", now_ts}});
+      st["phaseTransitionTimestamps"].push_back(
+          {{"phase", "Scheduling"}, {"phaseTransitionTimestamp", now_ts}});
     }
   });
-  emit_event(stored->object, "Normal", "SuccessfulCreate", "Created virtual machine pod virt-launcher-" + name,
-             "virtualmachine-controller");
+  emit_event(stored->object, "Normal", "SuccessfulCreate",
+             "Created virtual machine pod virt-launcher-" + name, "virtualmachine-controller");
 }
 
 void KubeFront::Impl::stop_vmi(const std::string& ns, const std::string& name) {
@@ -855,9 +887,9 @@ void KubeFront::Impl::update_vm_status(const std::string& ns, const std::string&
     printable = "Running";
   } else {
     const json& conditions = field(vmi->object, {"status", "conditions"});
-    bool unschedulable = conditions.is_array() && std::any_of(conditions.begin(), conditions.end(), [](const json& c) {
-                           return c.value("reason", "") == "Unschedulable";
-                         });
+    bool unschedulable = conditions.is_array() &&
+                         std::any_of(conditions.begin(), conditions.end(),
+                                     [](const json& c) { return c.value("reason", "") == "Unschedulable"; });
     printable = unschedulable ? "ErrorUnschedulable" : "Starting";
   }
   std::string strategy = run_strategy_of(vm->object);
@@ -868,17 +900,19 @@ void KubeFront::Impl::update_vm_status(const std::string& ns, const std::string&
   // the per-event cost of a storm does not include a deep copy and comparison of every VirtualMachine.
   if (const json& st = field(vm->object, {"status"}); st.is_object()) {
     auto same = [&](const char* key, const json& value) { return st.contains(key) && st[key] == value; };
-    bool unchanged = same("printableStatus", printable) && same("ready", ready) && same("created", vmi != nullptr) &&
-                     same("runStrategy", strategy) && same("desiredGeneration", generation) &&
-                     same("observedGeneration", generation) &&
-                     !(vmi && vmi->object["status"].contains("interfaces") && st.contains("volumeSnapshotStatuses"));
+    bool unchanged =
+        same("printableStatus", printable) && same("ready", ready) && same("created", vmi != nullptr) &&
+        same("runStrategy", strategy) && same("desiredGeneration", generation) &&
+        same("observedGeneration", generation) &&
+        !(vmi && vmi->object["status"].contains("interfaces") && st.contains("volumeSnapshotStatuses"));
     if (unchanged) {
       const json& conditions = field(st, {"conditions"});
-      unchanged = conditions.is_array() && std::any_of(conditions.begin(), conditions.end(), [&](const json& c) {
-                    return c.value("type", "") == "Ready" && c.value("status", "") == (ready ? "True" : "False") &&
-                           c.contains("reason") && c["reason"] == reason && c.contains("message") &&
-                           c["message"] == message;
-                  });
+      unchanged =
+          conditions.is_array() && std::any_of(conditions.begin(), conditions.end(), [&](const json& c) {
+            return c.value("type", "") == "Ready" && c.value("status", "") == (ready ? "True" : "False") &&
+                   c.contains("reason") && c["reason"] == reason && c.contains("message") &&
+                   c["message"] == message;
+          });
     }
     if (unchanged) return;
   }
@@ -915,7 +949,8 @@ void KubeFront::Impl::on_lab_event(const model::VmEvent& event) {
   std::string ts = format_time(at);
   model::Milestone ready_at = ready_milestone(vmi->object["spec"]);
   // port_open and beacon change the VMI only when they make it Ready: skip the copy-and-compare otherwise.
-  if (milestone == model::Milestone::beacon || (milestone == model::Milestone::port_open && ready_at != milestone)) {
+  if (milestone == model::Milestone::beacon ||
+      (milestone == model::Milestone::port_open && ready_at != milestone)) {
     return;
   }
 
@@ -950,8 +985,8 @@ void KubeFront::Impl::on_lab_event(const model::VmEvent& event) {
         }
         if (names.empty()) names.push_back("default");
         for (std::size_t i = 0; i < names.size(); ++i) {
-          std::string mac = fmt::format("02:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", (rng() & 0xFF), (rng() & 0xFF),
-                                        (rng() & 0xFF), (rng() & 0xFF), i);
+          std::string mac = fmt::format("02:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", (rng() & 0xFF),
+                                        (rng() & 0xFF), (rng() & 0xFF), (rng() & 0xFF), i);
           interfaces.push_back({{"name", names[i]},
                                 {"mac", mac},
                                 {"infoSource", "domain"},
@@ -968,9 +1003,11 @@ void KubeFront::Impl::on_lab_event(const model::VmEvent& event) {
           for (const auto& volume : vols) {
             json entry = {{"name", volume.value("name", "")}, {"target", ""}};
             if (volume.contains("dataVolume") || volume.contains("persistentVolumeClaim")) {
-              std::string claim = volume.contains("dataVolume") ? string_field(volume, {"dataVolume", "name"})
-                                                                : string_field(volume, {"persistentVolumeClaim", "claimName"});
-              entry["persistentVolumeClaimInfo"] = {{"claimName", claim}, {"accessModes", {"ReadWriteMany"}}, {"volumeMode", "Block"}};
+              std::string claim = volume.contains("dataVolume")
+                                      ? string_field(volume, {"dataVolume", "name"})
+                                      : string_field(volume, {"persistentVolumeClaim", "claimName"});
+              entry["persistentVolumeClaimInfo"] = {
+                  {"claimName", claim}, {"accessModes", {"ReadWriteMany"}}, {"volumeMode", "Block"}};
             }
             status["volumeStatus"].push_back(std::move(entry));
           }
@@ -992,7 +1029,8 @@ void KubeFront::Impl::on_lab_event(const model::VmEvent& event) {
         break;
       }
       case model::Milestone::ip_assigned: {
-        if (!status.contains("interfaces") || !status["interfaces"].is_array() || status["interfaces"].empty()) {
+        if (!status.contains("interfaces") || !status["interfaces"].is_array() ||
+            status["interfaces"].empty()) {
           status["interfaces"] = json::array({{{"name", "default"}, {"infoSource", "domain, guest-agent"}}});
         }
         status["interfaces"][0]["ipAddress"] = vm.ip;
@@ -1013,7 +1051,8 @@ void KubeFront::Impl::on_lab_event(const model::VmEvent& event) {
     undelivered.emplace(updated->resource_version, std::make_pair(vm.id, milestone));
   }
   if (updated && !started_event.empty()) {
-    emit_event(updated->object, "Normal", "Started", "VirtualMachineInstance started.", "virt-handler", vm.node);
+    emit_event(updated->object, "Normal", "Started", "VirtualMachineInstance started.", "virt-handler",
+               vm.node);
   }
   update_vm_status(ns, name);
 }
@@ -1021,7 +1060,8 @@ void KubeFront::Impl::on_lab_event(const model::VmEvent& event) {
 // ---------------------------------------------------------------------------------------------------------
 // start / stop / restart subresources (virt-api)
 
-http::ServerResponse KubeFront::Impl::subresource_action(const Route& route, const http::ServerRequest& request) {
+http::ServerResponse KubeFront::Impl::subresource_action(const Route& route,
+                                                         const http::ServerRequest& request) {
   auto respond = [](const ApiError& error) {
     http::ServerResponse response;
     response.status = error.code;
@@ -1074,7 +1114,8 @@ http::ServerResponse KubeFront::Impl::subresource_action(const Route& route, con
       return respond(kubevirt_conflict("virtualmachine", name, "VM is already running"));
     }
     if (strategy == "Always" || strategy == "Once") {
-      return respond(kubevirt_conflict("virtualmachine", name, strategy + " does not support manual start requests"));
+      return respond(
+          kubevirt_conflict("virtualmachine", name, strategy + " does not support manual start requests"));
     }
     if (strategy == "RerunOnFailure" && vmi && phase == "Failed") {
       return respond(kubevirt_conflict("virtualmachine", name,
@@ -1091,13 +1132,14 @@ http::ServerResponse KubeFront::Impl::subresource_action(const Route& route, con
   } else if (action == "stop") {
     bool has_vmi = vmi != nullptr;
     std::optional<long long> grace;
-    if (body.contains("gracePeriod") && body["gracePeriod"].is_number_integer()) grace = body["gracePeriod"].get<long long>();
+    if (body.contains("gracePeriod") && body["gracePeriod"].is_number_integer())
+      grace = body["gracePeriod"].get<long long>();
     if (strategy == "Halted") {
       if (!has_vmi || final) return respond(kubevirt_conflict("virtualmachine", name, "VM is not running"));
       const json& old_grace = field(vmi->object, {"spec", "terminationGracePeriodSeconds"});
       if (!grace || (old_grace.is_number_integer() && *grace >= old_grace.get<long long>())) {
-        return respond(kubevirt_conflict("virtualmachine", name,
-                                         "Halted only supports manual stop requests with a shorter graceperiod"));
+        return respond(kubevirt_conflict(
+            "virtualmachine", name, "Halted only supports manual stop requests with a shorter graceperiod"));
       }
       if (!dry_run) {
         rt.stop_requested = true;
@@ -1114,8 +1156,8 @@ http::ServerResponse KubeFront::Impl::subresource_action(const Route& route, con
     }
   } else {  // restart
     if (strategy == "Halted" || strategy == "Once") {
-      return respond(kubevirt_conflict("virtualmachine", name,
-                                       "RunStategy " + strategy + " does not support manual restart requests"));
+      return respond(kubevirt_conflict(
+          "virtualmachine", name, "RunStategy " + strategy + " does not support manual restart requests"));
     }
     if (!vmi) return respond(kubevirt_conflict("virtualmachine", name, "VM is not running: Halted"));
     if (!dry_run) {
@@ -1137,7 +1179,8 @@ void KubeFront::Impl::start_data_volume(const std::string& ns, const std::string
   if (!dv) return;
   const json& spec = field(dv->object, {"spec"});
   std::string ts = format_time(now());
-  auto set_dv = [&](const std::string& phase, const std::string& progress, const std::function<void(json&)>& more) {
+  auto set_dv = [&](const std::string& phase, const std::string& progress,
+                    const std::function<void(json&)>& more) {
     return modify(Kind::data_volumes, ns, name, [&](json& object) {
       json& status = object["status"];
       if (!status.is_object()) status = json::object();
@@ -1191,7 +1234,8 @@ void KubeFront::Impl::start_data_volume(const std::string& ns, const std::string
     golden = lab.find_golden_image(src_ns, src_name);
     if (!golden) {
       auto pvc = store.get(Kind::persistent_volume_claims, src_ns, src_name);
-      std::string origin = pvc ? string_field(pvc->object, {"metadata", "annotations", kGoldenAnnotation}) : "";
+      std::string origin =
+          pvc ? string_field(pvc->object, {"metadata", "annotations", kGoldenAnnotation}) : "";
       if (!origin.empty()) {
         auto [g_ns, g_name] = split_key(origin);
         golden = lab.find_golden_image(g_ns, g_name);
@@ -1201,17 +1245,19 @@ void KubeFront::Impl::start_data_volume(const std::string& ns, const std::string
   }
   json pvc_annotations = json::object();
   if (golden) pvc_annotations[kGoldenAnnotation] = golden->spec.namespace_ + "/" + golden->spec.name;
-  json pvc = {{"apiVersion", "v1"},
-              {"kind", "PersistentVolumeClaim"},
-              {"metadata",
-               {{"name", name},
-                {"namespace", ns},
-                {"annotations", pvc_annotations},
-                {"labels", {{"app", "containerized-data-importer"}, {"app.kubernetes.io/component", "storage"}}},
-                {"ownerReferences", json::array({owner_reference(dv->object)})}}},
-              {"spec", pvc_spec},
-              {"status", {{"phase", "Pending"}}}};
-  if (!store.get(Kind::persistent_volume_claims, ns, name)) insert(Kind::persistent_volume_claims, std::move(pvc));
+  json pvc = {
+      {"apiVersion", "v1"},
+      {"kind", "PersistentVolumeClaim"},
+      {"metadata",
+       {{"name", name},
+        {"namespace", ns},
+        {"annotations", pvc_annotations},
+        {"labels", {{"app", "containerized-data-importer"}, {"app.kubernetes.io/component", "storage"}}},
+        {"ownerReferences", json::array({owner_reference(dv->object)})}}},
+      {"spec", pvc_spec},
+      {"status", {{"phase", "Pending"}}}};
+  if (!store.get(Kind::persistent_volume_claims, ns, name))
+    insert(Kind::persistent_volume_claims, std::move(pvc));
 
   if (clone && !missing.empty()) {
     set_dv("Pending", "N/A", [&](json& status) {
@@ -1283,8 +1329,9 @@ void KubeFront::Impl::start_data_volume(const std::string& ns, const std::string
     set_condition(status, "Bound", true, "Bound", "PVC " + name + " Bound", ts, false, true);
     set_condition(status, "Running", true, "Pod is running", "", ts, false, true);
   });
-  emit_event(dv->object, "Normal", in_progress, "Cloning from " + src_ns + "/" + src_name + " into " + ns + "/" + name +
-             " in progress", "datavolume-controller");
+  emit_event(dv->object, "Normal", in_progress,
+             "Cloning from " + src_ns + "/" + src_name + " into " + ns + "/" + name + " in progress",
+             "datavolume-controller");
   const model::GuestProfile* profile = lab.find_profile(golden->spec.profile);
   CloneRuntime runtime;
   runtime.datastore_id = golden->datastore_id;
@@ -1303,7 +1350,8 @@ void KubeFront::Impl::start_data_volume(const std::string& ns, const std::string
   }
 }
 
-void KubeFront::Impl::finish_clone(const std::string& ns, const std::string& name, const Expected<void>& result) {
+void KubeFront::Impl::finish_clone(const std::string& ns, const std::string& name,
+                                   const Expected<void>& result) {
   clones.erase(key_of(ns, name));
   auto dv = store.get(Kind::data_volumes, ns, name);
   if (!dv) return;
@@ -1353,7 +1401,8 @@ void KubeFront::Impl::progress_tick() {
     clone.done_mb += rate * options.progress_interval_s;
     double percent = clone.size_mb > 0 ? std::min(99.99, 100.0 * clone.done_mb / clone.size_mb) : 0.0;
     auto [ns, name] = split_key(key);
-    modify(Kind::data_volumes, ns, name, [&](json& object) { object["status"]["progress"] = format_progress(percent); });
+    modify(Kind::data_volumes, ns, name,
+           [&](json& object) { object["status"]["progress"] = format_progress(percent); });
   }
   std::weak_ptr<Impl> weak = shared_from_this();
   lab.schedule(options.progress_interval_s, [weak] {

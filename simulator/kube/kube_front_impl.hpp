@@ -1,6 +1,7 @@
 #pragma once
 // Internal to bootstorm::sim_kube: the state shared by the HTTP layer (kube_front.cpp, kube_watch.cpp) and
-// the controllers that play virt-controller, virt-handler and CDI against the lab model (kube_controllers.cpp).
+// the controllers that play virt-controller, virt-handler and CDI against the lab model
+// (kube_controllers.cpp).
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -27,16 +28,18 @@ class ForkliftController;
 
 // The outcome of an API operation: the stored object or an API error.
 using ApiResult = std::variant<ObjectPtr, ApiError>;
-inline bool failed(const ApiResult& result) { return std::holds_alternative<ApiError>(result); }
+inline bool failed(const ApiResult& result) {
+  return std::holds_alternative<ApiError>(result);
+}
 
 // A parsed resource URL.
 struct Route {
   const ResourceType* type = nullptr;
   Kind kind = Kind::namespaces;
-  std::string ns;           // namespace from the path ("" for cluster-scoped or all-namespaces)
-  std::string name;         // object name ("" for collections)
-  std::string subresource;  // "status", "start", "stop", "restart"
-  bool watch_prefix = false;  // legacy /watch/ path
+  std::string ns;                  // namespace from the path ("" for cluster-scoped or all-namespaces)
+  std::string name;                // object name ("" for collections)
+  std::string subresource;         // "status", "start", "stop", "restart"
+  bool watch_prefix = false;       // legacy /watch/ path
   bool subresource_group = false;  // under /apis/subresources.kubevirt.io
 };
 
@@ -46,9 +49,10 @@ struct FrontStats {
   std::uint64_t injected_errors = 0;
   std::uint64_t injected_latency = 0;
   std::uint64_t errors = 0;  // 4xx/5xx answered (including injected)
-  std::map<std::string, std::uint64_t> by_route;  // "GET virtualmachineinstances", "PUT virtualmachines/start"
-  // Resource requests as Kubernetes RBAC authorizes them: "verb group resource[/subresource]" with "" shown as
-  // "core" ("list kubevirt.io virtualmachines", "update subresources.kubevirt.io virtualmachines/start").
+  std::map<std::string, std::uint64_t>
+      by_route;  // "GET virtualmachineinstances", "PUT virtualmachines/start"
+  // Resource requests as Kubernetes RBAC authorizes them: "verb group resource[/subresource]" with "" shown
+  // as "core" ("list kubevirt.io virtualmachines", "update subresources.kubevirt.io virtualmachines/start").
   std::map<std::string, std::uint64_t> by_authorization;
   std::uint64_t forced_gone = 0;  // fault: 410 answered to a watch
   std::int64_t current_second = 0;
@@ -65,7 +69,7 @@ struct FrontStats {
 
 // Per-VirtualMachine controller state that is not part of the API object.
 struct VmRuntime {
-  std::string model_id;      // lab VM id
+  std::string model_id;          // lab VM id
   bool start_requested = false;  // start/restart subresource (Manual, RerunOnFailure)
   bool stop_requested = false;   // stop subresource
   bool once_started = false;     // runStrategy Once: started already
@@ -91,9 +95,9 @@ struct KubeFront::Impl : std::enable_shared_from_this<KubeFront::Impl> {
   std::set<std::string> tokens;
   FrontStats stats;
 
-  std::map<std::string, VmRuntime> vms;          // "ns/name" of VirtualMachines
+  std::map<std::string, VmRuntime> vms;               // "ns/name" of VirtualMachines
   std::map<std::string, std::string> vm_by_model_id;  // lab VM id -> "ns/name"
-  std::map<std::string, CloneRuntime> clones;    // "ns/name" of DataVolumes being cloned
+  std::map<std::string, CloneRuntime> clones;         // "ns/name" of DataVolumes being cloned
   bool progress_ticker = false;
   std::deque<std::pair<std::string, std::string>> event_order;  // (ns, name) of stored Events, oldest first
   // VMI resourceVersions that carry a lab milestone no watch has written yet: (lab VM id, milestone). The
@@ -132,7 +136,8 @@ struct KubeFront::Impl : std::enable_shared_from_this<KubeFront::Impl> {
   double now() const;
   // Stores a new version of an existing object produced by `edit`; no-op (returns current) when nothing
   // changed; null when the object is gone.
-  ObjectPtr modify(Kind kind, const std::string& ns, const std::string& name, const std::function<void(json&)>& edit);
+  ObjectPtr modify(Kind kind, const std::string& ns, const std::string& name,
+                   const std::function<void(json&)>& edit);
   // Fills uid, creationTimestamp, generation of a new object and stores it.
   ObjectPtr insert(Kind kind, json object);
   void emit_event(const json& involved, const std::string& type, const std::string& reason,

@@ -80,11 +80,12 @@ bool append_filtered(const WatchState& state, const WatchEvent& event, std::stri
 // (end offset in the chunk, VMI resourceVersion) of the events a chunk carries.
 using Carried = std::vector<std::pair<std::size_t, std::uint64_t>>;
 
-// Writes `chunk` (whole lines) in pieces of at most one TLS record and clears it. Beast's TLS stream coalesces
-// a chunk of up to 16 KB into one record that is sent when the write is initiated; a larger write sends one
-// record per turn of the lab's event loop, which during a burst of requests is a long wait per record. Writing
-// record-sized pieces costs no extra turns and makes the moment each piece reaches the socket known: the
-// truth's "delivered" time of the VMI versions in the piece is stamped just before its write is initiated.
+// Writes `chunk` (whole lines) in pieces of at most one TLS record and clears it. Beast's TLS stream
+// coalesces a chunk of up to 16 KB into one record that is sent when the write is initiated; a larger write
+// sends one record per turn of the lab's event loop, which during a burst of requests is a long wait per
+// record. Writing record-sized pieces costs no extra turns and makes the moment each piece reaches the socket
+// known: the truth's "delivered" time of the VMI versions in the piece is stamped just before its write is
+// initiated.
 asio::awaitable<bool> write_records(KubeFront::Impl& front, http::StreamWriter& writer, std::string& chunk,
                                     Carried& carried) {
   constexpr std::size_t kRecordBytes = 16000;  // 16 KB less the chunked encoding's framing
@@ -95,7 +96,8 @@ asio::awaitable<bool> write_records(KubeFront::Impl& front, http::StreamWriter& 
     std::size_t end = chunk.size();
     if (end - begin > kRecordBytes) {
       std::size_t cut = chunk.rfind('\n', begin + kRecordBytes - 1);
-      if (cut == std::string::npos || cut < begin) cut = chunk.find('\n', begin);  // one line longer than a record
+      if (cut == std::string::npos || cut < begin)
+        cut = chunk.find('\n', begin);  // one line longer than a record
       end = cut == std::string::npos ? chunk.size() : cut + 1;
     }
     versions.clear();
@@ -137,7 +139,8 @@ http::ServerResponse KubeFront::Impl::watch(const Route& route, const http::Serv
   state->ns = route.ns;
   auto labels = LabelSelector::parse(request.query_param("labelSelector").value_or(""));
   std::string field_text = request.query_param("fieldSelector").value_or("");
-  if (!route.name.empty()) field_text += (field_text.empty() ? "" : ",") + std::string("metadata.name=") + route.name;
+  if (!route.name.empty())
+    field_text += (field_text.empty() ? "" : ",") + std::string("metadata.name=") + route.name;
   auto fields = FieldSelector::parse(field_text, type.field_selectors);
   auto error_out = [](const ApiError& error) {
     http::ServerResponse response;
@@ -176,8 +179,8 @@ http::ServerResponse KubeFront::Impl::watch(const Route& route, const http::Serv
   bool forced_gone = lab.faults().force_gone_rate > 0 && lab.random_uniform() < lab.faults().force_gone_rate;
   if (forced_gone) {
     ++stats.forced_gone;
-    state->gone_message = "too old resource version: " + (rv_text.empty() ? std::string("0") : rv_text) + " (" +
-                          std::to_string(store.current_resource_version()) + ")";
+    state->gone_message = "too old resource version: " + (rv_text.empty() ? std::string("0") : rv_text) +
+                          " (" + std::to_string(store.current_resource_version()) + ")";
   } else {
     state->subscription = store.subscribe(route.kind, route.ns, from);
     if (state->subscription.too_old) {
@@ -235,7 +238,8 @@ http::ServerResponse KubeFront::Impl::watch(const Route& route, const http::Serv
     for (const auto& event : state->subscription.backlog) {
       if (append_filtered(*state, event, chunk)) {
         ++self->stats.watch_events_sent;
-        if (event.kind == Kind::virtual_machine_instances) carried.emplace_back(chunk.size(), event.resource_version);
+        if (event.kind == Kind::virtual_machine_instances)
+          carried.emplace_back(chunk.size(), event.resource_version);
       }
       if (chunk.size() >= kChunkBytes) {
         if (!co_await write_records(*self, writer, chunk, carried)) co_return;
@@ -257,7 +261,8 @@ http::ServerResponse KubeFront::Impl::watch(const Route& route, const http::Serv
       for (const auto& event : events) {
         if (append_filtered(*state, event, chunk)) {
           ++self->stats.watch_events_sent;
-          if (event.kind == Kind::virtual_machine_instances) carried.emplace_back(chunk.size(), event.resource_version);
+          if (event.kind == Kind::virtual_machine_instances)
+            carried.emplace_back(chunk.size(), event.resource_version);
         }
       }
       if (!chunk.empty()) {

@@ -18,36 +18,124 @@ std::vector<std::string> with_meta(std::vector<std::string> extra) {
 std::vector<ResourceType> build_types() {
   std::vector<ResourceType> types(static_cast<std::size_t>(Kind::count_));
   auto set = [&](Kind kind, ResourceType type) { types[static_cast<std::size_t>(kind)] = std::move(type); };
-  set(Kind::namespaces, {"", "v1", "namespaces", "namespace", "Namespace", false, {"ns"}, {},
-                         {"metadata.name", "status.phase"}, true});
-  set(Kind::nodes, {"", "v1", "nodes", "node", "Node", false, {"no"}, {}, {"metadata.name", "spec.unschedulable"},
-                    true});
-  set(Kind::events, {"", "v1", "events", "event", "Event", true, {"ev"}, {},
-                     with_meta({"involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
-                                "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
-                                "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"}),
-                     false});
-  set(Kind::persistent_volume_claims, {"", "v1", "persistentvolumeclaims", "persistentvolumeclaim",
-                                       "PersistentVolumeClaim", true, {"pvc"}, {}, kMetaFields, true});
+  set(Kind::namespaces, {"",
+                         "v1",
+                         "namespaces",
+                         "namespace",
+                         "Namespace",
+                         false,
+                         {"ns"},
+                         {},
+                         {"metadata.name", "status.phase"},
+                         true});
+  set(Kind::nodes,
+      {"", "v1", "nodes", "node", "Node", false, {"no"}, {}, {"metadata.name", "spec.unschedulable"}, true});
+  set(Kind::events,
+      {"",
+       "v1",
+       "events",
+       "event",
+       "Event",
+       true,
+       {"ev"},
+       {},
+       with_meta({"involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
+                  "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
+                  "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"}),
+       false});
+  set(Kind::persistent_volume_claims, {"",
+                                       "v1",
+                                       "persistentvolumeclaims",
+                                       "persistentvolumeclaim",
+                                       "PersistentVolumeClaim",
+                                       true,
+                                       {"pvc"},
+                                       {},
+                                       kMetaFields,
+                                       true});
   set(Kind::secrets, {"", "v1", "secrets", "secret", "Secret", true, {}, {}, with_meta({"type"}), false});
-  set(Kind::virtual_machines, {"kubevirt.io", "v1", "virtualmachines", "virtualmachine", "VirtualMachine", true,
-                               {"vm", "vms"}, {"all"}, kMetaFields, true});
-  set(Kind::virtual_machine_instances, {"kubevirt.io", "v1", "virtualmachineinstances", "virtualmachineinstance",
-                                        "VirtualMachineInstance", true, {"vmi", "vmis"}, {"all"}, kMetaFields, true});
-  set(Kind::data_volumes, {"cdi.kubevirt.io", "v1beta1", "datavolumes", "datavolume", "DataVolume", true,
-                           {"dv", "dvs"}, {"all"}, kMetaFields, true});
-  set(Kind::data_sources, {"cdi.kubevirt.io", "v1beta1", "datasources", "datasource", "DataSource", true, {"das"},
-                           {"all"}, kMetaFields, true});
-  set(Kind::forklift_providers, {"forklift.konveyor.io", "v1beta1", "providers", "provider", "Provider", true, {}, {},
-                                 kMetaFields, true});
-  set(Kind::forklift_network_maps, {"forklift.konveyor.io", "v1beta1", "networkmaps", "networkmap", "NetworkMap",
-                                    true, {}, {}, kMetaFields, true});
-  set(Kind::forklift_storage_maps, {"forklift.konveyor.io", "v1beta1", "storagemaps", "storagemap", "StorageMap",
-                                    true, {}, {}, kMetaFields, true});
-  set(Kind::forklift_plans, {"forklift.konveyor.io", "v1beta1", "plans", "plan", "Plan", true, {}, {}, kMetaFields,
-                             true});
-  set(Kind::forklift_migrations, {"forklift.konveyor.io", "v1beta1", "migrations", "migration", "Migration", true, {},
-                                  {}, kMetaFields, true});
+  set(Kind::virtual_machines, {"kubevirt.io",
+                               "v1",
+                               "virtualmachines",
+                               "virtualmachine",
+                               "VirtualMachine",
+                               true,
+                               {"vm", "vms"},
+                               {"all"},
+                               kMetaFields,
+                               true});
+  set(Kind::virtual_machine_instances, {"kubevirt.io",
+                                        "v1",
+                                        "virtualmachineinstances",
+                                        "virtualmachineinstance",
+                                        "VirtualMachineInstance",
+                                        true,
+                                        {"vmi", "vmis"},
+                                        {"all"},
+                                        kMetaFields,
+                                        true});
+  set(Kind::data_volumes, {"cdi.kubevirt.io",
+                           "v1beta1",
+                           "datavolumes",
+                           "datavolume",
+                           "DataVolume",
+                           true,
+                           {"dv", "dvs"},
+                           {"all"},
+                           kMetaFields,
+                           true});
+  set(Kind::data_sources, {"cdi.kubevirt.io",
+                           "v1beta1",
+                           "datasources",
+                           "datasource",
+                           "DataSource",
+                           true,
+                           {"das"},
+                           {"all"},
+                           kMetaFields,
+                           true});
+  set(Kind::forklift_providers, {"forklift.konveyor.io",
+                                 "v1beta1",
+                                 "providers",
+                                 "provider",
+                                 "Provider",
+                                 true,
+                                 {},
+                                 {},
+                                 kMetaFields,
+                                 true});
+  set(Kind::forklift_network_maps, {"forklift.konveyor.io",
+                                    "v1beta1",
+                                    "networkmaps",
+                                    "networkmap",
+                                    "NetworkMap",
+                                    true,
+                                    {},
+                                    {},
+                                    kMetaFields,
+                                    true});
+  set(Kind::forklift_storage_maps, {"forklift.konveyor.io",
+                                    "v1beta1",
+                                    "storagemaps",
+                                    "storagemap",
+                                    "StorageMap",
+                                    true,
+                                    {},
+                                    {},
+                                    kMetaFields,
+                                    true});
+  set(Kind::forklift_plans,
+      {"forklift.konveyor.io", "v1beta1", "plans", "plan", "Plan", true, {}, {}, kMetaFields, true});
+  set(Kind::forklift_migrations, {"forklift.konveyor.io",
+                                  "v1beta1",
+                                  "migrations",
+                                  "migration",
+                                  "Migration",
+                                  true,
+                                  {},
+                                  {},
+                                  kMetaFields,
+                                  true});
   return types;
 }
 
@@ -70,7 +158,8 @@ json group_entry(const std::string& group, const std::string& version) {
 
 const std::vector<std::string> kCrudVerbs = {"create", "delete", "get", "list", "patch", "update", "watch"};
 
-json subresource_entry(const std::string& name, const std::string& kind, const std::vector<std::string>& verbs) {
+json subresource_entry(const std::string& name, const std::string& kind,
+                       const std::vector<std::string>& verbs) {
   return {{"name", name}, {"singularName", ""}, {"namespaced", true}, {"kind", kind}, {"verbs", verbs}};
 }
 
@@ -104,7 +193,8 @@ json version_info() {
 json api_versions(const std::string& server_address) {
   return {{"kind", "APIVersions"},
           {"versions", {"v1"}},
-          {"serverAddressByClientCIDRs", json::array({{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", server_address}}})}};
+          {"serverAddressByClientCIDRs",
+           json::array({{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", server_address}}})}};
 }
 
 json api_group_list() {
@@ -130,7 +220,8 @@ json api_resource_list(const std::string& group, const std::string& version) {
   if (group == kSubresourcesGroup) {
     if (version != "v1") return nullptr;
     for (const char* action : {"start", "stop", "restart"}) {
-      resources.push_back(subresource_entry(std::string("virtualmachines/") + action, "VirtualMachine", {"put"}));
+      resources.push_back(
+          subresource_entry(std::string("virtualmachines/") + action, "VirtualMachine", {"put"}));
     }
   } else {
     for (const auto& type : resource_types()) {
@@ -175,11 +266,12 @@ json openapi_v3_group_version(const std::string& group, const std::string& versi
   json paths = json::object();
   for (const auto& type : resource_types()) {
     if (type.group != group || type.version != version) continue;
-    std::string path = type.path_prefix() + (type.namespaced ? "/namespaces/{namespace}/" : "/") + type.plural +
-                       "/{name}";
+    std::string path =
+        type.path_prefix() + (type.namespaced ? "/namespaces/{namespace}/" : "/") + type.plural + "/{name}";
     json params = json::array();
     for (const char* name : {"dryRun", "fieldManager", "fieldValidation", "force"}) {
-      params.push_back({{"name", name}, {"in", "query"}, {"schema", {{"type", "string"}, {"uniqueItems", true}}}});
+      params.push_back(
+          {{"name", name}, {"in", "query"}, {"schema", {{"type", "string"}, {"uniqueItems", true}}}});
     }
     json gvk = {{"group", type.group}, {"version", type.version}, {"kind", type.kind}};
     paths[path] = {{"patch",

@@ -25,7 +25,9 @@ struct ResourceType {
   std::string api_version() const { return group_version(); }
   std::string list_kind() const { return kind + "List"; }
   // "/api/v1" or "/apis/<group>/<version>"
-  std::string path_prefix() const { return group.empty() ? "/api/" + version : "/apis/" + group + "/" + version; }
+  std::string path_prefix() const {
+    return group.empty() ? "/api/" + version : "/apis/" + group + "/" + version;
+  }
 };
 
 // Index into resource_types() of each served type (stable order).
@@ -48,7 +50,9 @@ enum class Kind : std::size_t {
 };
 
 const std::vector<ResourceType>& resource_types();
-inline const ResourceType& resource_type(Kind kind) { return resource_types()[static_cast<std::size_t>(kind)]; }
+inline const ResourceType& resource_type(Kind kind) {
+  return resource_types()[static_cast<std::size_t>(kind)];
+}
 // nullptr when the group/version/plural is not served.
 const ResourceType* find_resource_type(const std::string& group, const std::string& version,
                                        const std::string& plural);
@@ -57,8 +61,8 @@ constexpr const char* kSubresourcesGroup = "subresources.kubevirt.io";
 constexpr const char* kServerVersion = "v1.31.4";
 
 nlohmann::json version_info();
-nlohmann::json api_versions(const std::string& server_address);     // GET /api
-nlohmann::json api_group_list();                                    // GET /apis
+nlohmann::json api_versions(const std::string& server_address);  // GET /api
+nlohmann::json api_group_list();                                 // GET /apis
 // GET /apis/<group>; null when not served.
 nlohmann::json api_group(const std::string& group);
 // GET /api/v1 or /apis/<group>/<version>; null when not served.

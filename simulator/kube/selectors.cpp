@@ -26,8 +26,8 @@ std::string read_token(std::string_view text, std::size_t& pos) {
 }
 
 Error selector_error(std::string_view text, std::string_view why) {
-  return make_error(ErrorKind::invalid_input,
-                    "unable to parse requirement: " + std::string(why) + " in selector \"" + std::string(text) + "\"");
+  return make_error(ErrorKind::invalid_input, "unable to parse requirement: " + std::string(why) +
+                                                  " in selector \"" + std::string(text) + "\"");
 }
 
 bool valid_label_value(std::string_view value) {
@@ -130,7 +130,8 @@ Expected<LabelSelector> LabelSelector::parse(std::string_view text) {
         }
         return selector_error(text, "expected ',' or ')'");
       }
-      if (req.values.empty()) return selector_error(text, "for 'in', 'notin' operators, values set can't be empty");
+      if (req.values.empty())
+        return selector_error(text, "for 'in', 'notin' operators, values set can't be empty");
     }
     selector.requirements_.push_back(std::move(req));
     skip_spaces(text, pos);
@@ -162,10 +163,12 @@ bool LabelSelector::matches(const json& labels) const {
         if (value && *value == req.values.front()) return false;
         break;
       case Op::in:
-        if (!value || std::find(req.values.begin(), req.values.end(), *value) == req.values.end()) return false;
+        if (!value || std::find(req.values.begin(), req.values.end(), *value) == req.values.end())
+          return false;
         break;
       case Op::not_in:
-        if (value && std::find(req.values.begin(), req.values.end(), *value) != req.values.end()) return false;
+        if (value && std::find(req.values.begin(), req.values.end(), *value) != req.values.end())
+          return false;
         break;
       case Op::greater:
       case Op::less: {
@@ -181,20 +184,22 @@ bool LabelSelector::matches(const json& labels) const {
   return true;
 }
 
-Expected<FieldSelector> FieldSelector::parse(std::string_view text, const std::vector<std::string>& supported) {
+Expected<FieldSelector> FieldSelector::parse(std::string_view text,
+                                             const std::vector<std::string>& supported) {
   FieldSelector selector;
   std::size_t start = 0;
   while (start <= text.size()) {
     std::size_t comma = text.find(',', start);
-    std::string_view term = text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    std::string_view term =
+        text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     while (!term.empty() && term.front() == ' ') term.remove_prefix(1);
     while (!term.empty() && term.back() == ' ') term.remove_suffix(1);
     if (!term.empty()) {
       Requirement req;
       std::size_t op = term.find_first_of("!=");
       if (op == std::string_view::npos || op == 0) {
-        return make_error(ErrorKind::invalid_input, "invalid selector: '" + std::string(text) + "'; can't understand '" +
-                                                        std::string(term) + "'");
+        return make_error(ErrorKind::invalid_input, "invalid selector: '" + std::string(text) +
+                                                        "'; can't understand '" + std::string(term) + "'");
       }
       req.path = std::string(term.substr(0, op));
       std::string_view rest = term.substr(op);
@@ -206,8 +211,8 @@ Expected<FieldSelector> FieldSelector::parse(std::string_view text, const std::v
       } else if (rest.starts_with("=")) {
         rest.remove_prefix(1);
       } else {
-        return make_error(ErrorKind::invalid_input, "invalid selector: '" + std::string(text) + "'; can't understand '" +
-                                                        std::string(term) + "'");
+        return make_error(ErrorKind::invalid_input, "invalid selector: '" + std::string(text) +
+                                                        "'; can't understand '" + std::string(term) + "'");
       }
       req.value = std::string(rest);
       if (std::find(supported.begin(), supported.end(), req.path) == supported.end()) {

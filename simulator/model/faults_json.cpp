@@ -1,6 +1,7 @@
 // Faults <-> JSON: the body of POST /_lab/faults and GET /_lab/faults on both fronts. Keys are the same
 // camelCase names as the lab YAML's `faults:` section.
 #include <fmt/format.h>
+
 #include <nlohmann/json.hpp>
 
 #include "simulator/model/lab.hpp"
@@ -42,7 +43,8 @@ Expected<void> read_list(const json& value, const char* key, std::vector<std::st
   return {};
 }
 
-const char* const kMigrationSteps[] = {"Initialize", "DiskTransfer", "ImageConversion", "VirtualMachineCreation"};
+const char* const kMigrationSteps[] = {"Initialize", "DiskTransfer", "ImageConversion",
+                                       "VirtualMachineCreation"};
 
 Expected<void> read_migration_failures(const json& value, std::vector<MigrationStepFailure>& out) {
   const char* what = "'migrationFailures' must be an array of {vm, step, reason}";
@@ -67,9 +69,10 @@ Expected<void> read_migration_failures(const json& value, std::vector<MigrationS
     bool known = false;
     for (const char* step : kMigrationSteps) known = known || failure.step == step;
     if (!known) {
-      return bad(fmt::format("'migrationFailures[].step' must be one of Initialize, DiskTransfer, ImageConversion, "
-                             "VirtualMachineCreation (got '{}')",
-                             failure.step));
+      return bad(
+          fmt::format("'migrationFailures[].step' must be one of Initialize, DiskTransfer, ImageConversion, "
+                      "VirtualMachineCreation (got '{}')",
+                      failure.step));
     }
     if (failure.reason.empty()) failure.reason = fmt::format("{} failed (injected fault).", failure.step);
     items.push_back(std::move(failure));
@@ -80,7 +83,8 @@ Expected<void> read_migration_failures(const json& value, std::vector<MigrationS
 
 }  // namespace
 
-Expected<void> parse_migration_failures_json(std::string_view json_text, std::vector<MigrationStepFailure>& out) {
+Expected<void> parse_migration_failures_json(std::string_view json_text,
+                                             std::vector<MigrationStepFailure>& out) {
   const json doc = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) return bad("'migrationFailures' is not valid JSON");
   return read_migration_failures(doc, out);

@@ -1,14 +1,14 @@
 #include "simulator/model/lab.hpp"
 
-#include <boost/asio/steady_timer.hpp>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <boost/asio/steady_timer.hpp>
 #include <cassert>
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <queue>
 #include <random>
 #include <unordered_map>
@@ -78,21 +78,30 @@ std::optional<std::uint64_t> vm_number(std::string_view id) {
 
 const char* to_string(Milestone milestone) noexcept {
   switch (milestone) {
-    case Milestone::scheduled: return "scheduled";
-    case Milestone::running: return "running";
-    case Milestone::guest_agent: return "guest_agent";
-    case Milestone::ip_assigned: return "ip_assigned";
-    case Milestone::port_open: return "port_open";
-    case Milestone::beacon: return "beacon";
+    case Milestone::scheduled:
+      return "scheduled";
+    case Milestone::running:
+      return "running";
+    case Milestone::guest_agent:
+      return "guest_agent";
+    case Milestone::ip_assigned:
+      return "ip_assigned";
+    case Milestone::port_open:
+      return "port_open";
+    case Milestone::beacon:
+      return "beacon";
   }
   return "unknown";
 }
 
 const char* to_string(PowerState state) noexcept {
   switch (state) {
-    case PowerState::powered_off: return "POWERED_OFF";
-    case PowerState::powered_on: return "POWERED_ON";
-    case PowerState::suspended: return "SUSPENDED";
+    case PowerState::powered_off:
+      return "POWERED_OFF";
+    case PowerState::powered_on:
+      return "POWERED_ON";
+    case PowerState::suspended:
+      return "SUSPENDED";
   }
   return "POWERED_OFF";
 }
@@ -103,12 +112,18 @@ const char* to_string(ToolsState state) noexcept {
 
 const char* to_string(CloneKind kind) noexcept {
   switch (kind) {
-    case CloneKind::full: return "full";
-    case CloneKind::linked: return "linked";
-    case CloneKind::instant: return "instant";
-    case CloneKind::cdi_copy: return "copy";
-    case CloneKind::cdi_snapshot: return "snapshot";
-    case CloneKind::cdi_csi_clone: return "csi-clone";
+    case CloneKind::full:
+      return "full";
+    case CloneKind::linked:
+      return "linked";
+    case CloneKind::instant:
+      return "instant";
+    case CloneKind::cdi_copy:
+      return "copy";
+    case CloneKind::cdi_snapshot:
+      return "snapshot";
+    case CloneKind::cdi_csi_clone:
+      return "csi-clone";
   }
   return "full";
 }
@@ -158,8 +173,8 @@ struct Lab::Impl {
   bool virtual_mode = false;
   std::uint64_t seed = 1;
 
-  double now_ = 0;         // time up to which the model has been processed
-  double start_unix = 0;   // real mode: unix time at `anchor`
+  double now_ = 0;        // time up to which the model has been processed
+  double start_unix = 0;  // real mode: unix time at `anchor`
   std::chrono::steady_clock::time_point anchor;
 
   Datacenter datacenter;
@@ -238,8 +253,7 @@ struct Lab::Impl {
   }
 
   double real_now() const {
-    return start_unix +
-           std::chrono::duration<double>(std::chrono::steady_clock::now() - anchor).count();
+    return start_unix + std::chrono::duration<double>(std::chrono::steady_clock::now() - anchor).count();
   }
 
   // ---- construction ----
@@ -636,8 +650,9 @@ struct Lab::Impl {
     vm.current_phase = phase.name;
     double scale = 1.0;
     if (phase.jitter > 0) {
-      scale = std::max(0.2, 1.0 + phase.jitter * keyed_normal(seed, vm.name,
-                                                               static_cast<std::uint64_t>(vm.boot_count), index));
+      scale = std::max(
+          0.2,
+          1.0 + phase.jitter * keyed_normal(seed, vm.name, static_cast<std::uint64_t>(vm.boot_count), index));
     }
     const std::size_t h = host_index(vm.host_id);
     const std::size_t d = datastore_index(vm.datastore_id);
@@ -655,9 +670,8 @@ struct Lab::Impl {
       const double io_mb = profile->io_size_kb / 1000.0;
       // Little's law on the guest's queue: rate <= outstanding I/Os x I/O size / per-I/O latency.
       const double cap = profile->outstanding_ios * io_mb / ((hs.io_latency_ms + ds.latency_ms) / 1000.0);
-      const int cls = class_for({{link_res(h), 1.0}, {bus_res(h), 1.0}, {ds_bw_res(d), 1.0},
-                                 {ds_iops_res(d), 1.0 / io_mb}},
-                                cap);
+      const int cls = class_for(
+          {{link_res(h), 1.0}, {bus_res(h), 1.0}, {ds_bw_res(d), 1.0}, {ds_iops_res(d), 1.0 / io_mb}}, cap);
       ++boot.pending_parts;
       auto holder = std::make_shared<std::uint64_t>(0);
       *holder = add_flow(cls, mb, [this, number, holder, part_done] {
@@ -771,9 +785,9 @@ struct Lab::Impl {
       return make_error(ErrorKind::invalid_input, fmt::format("VM '{}' has no host to run on.", vm.name));
     }
     if (hosts[h].memory_used_mb + vm.memory_mb > hosts[h].spec.memory_gb * 1024) {
-      return make_error(ErrorKind::conflict,
-                        fmt::format("Host '{}' has not enough free memory to power on '{}'.",
-                                    hosts[h].spec.name, vm.name));
+      return make_error(
+          ErrorKind::conflict,
+          fmt::format("Host '{}' has not enough free memory to power on '{}'.", hosts[h].spec.name, vm.name));
     }
     ++vm.boot_count;
     vm.start_received = now_;
@@ -866,7 +880,9 @@ Lab::Lab(LabSpec spec, LabOptions options) : impl_(std::make_unique<Impl>()) {
   m.build_inventory();
 }
 
-Lab::~Lab() { shutdown(); }
+Lab::~Lab() {
+  shutdown();
+}
 
 void Lab::shutdown() {
   Impl& m = *impl_;
@@ -877,17 +893,25 @@ void Lab::shutdown() {
   while (!m.events.empty()) m.events.pop();
 }
 
-const LabSpec& Lab::spec() const { return impl_->spec; }
-bool Lab::virtual_time() const { return impl_->virtual_mode; }
+const LabSpec& Lab::spec() const {
+  return impl_->spec;
+}
+bool Lab::virtual_time() const {
+  return impl_->virtual_mode;
+}
 
-double Lab::now() const { return impl_->virtual_mode ? impl_->now_ : impl_->real_now(); }
+double Lab::now() const {
+  return impl_->virtual_mode ? impl_->now_ : impl_->real_now();
+}
 
 void Lab::run_until(double until) {
   assert(impl_->virtual_mode && "run_until is for virtual time");
   impl_->process_until(until);
 }
 
-void Lab::advance(double seconds) { run_until(impl_->now_ + seconds); }
+void Lab::advance(double seconds) {
+  run_until(impl_->now_ + seconds);
+}
 
 bool Lab::run_until_idle(double deadline) {
   Impl& m = *impl_;
@@ -911,17 +935,37 @@ std::uint64_t Lab::schedule(double delay_s, std::function<void()> fn) {
   return id;
 }
 
-void Lab::cancel_scheduled(std::uint64_t handle) { impl_->cancel_event(handle); }
+void Lab::cancel_scheduled(std::uint64_t handle) {
+  impl_->cancel_event(handle);
+}
 
-const Datacenter& Lab::datacenter() const { return impl_->datacenter; }
-const std::vector<Cluster>& Lab::clusters() const { return impl_->clusters; }
-const std::vector<Folder>& Lab::folders() const { return impl_->folders; }
-const std::vector<ResourcePool>& Lab::resource_pools() const { return impl_->resource_pools; }
-const std::vector<Host>& Lab::hosts() const { return impl_->hosts; }
-const std::vector<Datastore>& Lab::datastores() const { return impl_->datastores; }
-const std::vector<Node>& Lab::nodes() const { return impl_->nodes; }
-const std::vector<GoldenImage>& Lab::golden_images() const { return impl_->golden_images; }
-const GuestProfile* Lab::find_profile(std::string_view name) const { return impl_->find_profile(name); }
+const Datacenter& Lab::datacenter() const {
+  return impl_->datacenter;
+}
+const std::vector<Cluster>& Lab::clusters() const {
+  return impl_->clusters;
+}
+const std::vector<Folder>& Lab::folders() const {
+  return impl_->folders;
+}
+const std::vector<ResourcePool>& Lab::resource_pools() const {
+  return impl_->resource_pools;
+}
+const std::vector<Host>& Lab::hosts() const {
+  return impl_->hosts;
+}
+const std::vector<Datastore>& Lab::datastores() const {
+  return impl_->datastores;
+}
+const std::vector<Node>& Lab::nodes() const {
+  return impl_->nodes;
+}
+const std::vector<GoldenImage>& Lab::golden_images() const {
+  return impl_->golden_images;
+}
+const GuestProfile* Lab::find_profile(std::string_view name) const {
+  return impl_->find_profile(name);
+}
 
 const Host* Lab::find_host(std::string_view id_or_name) const {
   for (const auto& h : impl_->hosts) {
@@ -966,7 +1010,9 @@ const GoldenImage* Lab::find_golden_image(std::string_view namespace_, std::stri
   return nullptr;
 }
 
-std::size_t Lab::vm_count() const { return impl_->vms.size(); }
+std::size_t Lab::vm_count() const {
+  return impl_->vms.size();
+}
 
 void Lab::for_each_vm(const std::function<bool(const Vm&)>& fn) const {
   for (const auto& [number, vm] : impl_->vms) {
@@ -974,7 +1020,9 @@ void Lab::for_each_vm(const std::function<bool(const Vm&)>& fn) const {
   }
 }
 
-const Vm* Lab::find_vm(std::string_view id) const { return impl_->vm_ptr(id); }
+const Vm* Lab::find_vm(std::string_view id) const {
+  return impl_->vm_ptr(id);
+}
 
 const Vm* Lab::find_vm_by_name(std::string_view name, std::string_view namespace_) const {
   auto it = impl_->vm_by_name.find(name_key(namespace_, name));
@@ -1016,7 +1064,8 @@ Expected<std::string> Lab::create_vm(CreateVmSpec spec) {
   if (!datastore) return make_error(ErrorKind::not_found, fmt::format("Unknown datastore '{}'.", ds));
   vm.datastore_id = datastore->id;
   vm.folder_id = spec.folder_id.empty() ? m.datacenter.vm_folder_id : spec.folder_id;
-  vm.resource_pool_id = spec.resource_pool_id.empty() ? m.default_pool_for(vm.host_id) : spec.resource_pool_id;
+  vm.resource_pool_id =
+      spec.resource_pool_id.empty() ? m.default_pool_for(vm.host_id) : spec.resource_pool_id;
   vm.labels = std::move(spec.labels);
   vm.annotations = std::move(spec.annotations);
   vm.guestinfo = std::move(spec.guestinfo);
@@ -1064,8 +1113,9 @@ Expected<OperationId> Lab::clone_vm(const CloneRequest& request, VmCallback done
   if (cdi) {
     const GoldenImage* image = find_golden_image(request.source_image_namespace, request.source_image);
     if (!image) {
-      return make_error(ErrorKind::not_found, fmt::format("No golden image {}/{} in this lab.",
-                                                          request.source_image_namespace, request.source_image));
+      return make_error(ErrorKind::not_found,
+                        fmt::format("No golden image {}/{} in this lab.", request.source_image_namespace,
+                                    request.source_image));
     }
     profile = m.find_profile(image->spec.profile);
     target.profile = image->spec.profile;
@@ -1111,7 +1161,8 @@ Expected<OperationId> Lab::clone_vm(const CloneRequest& request, VmCallback done
   if (!cdi) target.host_id = host_id;
   if (!request.folder_id.empty()) {
     const Folder* folder = find_folder(request.folder_id);
-    if (!folder) return make_error(ErrorKind::not_found, fmt::format("Folder '{}' not found.", request.folder_id));
+    if (!folder)
+      return make_error(ErrorKind::not_found, fmt::format("Folder '{}' not found.", request.folder_id));
     target.folder_id = folder->id;
   }
   if (!request.resource_pool_id.empty()) {
@@ -1135,12 +1186,30 @@ Expected<OperationId> Lab::clone_vm(const CloneRequest& request, VmCallback done
   double ds_coef = 1, link_coef = 1;
   bool uses_link = true;
   switch (request.kind) {
-    case CloneKind::full: mb = profile->disk_used_gb * 1000; ds_coef = 2; break;  // read + write
-    case CloneKind::linked: mb = profile->linked_delta_mb; break;
-    case CloneKind::instant: mb = profile->instant_clone_mb; break;
-    case CloneKind::cdi_copy: mb = profile->disk_used_gb * 1000; ds_coef = 2; link_coef = 2; break;
-    case CloneKind::cdi_snapshot: mb = profile->linked_delta_mb; uses_link = false; break;
-    case CloneKind::cdi_csi_clone: mb = profile->disk_used_gb * 1000; ds_coef = 2; uses_link = false; break;
+    case CloneKind::full:
+      mb = profile->disk_used_gb * 1000;
+      ds_coef = 2;
+      break;  // read + write
+    case CloneKind::linked:
+      mb = profile->linked_delta_mb;
+      break;
+    case CloneKind::instant:
+      mb = profile->instant_clone_mb;
+      break;
+    case CloneKind::cdi_copy:
+      mb = profile->disk_used_gb * 1000;
+      ds_coef = 2;
+      link_coef = 2;
+      break;
+    case CloneKind::cdi_snapshot:
+      mb = profile->linked_delta_mb;
+      uses_link = false;
+      break;
+    case CloneKind::cdi_csi_clone:
+      mb = profile->disk_used_gb * 1000;
+      ds_coef = 2;
+      uses_link = false;
+      break;
   }
   const std::size_t d = m.datastore_index(target.datastore_id);
   const std::size_t h = m.host_index(transfer_host);
@@ -1169,20 +1238,19 @@ Expected<OperationId> Lab::clone_vm(const CloneRequest& request, VmCallback done
     }
     (*callback)(*id);
   };
-  m.schedule_at(m.now_ + profile->clone_overhead_s,
-                [this, fails, key, name = request.name, uses = std::move(uses), mb, callback,
-                 finish = std::move(finish)]() mutable {
-                  Impl& im = *impl_;
-                  if (fails) {
-                    // Surfaces after the task overhead, like a vCenter task that errors out.
-                    im.reserved_names.erase(key);
-                    (*callback)(make_error(ErrorKind::api,
-                                           fmt::format("Clone of '{}' failed (injected fault).", name),
-                                           "Clear the lab's clone_failure faults or retry."));
-                    return;
-                  }
-                  im.add_flow(im.class_for(uses, kInf), mb, std::move(finish));
-                });
+  m.schedule_at(
+      m.now_ + profile->clone_overhead_s, [this, fails, key, name = request.name, uses = std::move(uses), mb,
+                                           callback, finish = std::move(finish)]() mutable {
+        Impl& im = *impl_;
+        if (fails) {
+          // Surfaces after the task overhead, like a vCenter task that errors out.
+          im.reserved_names.erase(key);
+          (*callback)(make_error(ErrorKind::api, fmt::format("Clone of '{}' failed (injected fault).", name),
+                                 "Clear the lab's clone_failure faults or retry."));
+          return;
+        }
+        im.add_flow(im.class_for(uses, kInf), mb, std::move(finish));
+      });
   m.after_mutation();
   return op;
 }
@@ -1192,8 +1260,9 @@ Expected<OperationId> Lab::clone_volume(const VolumeCloneRequest& request, DoneC
   m.catch_up();
   const GoldenImage* image = find_golden_image(request.source_image_namespace, request.source_image);
   if (!image) {
-    return make_error(ErrorKind::not_found, fmt::format("No golden image {}/{} in this lab.",
-                                                        request.source_image_namespace, request.source_image));
+    return make_error(ErrorKind::not_found,
+                      fmt::format("No golden image {}/{} in this lab.", request.source_image_namespace,
+                                  request.source_image));
   }
   const GuestProfile* profile = m.find_profile(image->spec.profile);
   std::string host_id;
@@ -1208,10 +1277,18 @@ Expected<OperationId> Lab::clone_volume(const VolumeCloneRequest& request, DoneC
   double mb = full_mb, ds_coef = 2, link_coef = 2;
   bool uses_link = true;
   switch (request.kind) {
-    case CloneKind::cdi_snapshot: mb = profile->linked_delta_mb; ds_coef = 1; uses_link = false; break;
-    case CloneKind::cdi_csi_clone: uses_link = false; break;
-    case CloneKind::cdi_copy: break;
-    default: return make_error(ErrorKind::invalid_input, "A volume clone must use a CDI strategy.");
+    case CloneKind::cdi_snapshot:
+      mb = profile->linked_delta_mb;
+      ds_coef = 1;
+      uses_link = false;
+      break;
+    case CloneKind::cdi_csi_clone:
+      uses_link = false;
+      break;
+    case CloneKind::cdi_copy:
+      break;
+    default:
+      return make_error(ErrorKind::invalid_input, "A volume clone must use a CDI strategy.");
   }
   const std::size_t d = m.datastore_index(image->datastore_id);
   const std::size_t h = m.host_index(host_id);
@@ -1242,7 +1319,8 @@ Expected<OperationId> Lab::clone_volume(const VolumeCloneRequest& request, DoneC
 Expected<OperationId> Lab::start_data_flow(const DataFlowRequest& request, DoneCallback done) {
   Impl& m = *impl_;
   m.catch_up();
-  if (request.mb < 0) return make_error(ErrorKind::invalid_input, "A data flow cannot move a negative amount.");
+  if (request.mb < 0)
+    return make_error(ErrorKind::invalid_input, "A data flow cannot move a negative amount.");
   std::map<int, double> coefficients;
   for (const auto& id : request.host_ids) {
     const Host* host = find_host(id);
@@ -1321,7 +1399,8 @@ Expected<void> Lab::power_off(std::string_view id, DoneCallback on_off) {
   auto it = m.boots.find(*number);
   const bool starting = it != m.boots.end() && it->second.powering_on;
   const bool stopping = it != m.boots.end() && it->second.powering_off;
-  if (stopping) return make_error(ErrorKind::conflict, fmt::format("VM '{}' is already powering off.", vm.name));
+  if (stopping)
+    return make_error(ErrorKind::conflict, fmt::format("VM '{}' is already powering off.", vm.name));
   if (vm.power == PowerState::powered_off && !starting) {
     return make_error(ErrorKind::conflict, fmt::format("VM '{}' is already powered off.", vm.name));
   }
@@ -1375,15 +1454,27 @@ SubscriptionId Lab::subscribe(std::function<void(const VmEvent&)> fn) {
   return id;
 }
 
-void Lab::unsubscribe(SubscriptionId id) { impl_->subscribers.erase(id); }
+void Lab::unsubscribe(SubscriptionId id) {
+  impl_->subscribers.erase(id);
+}
 
-void Lab::set_beacon_hook(std::function<void(const Vm&)> hook) { impl_->beacon_hook = std::move(hook); }
+void Lab::set_beacon_hook(std::function<void(const Vm&)> hook) {
+  impl_->beacon_hook = std::move(hook);
+}
 
-std::uint64_t Lab::next_resource_version() { return ++impl_->resource_version; }
-std::uint64_t Lab::current_resource_version() const { return impl_->resource_version; }
+std::uint64_t Lab::next_resource_version() {
+  return ++impl_->resource_version;
+}
+std::uint64_t Lab::current_resource_version() const {
+  return impl_->resource_version;
+}
 
-Faults& Lab::faults() { return impl_->faults; }
-const Faults& Lab::faults() const { return impl_->faults; }
+Faults& Lab::faults() {
+  return impl_->faults;
+}
+const Faults& Lab::faults() const {
+  return impl_->faults;
+}
 
 double Lab::random_uniform() {
   return static_cast<double>(impl_->rng() >> 11) * 0x1.0p-53;
@@ -1392,7 +1483,8 @@ double Lab::random_uniform() {
 bool Lab::front_fault_applies(std::string_view path) const {
   const auto& paths = impl_->faults.paths;
   if (paths.empty()) return true;
-  return std::any_of(paths.begin(), paths.end(), [&](const std::string& p) { return path.substr(0, p.size()) == p; });
+  return std::any_of(paths.begin(), paths.end(),
+                     [&](const std::string& p) { return path.substr(0, p.size()) == p; });
 }
 
 std::string Lab::truth_json() const {
@@ -1409,8 +1501,11 @@ std::string Lab::truth_json() const {
       if (vm.visible[i]) visible[to_string(static_cast<Milestone>(i))] = *vm.visible[i];
       if (vm.delivered[i]) delivered[to_string(static_cast<Milestone>(i))] = *vm.delivered[i];
     }
-    nlohmann::json entry{{"name", vm.name}, {"id", vm.id}, {"startReceived", *vm.start_received},
-                         {"milestones", std::move(milestones)}, {"visible", std::move(visible)}};
+    nlohmann::json entry{{"name", vm.name},
+                         {"id", vm.id},
+                         {"startReceived", *vm.start_received},
+                         {"milestones", std::move(milestones)},
+                         {"visible", std::move(visible)}};
     if (!delivered.empty()) entry["delivered"] = std::move(delivered);
     if (!vm.namespace_.empty()) entry["namespace"] = vm.namespace_;
     if (const Host* host = find_host(vm.host_id)) entry["host"] = host->spec.name;
@@ -1440,7 +1535,9 @@ void Lab::set_truth_section(const std::string& key, std::function<std::string()>
   }
 }
 
-Lab::FlowStats Lab::flow_stats() const { return impl_->stats; }
+Lab::FlowStats Lab::flow_stats() const {
+  return impl_->stats;
+}
 
 double Lab::host_link_rate(std::string_view host_id) const {
   const Impl& m = *impl_;

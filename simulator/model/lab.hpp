@@ -18,9 +18,8 @@
 // flow additionally capped: CPU by the VM's vCPUs x the host's per-core speed, I/O by
 // outstanding I/Os x I/O size / (host path latency + datastore latency). Shares are recomputed whenever a
 // flow starts or ends (batched per instant), so contention emerges from shared resources only.
-#include <boost/asio/any_io_executor.hpp>
-
 #include <array>
+#include <boost/asio/any_io_executor.hpp>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -47,15 +46,15 @@ struct ClusterSpec {
 };
 
 struct HostSpec {
-  std::string name;               // "r740-01"
-  std::string cluster;            // empty: standalone host in the datacenter
+  std::string name;                   // "r740-01"
+  std::string cluster;                // empty: standalone host in the datacenter
   std::string inventory = "vcenter";  // "vcenter": listed by the vCenter front; "kube": only backs kube nodes
-  int cores = 32;                 // physical cores
-  double core_speed = 1.0;        // per-core throughput relative to the reference core the profiles use
-  double link_mbps = 1600;        // HBA link, MB/s (16GFC ~ 1,600; 64GFC ~ 6,400)
-  double bus_mbps = 16000;        // host I/O bus (PCIe generation / lanes), MB/s
+  int cores = 32;                     // physical cores
+  double core_speed = 1.0;            // per-core throughput relative to the reference core the profiles use
+  double link_mbps = 1600;            // HBA link, MB/s (16GFC ~ 1,600; 64GFC ~ 6,400)
+  double bus_mbps = 16000;            // host I/O bus (PCIe generation / lanes), MB/s
   double memory_gb = 768;
-  double io_latency_ms = 0.2;     // per-I/O host path latency (HBA, PCIe, CPU/memory, storage stack)
+  double io_latency_ms = 0.2;           // per-I/O host path latency (HBA, PCIe, CPU/memory, storage stack)
   std::vector<std::string> datastores;  // mounted datastores; empty: all
 };
 
@@ -77,60 +76,61 @@ struct NodeSpec {
 // One phase of a guest boot. Durations are uncontended: mb / (capped I/O rate) and cpu_core_s / (vCPUs x
 // core speed), overlapped, plus fixed_s.
 struct PhaseSpec {
-  std::string name;        // firmware, os_load, services, agent_start, logon
-  double mb_read = 0;      // MB read from the datastore
-  double cpu_core_s = 0;   // reference-core-seconds
-  double fixed_s = 0;      // wall time that no resource shortens (timeouts, waits)
-  double jitter = 0;       // relative stddev of a per-VM multiplier on mb/cpu/fixed (seeded, clamped >= 0.2)
+  std::string name;       // firmware, os_load, services, agent_start, logon
+  double mb_read = 0;     // MB read from the datastore
+  double cpu_core_s = 0;  // reference-core-seconds
+  double fixed_s = 0;     // wall time that no resource shortens (timeouts, waits)
+  double jitter = 0;      // relative stddev of a per-VM multiplier on mb/cpu/fixed (seeded, clamped >= 0.2)
 };
 
 struct GuestProfile {
-  std::string name;                  // "win10-vdi"
+  std::string name;                       // "win10-vdi"
   std::string guest_os = "WINDOWS_9_64";  // vCenter guest OS identifier
   int cpu_count = 2;
   int memory_mb = 4096;
-  double disk_gb = 40;               // provisioned disk; a full clone copies disk_used_gb
+  double disk_gb = 40;  // provisioned disk; a full clone copies disk_used_gb
   double disk_used_gb = 20;
   std::vector<PhaseSpec> phases;
-  std::string agent_phase = "agent_start";  // end of this phase = guest_agent (Tools RUNNING / AgentConnected)
-  double ip_delay_s = 0.5;           // ip_assigned = guest_agent + ip_delay_s
+  std::string agent_phase =
+      "agent_start";                    // end of this phase = guest_agent (Tools RUNNING / AgentConnected)
+  double ip_delay_s = 0.5;              // ip_assigned = guest_agent + ip_delay_s
   std::string port_phase = "services";  // end of this phase (+ port_delay_s) = port_open
   double port_delay_s = 0;
-  double io_size_kb = 19;            // average I/O size (KB) of the boot's reads
-  double outstanding_ios = 2;        // guest queue depth during boot
-  double power_on_s = 0.5;           // power-on request -> POWERED_ON (vCenter)
+  double io_size_kb = 19;      // average I/O size (KB) of the boot's reads
+  double outstanding_ios = 2;  // guest queue depth during boot
+  double power_on_s = 0.5;     // power-on request -> POWERED_ON (vCenter)
   double power_off_s = 0.2;
-  double linked_delta_mb = 64;       // data written by a linked clone (delta disk)
-  double instant_clone_mb = 256;     // data moved by an instant clone (memory state + delta)
-  double instant_resume_s = 1.0;     // instant clone: powered on -> Tools running
-  double clone_overhead_s = 1.0;     // fixed task overhead of any clone
+  double linked_delta_mb = 64;    // data written by a linked clone (delta disk)
+  double instant_clone_mb = 256;  // data moved by an instant clone (memory state + delta)
+  double instant_resume_s = 1.0;  // instant clone: powered on -> Tools running
+  double clone_overhead_s = 1.0;  // fixed task overhead of any clone
 };
 
 // A powered-off VM the provider clones from (vSphere).
 struct GoldenVmSpec {
-  std::string name;       // "win10-golden"
+  std::string name;  // "win10-golden"
   std::string host;
   std::string datastore;
   std::string profile;
-  std::string folder;     // empty: the datacenter's default VM folder
+  std::string folder;  // empty: the datacenter's default VM folder
 };
 
 // A golden CDI DataSource + PVC (Kubernetes).
 struct GoldenImageSpec {
-  std::string name;       // "win10-golden"
+  std::string name;        // "win10-golden"
   std::string namespace_;  // "openshift-virtualization-os-images"
   std::string profile;
-  std::string datastore;  // backing storage; empty: KubeSpec::datastore
+  std::string datastore;      // backing storage; empty: KubeSpec::datastore
   std::string storage_class;  // empty: KubeSpec::storage_class
 };
 
 struct KubeSpec {
   std::vector<NodeSpec> nodes;
-  std::string datastore;             // where PVCs live
+  std::string datastore;  // where PVCs live
   std::string storage_class = "ocs-storagecluster-ceph-rbd";
-  double schedule_delay_s = 0.05;    // start -> VMI Scheduled
-  double launcher_start_s = 2.0;     // Scheduled -> VMI Running (virt-launcher pod, qemu start)
-  std::string token;                 // bearer token accepted by the kube front
+  double schedule_delay_s = 0.05;  // start -> VMI Scheduled
+  double launcher_start_s = 2.0;   // Scheduled -> VMI Running (virt-launcher pod, qemu start)
+  std::string token;               // bearer token accepted by the kube front
   std::string server_version = "v1.27.6";
 };
 
@@ -145,22 +145,22 @@ struct MigrationStepFailure {
 // (`faults:`) and at run time with `POST /_lab/faults` (JSON, same keys, partial update; see README).
 struct Faults {
   // Guest faults, drawn per VM at power-on from the seeded RNG (reproducible), or by VM name.
-  double never_boot_rate = 0;           // powers on, but the guest never gets past firmware
-  double agent_never_starts_rate = 0;   // boots, but Tools / guest agent never run (no guest_agent, ip)
+  double never_boot_rate = 0;          // powers on, but the guest never gets past firmware
+  double agent_never_starts_rate = 0;  // boots, but Tools / guest agent never run (no guest_agent, ip)
   std::vector<std::string> never_boot_vms;
   std::vector<std::string> agent_never_starts_vms;
   // Clone faults.
   double clone_failure_rate = 0;
   std::vector<std::string> clone_failure_hosts;  // every clone placed on these hosts fails
   // Front faults.
-  double error_rate = 0;                // fraction of API requests answered with `error_status`
+  double error_rate = 0;  // fraction of API requests answered with `error_status`
   int error_status = 503;
-  double latency_ms = 0;                // added to every API response
-  double latency_jitter_ms = 0;         // uniform extra latency in [0, jitter]
-  double watch_drop_after_s = 0;        // kube: close watch streams abruptly after this long (0: never)
-  bool expire_sessions = false;         // vCenter: invalidate every session now (one-shot, then cleared)
-  double force_gone_rate = 0;           // kube: fraction of watches answered 410 Gone (expired rv)
-  std::vector<std::string> paths;       // when non-empty, front faults apply only to these path prefixes
+  double latency_ms = 0;           // added to every API response
+  double latency_jitter_ms = 0;    // uniform extra latency in [0, jitter]
+  double watch_drop_after_s = 0;   // kube: close watch streams abruptly after this long (0: never)
+  bool expire_sessions = false;    // vCenter: invalidate every session now (one-shot, then cleared)
+  double force_gone_rate = 0;      // kube: fraction of watches answered 410 Gone (expired rv)
+  std::vector<std::string> paths;  // when non-empty, front faults apply only to these path prefixes
   std::vector<MigrationStepFailure> migration_failures;  // "migrationFailures": Forklift step failures
 };
 
@@ -171,9 +171,9 @@ struct VcenterSpec {
   int max_sessions_per_user = 550;
   int max_concurrent_operations = 640;
   int host_cost_units = 16;
-  int clone_cost = 4;      // full/linked/instant clone cost on the destination host
+  int clone_cost = 4;  // full/linked/instant clone cost on the destination host
   int power_cost = 1;
-  int list_limit = 4000;   // GET /api/vcenter/vm answers 500 UNABLE_TO_ALLOCATE_RESOURCE beyond this
+  int list_limit = 4000;     // GET /api/vcenter/vm answers 500 UNABLE_TO_ALLOCATE_RESOURCE beyond this
   bool legacy_rest = false;  // true: a vCenter before 7.0U2, only the legacy /rest paths (no /api)
   // What `POST /api/vcenter/vm?action=clone` costs in this lab: "full" copies the disk; "linked" models an
   // array that offloads clones (VAAI fast clone / vVols): only a delta is written. The API is the same.
@@ -220,12 +220,13 @@ const char* to_string(PowerState state) noexcept;     // "POWERED_OFF", "POWERED
 const char* to_string(ToolsState state) noexcept;     // "NOT_RUNNING", "RUNNING"
 
 // Keys of Vm::guestinfo that the simulated guest agent reads when it reaches `beacon` (the same keys as the
-// real agents in deploy/guest read through vmware-rpctool): it then POSTs {"vm", "token", "ip"} to the URL (the
-// lab server's beacon hook does the HTTP). Clones inherit guestinfo from their source. The kube front fills
-// them from the cloud-init user data (BOOTSTORM_BEACON_URL / _TOKEN / BOOTSTORM_VM_NAME).
+// real agents in deploy/guest read through vmware-rpctool): it then POSTs {"vm", "token", "ip"} to the URL
+// (the lab server's beacon hook does the HTTP). Clones inherit guestinfo from their source. The kube front
+// fills them from the cloud-init user data (BOOTSTORM_BEACON_URL / _TOKEN / BOOTSTORM_VM_NAME).
 inline constexpr std::string_view kBeaconUrlKey = "guestinfo.bootstorm.url";
 inline constexpr std::string_view kBeaconTokenKey = "guestinfo.bootstorm.token";
-inline constexpr std::string_view kBeaconVmKey = "guestinfo.bootstorm.vm";  // name to report; default: VM name
+inline constexpr std::string_view kBeaconVmKey =
+    "guestinfo.bootstorm.vm";  // name to report; default: VM name
 
 struct Datacenter {
   std::string id, name;
@@ -250,8 +251,8 @@ struct ResourcePool {
 struct Host {
   std::string id;
   HostSpec spec;
-  std::string cluster_id;           // empty: standalone
-  double memory_used_mb = 0;        // powered-on VMs
+  std::string cluster_id;     // empty: standalone
+  double memory_used_mb = 0;  // powered-on VMs
   int running_vms = 0;
   std::string connection_state = "CONNECTED";
   std::string power_state = "POWERED_ON";
@@ -275,30 +276,31 @@ struct GoldenImage {
 };
 
 struct Vm {
-  std::string id;    // "vm-1001"
+  std::string id;  // "vm-1001"
   std::string name;
-  std::string namespace_;  // kube-created VMs; empty for vCenter VMs
+  std::string namespace_;        // kube-created VMs; empty for vCenter VMs
   std::string created_by_front;  // "lab" (golden, from YAML), "vcenter", "kube"
   std::string profile;
   std::string guest_os;
   int cpu_count = 2;
   int memory_mb = 4096;
   std::string host_id;
-  std::string node;   // kube node name once scheduled
+  std::string node;  // kube node name once scheduled
   std::string datastore_id;
   std::string folder_id;
   std::string resource_pool_id;
   std::string cluster_id;
   PowerState power = PowerState::powered_off;
   ToolsState tools = ToolsState::not_running;
-  std::string ip;          // guest IP as the platform reports it (Tools / guest agent), set at ip_assigned
+  std::string ip;             // guest IP as the platform reports it (Tools / guest agent), set at ip_assigned
   std::string guest_address;  // the address the guest itself holds (from running on; the beacon reports it)
-  std::string host_name;   // guest hostname (guest identity)
+  std::string host_name;      // guest hostname (guest identity)
   bool golden = false;
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> annotations;
   std::map<std::string, std::string> guestinfo;  // extraConfig-like "guestinfo.*" keys, inherited by clones
-  std::uint64_t resource_version = 0;  // bumped on every change (shared counter, see Lab::next_resource_version)
+  std::uint64_t resource_version =
+      0;  // bumped on every change (shared counter, see Lab::next_resource_version)
   double created_at = 0;
   // Ground truth of the current/last boot.
   std::optional<double> start_received;
@@ -310,18 +312,20 @@ struct Vm {
   // When a front first pushed the change to a client (kube: the first watch frame carrying it was handed to
   // a watcher's socket). Empty for milestones nobody was watching.
   std::array<std::optional<double>, kMilestoneCount> delivered{};
-  std::string current_phase;  // empty when not booting
-  bool never_boots = false;          // drawn at power-on
-  bool agent_never_starts = false;   // drawn at power-on
+  std::string current_phase;        // empty when not booting
+  bool never_boots = false;         // drawn at power-on
+  bool agent_never_starts = false;  // drawn at power-on
   int boot_count = 0;
 
-  const std::optional<double>& milestone(Milestone m) const { return milestones[static_cast<std::size_t>(m)]; }
+  const std::optional<double>& milestone(Milestone m) const {
+    return milestones[static_cast<std::size_t>(m)];
+  }
 };
 
 struct VmEvent {
   enum class Type { added, modified, deleted };
   Type type = Type::modified;
-  const Vm& vm;  // valid during the callback only (for `deleted`: the VM as it was)
+  const Vm& vm;                        // valid during the callback only (for `deleted`: the VM as it was)
   std::optional<Milestone> milestone;  // set when the change is a milestone
 };
 
@@ -337,21 +341,21 @@ const char* to_string(CloneKind kind) noexcept;
 
 struct CloneRequest {
   CloneKind kind = CloneKind::full;
-  std::string source_vm_id;          // vSphere kinds
-  std::string source_image;          // CDI kinds: golden image name
+  std::string source_vm_id;  // vSphere kinds
+  std::string source_image;  // CDI kinds: golden image name
   std::string source_image_namespace;
   std::string name;
-  std::string namespace_;            // kube-created VMs
-  std::string host_id;               // placement; empty: the cluster's/source's host (least loaded)
+  std::string namespace_;  // kube-created VMs
+  std::string host_id;     // placement; empty: the cluster's/source's host (least loaded)
   std::string cluster_id;
-  std::string datastore_id;          // empty: the source's
+  std::string datastore_id;  // empty: the source's
   std::string folder_id;
   std::string resource_pool_id;
   std::string created_by_front = "vcenter";
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> annotations;
   std::map<std::string, std::string> guestinfo;  // merged over the source's
-  bool power_on = false;             // vSphere: power on right after the clone (start_received = completion)
+  bool power_on = false;  // vSphere: power on right after the clone (start_received = completion)
 };
 
 // CDI volume clone (a DataVolume populating a PVC): a data flow only, no VM is created.
@@ -359,7 +363,7 @@ struct VolumeCloneRequest {
   CloneKind kind = CloneKind::cdi_copy;
   std::string source_image;
   std::string source_image_namespace;
-  std::string node;  // target node (its host's link carries a host-assisted copy); empty: any
+  std::string node;    // target node (its host's link carries a host-assisted copy); empty: any
   double size_gb = 0;  // 0: the image profile's disk_used_gb
 };
 
@@ -376,8 +380,8 @@ struct LabOptions {
   enum class TimeMode { real, virtual_time };
   TimeMode mode = TimeMode::real;
   boost::asio::any_io_executor executor;  // required in real mode
-  std::optional<double> virtual_start;    // virtual mode: unix time of t0 (default: wall clock at construction)
-  std::optional<std::uint64_t> seed;      // overrides LabSpec::seed
+  std::optional<double> virtual_start;  // virtual mode: unix time of t0 (default: wall clock at construction)
+  std::optional<std::uint64_t> seed;    // overrides LabSpec::seed
 };
 
 class Lab {
@@ -529,6 +533,7 @@ class Lab {
 Expected<void> patch_faults_json(Faults& faults, std::string_view json_text);
 std::string faults_to_json(const Faults& faults);
 // The `migrationFailures` value alone (a JSON array of {vm, step, reason}); used by the lab YAML loader.
-Expected<void> parse_migration_failures_json(std::string_view json_text, std::vector<MigrationStepFailure>& out);
+Expected<void> parse_migration_failures_json(std::string_view json_text,
+                                             std::vector<MigrationStepFailure>& out);
 
 }  // namespace bootstorm::sim::model

@@ -1,12 +1,12 @@
 // Strict loading of lab profiles (simulator/labs/*.yaml): every key is known, every value has the right
 // type, every reference resolves; errors name file:line:col.
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
@@ -144,10 +144,11 @@ class Reader {
 };
 
 void read_faults(Reader& r, const YAML::Node& node, Faults& f) {
-  if (!r.map(node, "faults",
-             {"neverBootRate", "agentNeverStartsRate", "neverBootVms", "agentNeverStartsVms", "cloneFailureRate",
-              "cloneFailureHosts", "errorRate", "errorStatus", "latencyMs", "latencyJitterMs", "watchDropAfterS",
-              "expireSessions", "forceGoneRate", "paths", "migrationFailures"})) {
+  if (!r.map(
+          node, "faults",
+          {"neverBootRate", "agentNeverStartsRate", "neverBootVms", "agentNeverStartsVms", "cloneFailureRate",
+           "cloneFailureHosts", "errorRate", "errorStatus", "latencyMs", "latencyJitterMs", "watchDropAfterS",
+           "expireSessions", "forceGoneRate", "paths", "migrationFailures"})) {
     return;
   }
   r.get(node, "neverBootRate", f.never_boot_rate);
@@ -186,8 +187,8 @@ void read_faults(Reader& r, const YAML::Node& node, Faults& f) {
       r.fail(list, parsed.error().message);
     }
   }
-  for (const char* rate : {"neverBootRate", "agentNeverStartsRate", "cloneFailureRate", "errorRate",
-                           "forceGoneRate"}) {
+  for (const char* rate :
+       {"neverBootRate", "agentNeverStartsRate", "cloneFailureRate", "errorRate", "forceGoneRate"}) {
     if (node[rate] && r.ok()) {
       const double v = node[rate].as<double>();
       if (v < 0 || v > 1) r.fail(node[rate], fmt::format("'{}' must be between 0 and 1", rate));
@@ -217,11 +218,14 @@ void read_profile(Reader& r, const YAML::Node& node, GuestProfile& p) {
   r.get(node, "memoryMB", p.memory_mb);
   r.get_positive(node, "diskGB", p.disk_gb);
   r.get_positive(node, "diskUsedGB", p.disk_used_gb);
-  r.each(node, "phases", [&](const YAML::Node& item) {
-    PhaseSpec phase;
-    read_phase(r, item, phase);
-    p.phases.push_back(std::move(phase));
-  }, true);
+  r.each(
+      node, "phases",
+      [&](const YAML::Node& item) {
+        PhaseSpec phase;
+        read_phase(r, item, phase);
+        p.phases.push_back(std::move(phase));
+      },
+      true);
   r.get(node, "agentPhase", p.agent_phase);
   r.get_positive(node, "ipDelayS", p.ip_delay_s, true);
   r.get(node, "portPhase", p.port_phase);
@@ -239,13 +243,16 @@ void read_profile(Reader& r, const YAML::Node& node, GuestProfile& p) {
   if (p.memory_mb < 1) r.fail(node["memoryMB"], "'memoryMB' must be >= 1");
   if (p.phases.empty()) r.fail(node["phases"], "a profile needs at least one phase");
   auto has_phase = [&](const std::string& name) {
-    return std::any_of(p.phases.begin(), p.phases.end(), [&](const PhaseSpec& ph) { return ph.name == name; });
+    return std::any_of(p.phases.begin(), p.phases.end(),
+                       [&](const PhaseSpec& ph) { return ph.name == name; });
   };
   if (!has_phase(p.agent_phase)) {
-    r.fail(node["agentPhase"] ? node["agentPhase"] : node, fmt::format("agentPhase '{}' is not a phase", p.agent_phase));
+    r.fail(node["agentPhase"] ? node["agentPhase"] : node,
+           fmt::format("agentPhase '{}' is not a phase", p.agent_phase));
   }
   if (!has_phase(p.port_phase)) {
-    r.fail(node["portPhase"] ? node["portPhase"] : node, fmt::format("portPhase '{}' is not a phase", p.port_phase));
+    r.fail(node["portPhase"] ? node["portPhase"] : node,
+           fmt::format("portPhase '{}' is not a phase", p.port_phase));
   }
 }
 
@@ -272,7 +279,8 @@ void read_host(Reader& r, const YAML::Node& node, HostSpec& h) {
 }
 
 template <class T, class Name>
-void check_unique(Reader& r, const YAML::Node& list, const std::vector<T>& items, Name name, const char* what) {
+void check_unique(Reader& r, const YAML::Node& list, const std::vector<T>& items, Name name,
+                  const char* what) {
   std::set<std::string> seen;
   for (std::size_t i = 0; i < items.size() && r.ok(); ++i) {
     if (!seen.insert(name(items[i])).second) {
@@ -312,27 +320,36 @@ Expected<LabSpec> parse_lab_spec(std::string_view yaml_text, const std::string& 
   });
   r.get_list(root, "folders", spec.folders);
   r.get_list(root, "resourcePools", spec.resource_pools);
-  r.each(root, "hosts", [&](const YAML::Node& item) {
-    HostSpec h;
-    read_host(r, item, h);
-    spec.hosts.push_back(std::move(h));
-  }, true);
-  r.each(root, "datastores", [&](const YAML::Node& item) {
-    DatastoreSpec d;
-    if (r.map(item, "datastore", {"name", "MBps", "iops", "latencyMs", "capacityGB"})) {
-      r.get(item, "name", d.name, true);
-      r.get_positive(item, "MBps", d.mbps);
-      r.get_positive(item, "iops", d.iops);
-      r.get_positive(item, "latencyMs", d.latency_ms, true);
-      r.get_positive(item, "capacityGB", d.capacity_gb);
-    }
-    spec.datastores.push_back(std::move(d));
-  }, true);
-  r.each(root, "profiles", [&](const YAML::Node& item) {
-    GuestProfile p;
-    read_profile(r, item, p);
-    spec.profiles.push_back(std::move(p));
-  }, true);
+  r.each(
+      root, "hosts",
+      [&](const YAML::Node& item) {
+        HostSpec h;
+        read_host(r, item, h);
+        spec.hosts.push_back(std::move(h));
+      },
+      true);
+  r.each(
+      root, "datastores",
+      [&](const YAML::Node& item) {
+        DatastoreSpec d;
+        if (r.map(item, "datastore", {"name", "MBps", "iops", "latencyMs", "capacityGB"})) {
+          r.get(item, "name", d.name, true);
+          r.get_positive(item, "MBps", d.mbps);
+          r.get_positive(item, "iops", d.iops);
+          r.get_positive(item, "latencyMs", d.latency_ms, true);
+          r.get_positive(item, "capacityGB", d.capacity_gb);
+        }
+        spec.datastores.push_back(std::move(d));
+      },
+      true);
+  r.each(
+      root, "profiles",
+      [&](const YAML::Node& item) {
+        GuestProfile p;
+        read_profile(r, item, p);
+        spec.profiles.push_back(std::move(p));
+      },
+      true);
   r.each(root, "goldenVMs", [&](const YAML::Node& item) {
     GoldenVmSpec g;
     if (r.map(item, "golden VM", {"name", "host", "datastore", "profile", "folder"})) {
@@ -357,7 +374,8 @@ Expected<LabSpec> parse_lab_spec(std::string_view yaml_text, const std::string& 
   });
   if (const YAML::Node kube = root["kube"]; kube) {
     if (r.map(kube, "kube",
-              {"nodes", "datastore", "storageClass", "scheduleDelayS", "launcherStartS", "token", "serverVersion"})) {
+              {"nodes", "datastore", "storageClass", "scheduleDelayS", "launcherStartS", "token",
+               "serverVersion"})) {
       r.each(kube, "nodes", [&](const YAML::Node& item) {
         NodeSpec n;
         if (r.map(item, "node", {"name", "host", "labels"})) {
@@ -394,8 +412,8 @@ Expected<LabSpec> parse_lab_spec(std::string_view yaml_text, const std::string& 
         r.fail(vc["cloneKind"], "'cloneKind' must be 'full' or 'linked'");
       }
       const auto& v = spec.vcenter;
-      if (r.ok() && (v.max_sessions_per_user < 1 || v.max_concurrent_operations < 1 || v.host_cost_units < 1 ||
-                     v.clone_cost < 1 || v.power_cost < 1 || v.list_limit < 1)) {
+      if (r.ok() && (v.max_sessions_per_user < 1 || v.max_concurrent_operations < 1 ||
+                     v.host_cost_units < 1 || v.clone_cost < 1 || v.power_cost < 1 || v.list_limit < 1)) {
         r.fail(vc, "vcenter limits must be >= 1");
       }
       if (r.ok() && (v.clone_cost > v.host_cost_units || v.power_cost > v.host_cost_units)) {
@@ -407,17 +425,22 @@ Expected<LabSpec> parse_lab_spec(std::string_view yaml_text, const std::string& 
   if (!r.ok()) return r.error();
 
   // Cross references.
-  check_unique(r, root["hosts"], spec.hosts, [](const HostSpec& h) { return h.name; }, "host");
-  check_unique(r, root["datastores"], spec.datastores, [](const DatastoreSpec& d) { return d.name; }, "datastore");
-  check_unique(r, root["profiles"], spec.profiles, [](const GuestProfile& p) { return p.name; }, "profile");
+  check_unique(
+      r, root["hosts"], spec.hosts, [](const HostSpec& h) { return h.name; }, "host");
+  check_unique(
+      r, root["datastores"], spec.datastores, [](const DatastoreSpec& d) { return d.name; }, "datastore");
+  check_unique(
+      r, root["profiles"], spec.profiles, [](const GuestProfile& p) { return p.name; }, "profile");
   auto host_exists = [&](const std::string& n) {
     return std::any_of(spec.hosts.begin(), spec.hosts.end(), [&](const HostSpec& h) { return h.name == n; });
   };
   auto ds_exists = [&](const std::string& n) {
-    return std::any_of(spec.datastores.begin(), spec.datastores.end(), [&](const DatastoreSpec& d) { return d.name == n; });
+    return std::any_of(spec.datastores.begin(), spec.datastores.end(),
+                       [&](const DatastoreSpec& d) { return d.name == n; });
   };
   auto profile_exists = [&](const std::string& n) {
-    return std::any_of(spec.profiles.begin(), spec.profiles.end(), [&](const GuestProfile& p) { return p.name == n; });
+    return std::any_of(spec.profiles.begin(), spec.profiles.end(),
+                       [&](const GuestProfile& p) { return p.name == n; });
   };
   for (std::size_t i = 0; i < spec.hosts.size() && r.ok(); ++i) {
     const auto& h = spec.hosts[i];
@@ -426,30 +449,34 @@ Expected<LabSpec> parse_lab_spec(std::string_view yaml_text, const std::string& 
       r.fail(root["hosts"][i], fmt::format("host '{}' names unknown cluster '{}'", h.name, h.cluster));
     }
     for (const auto& d : h.datastores) {
-      if (!ds_exists(d)) r.fail(root["hosts"][i], fmt::format("host '{}' mounts unknown datastore '{}'", h.name, d));
+      if (!ds_exists(d))
+        r.fail(root["hosts"][i], fmt::format("host '{}' mounts unknown datastore '{}'", h.name, d));
     }
   }
   for (std::size_t i = 0; i < spec.golden_vms.size() && r.ok(); ++i) {
     const auto& g = spec.golden_vms[i];
     const YAML::Node at = root["goldenVMs"][i];
-    if (!host_exists(g.host)) r.fail(at, fmt::format("golden VM '{}' names unknown host '{}'", g.name, g.host));
+    if (!host_exists(g.host))
+      r.fail(at, fmt::format("golden VM '{}' names unknown host '{}'", g.name, g.host));
     if (!ds_exists(g.datastore)) {
       r.fail(at, fmt::format("golden VM '{}' names unknown datastore '{}'", g.name, g.datastore));
     }
     if (!profile_exists(g.profile)) {
       r.fail(at, fmt::format("golden VM '{}' names unknown profile '{}'", g.name, g.profile));
     }
-    if (!g.folder.empty() && std::find(spec.folders.begin(), spec.folders.end(), g.folder) == spec.folders.end()) {
+    if (!g.folder.empty() &&
+        std::find(spec.folders.begin(), spec.folders.end(), g.folder) == spec.folders.end()) {
       r.fail(at, fmt::format("golden VM '{}' names unknown folder '{}'", g.name, g.folder));
     }
   }
   for (std::size_t i = 0; i < spec.kube.nodes.size() && r.ok(); ++i) {
     if (!host_exists(spec.kube.nodes[i].host)) {
-      r.fail(root["kube"]["nodes"][i],
-             fmt::format("node '{}' names unknown host '{}'", spec.kube.nodes[i].name, spec.kube.nodes[i].host));
+      r.fail(root["kube"]["nodes"][i], fmt::format("node '{}' names unknown host '{}'",
+                                                   spec.kube.nodes[i].name, spec.kube.nodes[i].host));
     }
   }
-  if (r.ok() && (!spec.kube.nodes.empty() || !spec.golden_images.empty()) && !ds_exists(spec.kube.datastore)) {
+  if (r.ok() && (!spec.kube.nodes.empty() || !spec.golden_images.empty()) &&
+      !ds_exists(spec.kube.datastore)) {
     r.fail(root["kube"] ? root["kube"] : root,
            fmt::format("kube.datastore '{}' is not a datastore of the lab", spec.kube.datastore));
   }
@@ -479,17 +506,20 @@ std::string labs_directory() {
 Expected<LabSpec> load_lab_spec(const std::string& name_or_path) {
   namespace fs = std::filesystem;
   std::string path = name_or_path;
-  const bool looks_like_path = name_or_path.find('/') != std::string::npos ||
-                               (name_or_path.size() > 5 && (name_or_path.ends_with(".yaml") || name_or_path.ends_with(".yml")));
+  const bool looks_like_path =
+      name_or_path.find('/') != std::string::npos ||
+      (name_or_path.size() > 5 && (name_or_path.ends_with(".yaml") || name_or_path.ends_with(".yml")));
   if (!looks_like_path) path = labs_directory() + "/" + name_or_path + ".yaml";
   std::ifstream in(path);
   if (!in) {
     std::string known;
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(labs_directory(), ec)) {
-      if (entry.path().extension() == ".yaml") known += (known.empty() ? "" : ", ") + entry.path().stem().string();
+      if (entry.path().extension() == ".yaml")
+        known += (known.empty() ? "" : ", ") + entry.path().stem().string();
     }
-    return make_error(ErrorKind::not_found, fmt::format("Lab profile '{}' not found (looked for {}).", name_or_path, path),
+    return make_error(ErrorKind::not_found,
+                      fmt::format("Lab profile '{}' not found (looked for {}).", name_or_path, path),
                       known.empty() ? "Set BOOTSTORM_LABS_DIR to the simulator/labs directory."
                                     : fmt::format("Known labs: {}.", known));
   }

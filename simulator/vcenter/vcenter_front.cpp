@@ -1,24 +1,24 @@
 #include "simulator/vcenter/vcenter_front.hpp"
 
-#include "common/base64.hpp"
-#include "simulator/vcenter/legacy_rest.hpp"
+#include <fmt/format.h>
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
-
-#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <ctime>
 #include <deque>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 #include <unordered_map>
+
+#include "common/base64.hpp"
+#include "simulator/vcenter/legacy_rest.hpp"
 
 namespace bootstorm::sim::vcenter {
 
@@ -46,10 +46,11 @@ ServerResponse no_content() {
 // vAPI error body: {"error_type": ..., "messages": [{"id", "default_message", "args"}]}.
 ServerResponse api_error(int status, std::string_view type, std::string_view id, const std::string& message,
                          std::vector<std::string> args = {}) {
-  return json_response(status, json{{"error_type", type},
-                                    {"messages", json::array({json{{"id", id},
-                                                                   {"default_message", message},
-                                                                   {"args", std::move(args)}}})}});
+  return json_response(
+      status,
+      json{{"error_type", type},
+           {"messages",
+            json::array({json{{"id", id}, {"default_message", message}, {"args", std::move(args)}}})}});
 }
 
 ServerResponse not_found(std::string_view what, const std::string& id) {
@@ -63,14 +64,22 @@ ServerResponse invalid_argument(const std::string& message) {
 
 const char* error_type_for_status(int status) {
   switch (status) {
-    case 400: return "INVALID_ARGUMENT";
-    case 401: return "UNAUTHENTICATED";
-    case 403: return "UNAUTHORIZED";
-    case 404: return "NOT_FOUND";
-    case 503: return "SERVICE_UNAVAILABLE";
-    case 504: return "TIMED_OUT";
-    case 500: return "INTERNAL_SERVER_ERROR";
-    default: return "ERROR";
+    case 400:
+      return "INVALID_ARGUMENT";
+    case 401:
+      return "UNAUTHENTICATED";
+    case 403:
+      return "UNAUTHORIZED";
+    case 404:
+      return "NOT_FOUND";
+    case 503:
+      return "SERVICE_UNAVAILABLE";
+    case 504:
+      return "TIMED_OUT";
+    case 500:
+      return "INTERNAL_SERVER_ERROR";
+    default:
+      return "ERROR";
   }
 }
 
@@ -79,8 +88,8 @@ std::string iso8601(double unix_seconds) {
   const int millis = static_cast<int>(std::lround((unix_seconds - std::floor(unix_seconds)) * 1000)) % 1000;
   std::tm tm{};
   gmtime_r(&whole, &tm);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                     tm.tm_hour, tm.tm_min, tm.tm_sec, millis);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900, tm.tm_mon + 1,
+                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, millis);
 }
 
 std::vector<std::string_view> split_path(std::string_view path) {
@@ -111,10 +120,10 @@ std::string mac_for(std::string_view vm_id) {
 }
 
 // Turns a model callback into something a coroutine can await: pass callback() to the model, then
-// co_await wait_for(state). The coroutine sleeps on a timer that the callback cancels, so it is resumed through
-// the executor and never runs inside the model's event loop; the callback may also fire synchronously.
-// (Deliberately no lambdas handed across co_await: g++ 12 mis-destroys non-trivial lambda temporaries in
-// co_await expressions.)
+// co_await wait_for(state). The coroutine sleeps on a timer that the callback cancels, so it is resumed
+// through the executor and never runs inside the model's event loop; the callback may also fire
+// synchronously. (Deliberately no lambdas handed across co_await: g++ 12 mis-destroys non-trivial lambda
+// temporaries in co_await expressions.)
 template <class T>
 struct CallbackState : std::enable_shared_from_this<CallbackState<T>> {
   explicit CallbackState(const asio::any_io_executor& executor) : timer(executor) {
@@ -170,7 +179,7 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
 
   // Guest customization set with PUT .../guest/customization: applied at the VM's next power-on.
   struct Customization {
-    json spec;                        // Customization.SetSpec.spec (guest.CustomizationSpec)
+    json spec;                       // Customization.SetSpec.spec (guest.CustomizationSpec)
     std::string status = "PENDING";  // PENDING -> RUNNING (power-on) -> SUCCEEDED (Tools up) | FAILED
     double start_time = 0;
     double end_time = 0;
@@ -259,7 +268,8 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
     std::shared_ptr<Impl> impl;
     std::string host_id;
     int cost;
-    OperationSlot(std::shared_ptr<Impl> i, std::string h, int c) : impl(std::move(i)), host_id(std::move(h)), cost(c) {}
+    OperationSlot(std::shared_ptr<Impl> i, std::string h, int c)
+        : impl(std::move(i)), host_id(std::move(h)), cost(c) {}
     OperationSlot(const OperationSlot&) = delete;
     OperationSlot& operator=(const OperationSlot&) = delete;
     ~OperationSlot() { impl->release(host_id, cost); }
@@ -279,9 +289,7 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
   }
 
   // ---- sessions ----
-  std::string new_token() {
-    return fmt::format("{:016x}{:016x}", token_rng(), token_rng());
-  }
+  std::string new_token() { return fmt::format("{:016x}{:016x}", token_rng(), token_rng()); }
 
   // The session of the request, or nullopt (expired/unknown/missing).
   const Session* session_of(const ServerRequest& req) {
@@ -425,8 +433,7 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
         if (req.method == "GET") co_return json_response(200, vm_info(*vm));
         if (req.method == "DELETE") {
           if (vm->power != model::PowerState::powered_off) {
-            co_return api_error(400, "NOT_ALLOWED_IN_CURRENT_STATE",
-                                "com.vmware.api.vcenter.vm.powered_on",
+            co_return api_error(400, "NOT_ALLOWED_IN_CURRENT_STATE", "com.vmware.api.vcenter.vm.powered_on",
                                 fmt::format("Virtual machine '{}' is powered on.", vm_id), {vm_id});
           }
           (void)lab.delete_vm(vm_id);
@@ -445,7 +452,8 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
         if (req.method == "POST") co_return co_await power(vm_id, action);
         co_return method_not_allowed();
       }
-      if (sub == "tools" && parts.size() == 5 && req.method == "GET") co_return json_response(200, tools_info(*vm));
+      if (sub == "tools" && parts.size() == 5 && req.method == "GET")
+        co_return json_response(200, tools_info(*vm));
       if (sub == "guest" && parts.size() == 6 && parts[5] == "customization") {
         if (req.method == "GET") co_return json_response(200, customization_info(*vm));
         if (req.method == "PUT") co_return set_customization(req, *vm);
@@ -530,7 +538,8 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
       return true;
     };
     // Lists filtered by id or name (what clients poll with) look those VMs up instead of scanning every VM
-    // of the lab: with 10,000 VMs a scan per request would make the front's capacity fall with the lab's size.
+    // of the lab: with 10,000 VMs a scan per request would make the front's capacity fall with the lab's
+    // size.
     if (!vms.empty() || !names.empty()) {
       std::set<std::string_view> seen;
       std::vector<const model::Vm*> candidates;
@@ -573,54 +582,58 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
     json disks{{"2000", json{{"label", "Hard disk 1"},
                              {"type", "SCSI"},
                              {"scsi", json{{"bus", 0}, {"unit", 0}}},
-                             {"backing", json{{"type", "VMDK_FILE"},
-                                              {"vmdk_file", fmt::format("[{}] {}/{}.vmdk", ds_name, vm.name, vm.name)}}},
+                             {"backing",
+                              json{{"type", "VMDK_FILE"},
+                                   {"vmdk_file", fmt::format("[{}] {}/{}.vmdk", ds_name, vm.name, vm.name)}}},
                              {"capacity", static_cast<std::int64_t>(disk_gb * 1024 * 1024 * 1024)}}}};
-    json nics{{"4000", json{{"label", "Network adapter 1"},
-                            {"type", "VMXNET3"},
-                            {"upt_compatibility_enabled", true},
-                            {"mac_type", "GENERATED"},
-                            {"mac_address", mac_for(vm.id)},
-                            {"pci_slot_number", 192},
-                            {"wake_on_lan_enabled", false},
-                            {"backing", json{{"type", "STANDARD_PORTGROUP"}, {"network", "network-1"},
-                                             {"network_name", "VM Network"}}},
-                            {"state", vm.power == model::PowerState::powered_on ? "CONNECTED" : "NOT_CONNECTED"},
-                            {"start_connected", true},
-                            {"allow_guest_control", true}}}};
+    json nics{
+        {"4000", json{{"label", "Network adapter 1"},
+                      {"type", "VMXNET3"},
+                      {"upt_compatibility_enabled", true},
+                      {"mac_type", "GENERATED"},
+                      {"mac_address", mac_for(vm.id)},
+                      {"pci_slot_number", 192},
+                      {"wake_on_lan_enabled", false},
+                      {"backing", json{{"type", "STANDARD_PORTGROUP"},
+                                       {"network", "network-1"},
+                                       {"network_name", "VM Network"}}},
+                      {"state", vm.power == model::PowerState::powered_on ? "CONNECTED" : "NOT_CONNECTED"},
+                      {"start_connected", true},
+                      {"allow_guest_control", true}}}};
     json scsi{{"1000", json{{"label", "SCSI controller 0"},
                             {"type", "PVSCSI"},
                             {"scsi", json{{"bus", 0}, {"unit", 7}}},
                             {"pci_slot_number", 160},
                             {"sharing", "NONE"}}}};
-    return json{{"guest_OS", vm.guest_os},
-                {"name", vm.name},
-                {"identity", json{{"name", vm.name},
-                                  {"bios_uuid", fmt::format("4210{:028x}", std::hash<std::string>{}(vm.id))},
-                                  {"instance_uuid", fmt::format("5010{:028x}", std::hash<std::string>{}(vm.name))}}},
-                {"power_state", model::to_string(vm.power)},
-                {"instant_clone_frozen", false},
-                {"hardware", json{{"version", "VMX_19"}, {"upgrade_policy", "NEVER"}, {"upgrade_status", "NONE"}}},
-                {"boot", json{{"type", "EFI"},
-                              {"efi_legacy_boot", false},
-                              {"delay", 0},
-                              {"retry", false},
-                              {"retry_delay", 10000},
-                              {"enter_setup_mode", false}}},
-                {"boot_devices", json::array()},
-                {"cpu", json{{"count", vm.cpu_count},
-                             {"cores_per_socket", 1},
-                             {"hot_add_enabled", false},
-                             {"hot_remove_enabled", false}}},
-                {"memory", json{{"size_MiB", vm.memory_mb}, {"hot_add_enabled", false}}},
-                {"disks", disks},
-                {"nics", nics},
-                {"cdroms", json::object()},
-                {"floppies", json::object()},
-                {"parallel_ports", json::object()},
-                {"serial_ports", json::object()},
-                {"sata_adapters", json::object()},
-                {"scsi_adapters", scsi}};
+    return json{
+        {"guest_OS", vm.guest_os},
+        {"name", vm.name},
+        {"identity", json{{"name", vm.name},
+                          {"bios_uuid", fmt::format("4210{:028x}", std::hash<std::string>{}(vm.id))},
+                          {"instance_uuid", fmt::format("5010{:028x}", std::hash<std::string>{}(vm.name))}}},
+        {"power_state", model::to_string(vm.power)},
+        {"instant_clone_frozen", false},
+        {"hardware", json{{"version", "VMX_19"}, {"upgrade_policy", "NEVER"}, {"upgrade_status", "NONE"}}},
+        {"boot", json{{"type", "EFI"},
+                      {"efi_legacy_boot", false},
+                      {"delay", 0},
+                      {"retry", false},
+                      {"retry_delay", 10000},
+                      {"enter_setup_mode", false}}},
+        {"boot_devices", json::array()},
+        {"cpu", json{{"count", vm.cpu_count},
+                     {"cores_per_socket", 1},
+                     {"hot_add_enabled", false},
+                     {"hot_remove_enabled", false}}},
+        {"memory", json{{"size_MiB", vm.memory_mb}, {"hot_add_enabled", false}}},
+        {"disks", disks},
+        {"nics", nics},
+        {"cdroms", json::object()},
+        {"floppies", json::object()},
+        {"parallel_ports", json::object()},
+        {"serial_ports", json::object()},
+        {"sata_adapters", json::object()},
+        {"scsi_adapters", scsi}};
   }
 
   json tools_info(const model::Vm& vm) const {
@@ -661,7 +674,8 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
     }
     json addresses = json::array();
     if (!vm.ip.empty()) {
-      addresses.push_back(json{{"ip_address", vm.ip}, {"prefix_length", 16}, {"origin", "DHCP"}, {"state", "PREFERRED"}});
+      addresses.push_back(
+          json{{"ip_address", vm.ip}, {"prefix_length", 16}, {"origin", "DHCP"}, {"state", "PREFERRED"}});
     }
     return json_response(200, json::array({json{{"nic", "4000"},
                                                 {"mac_address", mac_for(vm.id)},
@@ -685,7 +699,9 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
         continue;
       }
       if (standalone && (*standalone == "true") != h.cluster_id.empty()) continue;
-      out.push_back(json{{"host", h.id}, {"name", h.spec.name}, {"connection_state", h.connection_state},
+      out.push_back(json{{"host", h.id},
+                         {"name", h.spec.name},
+                         {"connection_state", h.connection_state},
                          {"power_state", h.power_state}});
     }
     return json_response(200, out);
@@ -705,11 +721,12 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
         continue;
       }
       const double gib = 1024.0 * 1024 * 1024;
-      out.push_back(json{{"datastore", d.id},
-                         {"name", d.spec.name},
-                         {"type", "VMFS"},
-                         {"free_space", static_cast<std::int64_t>(std::max(0.0, d.spec.capacity_gb - d.used_gb) * gib)},
-                         {"capacity", static_cast<std::int64_t>(d.spec.capacity_gb * gib)}});
+      out.push_back(
+          json{{"datastore", d.id},
+               {"name", d.spec.name},
+               {"type", "VMFS"},
+               {"free_space", static_cast<std::int64_t>(std::max(0.0, d.spec.capacity_gb - d.used_gb) * gib)},
+               {"capacity", static_cast<std::int64_t>(d.spec.capacity_gb * gib)}});
     }
     return json_response(200, out);
   }
@@ -731,7 +748,8 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
   std::string parent_folder_of(const model::Folder& f) const {
     // Extra VM folders live in the datacenter's "vm" folder; the datacenter's own folders have the
     // datacenter (not a folder) as parent; the root "Datacenters" folder has none.
-    if (f.type == "VIRTUAL_MACHINE" && f.id != lab.datacenter().vm_folder_id) return lab.datacenter().vm_folder_id;
+    if (f.type == "VIRTUAL_MACHINE" && f.id != lab.datacenter().vm_folder_id)
+      return lab.datacenter().vm_folder_id;
     return {};
   }
 
@@ -799,16 +817,29 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
   // ---- clone ----
   asio::awaitable<ServerResponse> clone(const ServerRequest& req, bool instant) {
     const json body = json::parse(req.body, nullptr, false);
-    if (body.is_discarded() || !body.is_object()) co_return invalid_argument("The request body is not a JSON object.");
-    const std::set<std::string> allowed =
-        instant ? std::set<std::string>{"source", "name", "placement", "nics_to_update", "disconnect_all_nics",
-                                        "parallel_ports_to_update", "serial_ports_to_update", "bios_uuid"}
-                : std::set<std::string>{"source", "name", "placement", "disks_to_remove", "disks_to_update",
-                                        "power_on", "guest_customization_spec"};
+    if (body.is_discarded() || !body.is_object())
+      co_return invalid_argument("The request body is not a JSON object.");
+    const std::set<std::string> allowed = instant ? std::set<std::string>{"source",
+                                                                          "name",
+                                                                          "placement",
+                                                                          "nics_to_update",
+                                                                          "disconnect_all_nics",
+                                                                          "parallel_ports_to_update",
+                                                                          "serial_ports_to_update",
+                                                                          "bios_uuid"}
+                                                  : std::set<std::string>{"source",
+                                                                          "name",
+                                                                          "placement",
+                                                                          "disks_to_remove",
+                                                                          "disks_to_update",
+                                                                          "power_on",
+                                                                          "guest_customization_spec"};
     for (const auto& [key, value] : body.items()) {
-      if (!allowed.count(key)) co_return invalid_argument(fmt::format("Unexpected field '{}' in the clone spec.", key));
+      if (!allowed.count(key))
+        co_return invalid_argument(fmt::format("Unexpected field '{}' in the clone spec.", key));
     }
-    if (!body.contains("source") || !body["source"].is_string()) co_return invalid_argument("'source' is required.");
+    if (!body.contains("source") || !body["source"].is_string())
+      co_return invalid_argument("'source' is required.");
     if (!body.contains("name") || !body["name"].is_string() || body["name"].get<std::string>().empty()) {
       co_return invalid_argument("'name' is required.");
     }
@@ -821,13 +852,15 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
                           fmt::format("A virtual machine named '{}' already exists.", name), {name});
     }
     if (instant && source->power != model::PowerState::powered_on) {
-      co_return api_error(400, "NOT_ALLOWED_IN_CURRENT_STATE", "com.vmware.api.vcenter.vm.instant_clone.source_off",
-                          fmt::format("Instant clone needs a powered-on source; '{}' is powered off.", source_id),
-                          {source_id});
+      co_return api_error(
+          400, "NOT_ALLOWED_IN_CURRENT_STATE", "com.vmware.api.vcenter.vm.instant_clone.source_off",
+          fmt::format("Instant clone needs a powered-on source; '{}' is powered off.", source_id),
+          {source_id});
     }
     model::CloneRequest request;
-    request.kind = instant ? model::CloneKind::instant
-                           : (config().clone_kind == "linked" ? model::CloneKind::linked : model::CloneKind::full);
+    request.kind =
+        instant ? model::CloneKind::instant
+                : (config().clone_kind == "linked" ? model::CloneKind::linked : model::CloneKind::full);
     request.source_vm_id = source_id;
     request.name = name;
     request.created_by_front = "vcenter";
@@ -839,7 +872,8 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
       const json& placement = body["placement"];
       if (!placement.is_object()) co_return invalid_argument("'placement' must be an object.");
       for (const auto& [key, value] : placement.items()) {
-        if (!value.is_string()) co_return invalid_argument(fmt::format("'placement.{}' must be a string.", key));
+        if (!value.is_string())
+          co_return invalid_argument(fmt::format("'placement.{}' must be a string.", key));
         const std::string id = value;
         if (key == "folder") {
           const model::Folder* f = lab.find_folder(id);
@@ -867,17 +901,19 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
       }
     }
     // Admission on the destination host (the source's when placement names none, or any host of a cluster).
-    const std::string cost_host = !request.host_id.empty() ? request.host_id
+    const std::string cost_host = !request.host_id.empty()     ? request.host_id
                                   : request.cluster_id.empty() ? source->host_id
                                                                : std::string();
     auto slot = co_await admit(cost_host, config().clone_cost);
     auto cloned = callback_state<Expected<std::string>>(executor);
-    if (auto started = lab.clone_vm(request, cloned->callback()); !started) cloned->callback()(started.error());
+    if (auto started = lab.clone_vm(request, cloned->callback()); !started)
+      cloned->callback()(started.error());
     auto result = co_await wait_for(cloned);
     if (!result) {
       const Error& e = result.error();
       if (e.kind == ErrorKind::conflict) {
-        co_return api_error(400, "ALREADY_EXISTS", "com.vmware.api.vcenter.vm.already_exists", e.message, {name});
+        co_return api_error(400, "ALREADY_EXISTS", "com.vmware.api.vcenter.vm.already_exists", e.message,
+                            {name});
       }
       if (e.kind == ErrorKind::not_found) co_return not_found("object", source_id);
       co_return api_error(500, "ERROR", "com.vmware.api.vcenter.vm.clone.failed", e.message);
@@ -897,11 +933,13 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
     }
     const bool on = vm->power == model::PowerState::powered_on;
     if (action == "start" && on) {
-      co_return api_error(400, "ALREADY_IN_DESIRED_STATE", "com.vmware.api.vcenter.vm.power.already_powered_on",
+      co_return api_error(400, "ALREADY_IN_DESIRED_STATE",
+                          "com.vmware.api.vcenter.vm.power.already_powered_on",
                           fmt::format("Virtual machine '{}' is already powered on.", vm_id), {vm_id});
     }
     if (action == "stop" && !on) {
-      co_return api_error(400, "ALREADY_IN_DESIRED_STATE", "com.vmware.api.vcenter.vm.power.already_powered_off",
+      co_return api_error(400, "ALREADY_IN_DESIRED_STATE",
+                          "com.vmware.api.vcenter.vm.power.already_powered_off",
                           fmt::format("Virtual machine '{}' is already powered off.", vm_id), {vm_id});
     }
     if (action == "reset" && !on) {
@@ -911,21 +949,24 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
     if (action == "start") {
       const model::Host* host = lab.find_host(vm->host_id);
       if (host && host->memory_used_mb + vm->memory_mb > host->spec.memory_gb * 1024) {
-        co_return api_error(500, "UNABLE_TO_ALLOCATE_RESOURCE", "com.vmware.api.vcenter.vm.power.insufficient_memory",
-                            fmt::format("Host '{}' has not enough memory to power on '{}'.", host->spec.name, vm_id));
+        co_return api_error(
+            500, "UNABLE_TO_ALLOCATE_RESOURCE", "com.vmware.api.vcenter.vm.power.insufficient_memory",
+            fmt::format("Host '{}' has not enough memory to power on '{}'.", host->spec.name, vm_id));
       }
     }
     auto slot = co_await admit(vm->host_id, config().power_cost);
     if (action == "stop" || action == "reset") {
       auto stopped = callback_state<Expected<void>>(executor);
-      if (auto started = lab.power_off(vm_id, stopped->callback()); !started) stopped->callback()(started.error());
+      if (auto started = lab.power_off(vm_id, stopped->callback()); !started)
+        stopped->callback()(started.error());
       auto off = co_await wait_for(stopped);
       if (!off) co_return busy(vm_id, off.error());
       if (action == "stop") co_return no_content();
     }
     begin_customization(vm_id);
     auto on_state = callback_state<Expected<void>>(executor);
-    if (auto started = lab.power_on(vm_id, on_state->callback()); !started) on_state->callback()(started.error());
+    if (auto started = lab.power_on(vm_id, on_state->callback()); !started)
+      on_state->callback()(started.error());
     auto running = co_await wait_for(on_state);
     if (!running) co_return busy(vm_id, running.error());
     co_return no_content();
@@ -939,13 +980,16 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
   // ---- guest customization ----
   ServerResponse set_customization(const ServerRequest& req, const model::Vm& vm) {
     if (vm.power != model::PowerState::powered_off) {
-      return api_error(400, "NOT_ALLOWED_IN_CURRENT_STATE", "com.vmware.api.vcenter.vm.guest.customization.powered_on",
-                       fmt::format("Virtual machine '{}' must be powered off to set a customization.", vm.id), {vm.id});
+      return api_error(
+          400, "NOT_ALLOWED_IN_CURRENT_STATE", "com.vmware.api.vcenter.vm.guest.customization.powered_on",
+          fmt::format("Virtual machine '{}' must be powered off to set a customization.", vm.id), {vm.id});
     }
     const json body = json::parse(req.body, nullptr, false);
-    if (body.is_discarded() || !body.is_object()) return invalid_argument("The request body is not a JSON object.");
+    if (body.is_discarded() || !body.is_object())
+      return invalid_argument("The request body is not a JSON object.");
     for (const auto& [key, value] : body.items()) {
-      if (key != "name" && key != "spec") return invalid_argument(fmt::format("Unexpected field '{}' in the set spec.", key));
+      if (key != "name" && key != "spec")
+        return invalid_argument(fmt::format("Unexpected field '{}' in the set spec.", key));
     }
     if (body.contains("name") && body.contains("spec")) {
       return invalid_argument("Only one of 'name' and 'spec' may be set.");
@@ -979,7 +1023,8 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
     if (!spec.contains("global_DNS_settings") || !spec["global_DNS_settings"].is_object()) {
       return "'spec.global_DNS_settings' is required.";
     }
-    if (!spec.contains("interfaces") || !spec["interfaces"].is_array()) return "'spec.interfaces' is required.";
+    if (!spec.contains("interfaces") || !spec["interfaces"].is_array())
+      return "'spec.interfaces' is required.";
     const json& config = spec["configuration_spec"];
     int kinds = 0;
     for (const auto& [key, value] : config.items()) {
@@ -993,11 +1038,14 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
     if (config.contains("cloud_config")) {
       const json& cloud = config["cloud_config"];
       if (cloud.value("type", "") != "CLOUDINIT") return "'cloud_config.type' must be CLOUDINIT.";
-      if (!cloud.contains("cloudinit") || !cloud["cloudinit"].is_object()) return "'cloud_config.cloudinit' is required.";
+      if (!cloud.contains("cloudinit") || !cloud["cloudinit"].is_object())
+        return "'cloud_config.cloudinit' is required.";
       const json& init = cloud["cloudinit"];
       constexpr std::size_t kMaxBytes = 524288;
-      if (!init.contains("metadata") || !init["metadata"].is_string()) return "'cloudinit.metadata' is required.";
-      if (init["metadata"].get_ref<const std::string&>().size() > kMaxBytes) return "'cloudinit.metadata' exceeds 524288 bytes.";
+      if (!init.contains("metadata") || !init["metadata"].is_string())
+        return "'cloudinit.metadata' is required.";
+      if (init["metadata"].get_ref<const std::string&>().size() > kMaxBytes)
+        return "'cloudinit.metadata' exceeds 524288 bytes.";
       if (init.contains("userdata")) {
         if (!init["userdata"].is_string()) return "'cloudinit.userdata' must be a string.";
         if (init["userdata"].get_ref<const std::string&>().size() > kMaxBytes) {
@@ -1007,10 +1055,12 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
     }
     if (config.contains("linux_config")) {
       const json& linux = config["linux_config"];
-      if (!linux.contains("hostname") || !linux["hostname"].is_object() || !linux["hostname"].contains("type")) {
+      if (!linux.contains("hostname") || !linux["hostname"].is_object() ||
+          !linux["hostname"].contains("type")) {
         return "'linux_config.hostname' with a type is required.";
       }
-      if (!linux.contains("domain") || !linux["domain"].is_string()) return "'linux_config.domain' is required.";
+      if (!linux.contains("domain") || !linux["domain"].is_string())
+        return "'linux_config.domain' is required.";
       if (linux.contains("script_text") && linux["script_text"].is_string() &&
           linux["script_text"].get_ref<const std::string&>().size() > 1500) {
         return "'linux_config.script_text' exceeds 1500 bytes.";
@@ -1068,7 +1118,8 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
       for (const auto& [prefix, key] : kKeys) {
         if (line.rfind(prefix, 0) != 0) continue;
         std::string_view value = line.substr(prefix.size());
-        if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front()) {
+        if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
+            value.back() == value.front()) {
           value = value.substr(1, value.size() - 2);
         }
         out[std::string(key)] = std::string(value);
@@ -1105,7 +1156,8 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
       r.body = lab.truth_json();
       return r;
     }
-    if (parts.size() == 2 && parts[1] == "stats" && req.method == "GET") return json_response(200, stats_as_json());
+    if (parts.size() == 2 && parts[1] == "stats" && req.method == "GET")
+      return json_response(200, stats_as_json());
     if (parts.size() == 2 && parts[1] == "faults") {
       if (req.method == "POST") {
         auto patched = model::patch_faults_json(lab.faults(), req.body);
@@ -1125,7 +1177,8 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
       if (!vm) return lab_error(404, fmt::format("No VM '{}'.", key));
       if (req.method == "PUT" || req.method == "POST") {
         const json body = json::parse(req.body, nullptr, false);
-        if (body.is_discarded() || !body.is_object()) return lab_error(400, "The body must be a JSON object.");
+        if (body.is_discarded() || !body.is_object())
+          return lab_error(400, "The body must be a JSON object.");
         for (const auto& [k, v] : body.items()) {
           if (!v.is_string()) return lab_error(400, fmt::format("guestinfo '{}' must be a string.", k));
         }
@@ -1169,6 +1222,8 @@ VcenterFrontStats VcenterFront::stats() const {
   return s;
 }
 
-std::string VcenterFront::stats_json() const { return impl_->stats_as_json().dump(); }
+std::string VcenterFront::stats_json() const {
+  return impl_->stats_as_json().dump();
+}
 
 }  // namespace bootstorm::sim::vcenter

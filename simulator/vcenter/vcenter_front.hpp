@@ -18,7 +18,6 @@
 // Lab endpoints (no authentication): GET /_lab/truth, GET /_lab/stats, GET|POST /_lab/faults,
 // GET|PUT /_lab/vms/{vm}/guestinfo. See simulator/README.md.
 #include <boost/asio/any_io_executor.hpp>
-
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -29,7 +28,7 @@
 namespace bootstorm::sim::vcenter {
 
 struct VcenterFrontStats {
-  std::uint64_t requests_total = 0;      // every request on /api and /rest (not /_lab)
+  std::uint64_t requests_total = 0;        // every request on /api and /rest (not /_lab)
   std::uint64_t requests_last_second = 0;  // requests received in the last full second
   std::uint64_t peak_requests_per_second = 0;
   std::uint64_t sessions_created = 0;

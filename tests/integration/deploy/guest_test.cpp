@@ -1,8 +1,8 @@
 // deploy/guest: the in-guest beacon agents. The Linux agent is shellcheck-clean and is run for real (sh +
 // curl) against the beacon listener of orchestrator/beacon on loopback, configured exactly as the KubeVirt
-// provider hands it over (the beacon.env of its cloud-init user data): a valid token marks the VM ready, a bad
-// token is rejected (401) and the agent exits 1. The Windows agent cannot run here: its request (URL path,
-// method, content type and JSON fields) is read from the script and replayed against the same listener.
+// provider hands it over (the beacon.env of its cloud-init user data): a valid token marks the VM ready, a
+// bad token is rejected (401) and the agent exits 1. The Windows agent cannot run here: its request (URL
+// path, method, content type and JSON fields) is read from the script and replayed against the same listener.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -54,11 +54,14 @@ Shell shell(const std::string& command) {
   return r;
 }
 
-bool have(const char* tool) { return shell(std::string("command -v ") + tool + " >/dev/null").exit_code == 0; }
+bool have(const char* tool) {
+  return shell(std::string("command -v ") + tool + " >/dev/null").exit_code == 0;
+}
 
 TEST(GuestScripts, LinuxAgentAndSetupAreShellcheckClean) {
   if (!have("shellcheck")) GTEST_SKIP() << "shellcheck not installed (deploy/setup installs it)";
-  for (const fs::path& script : {kGuest / "linux" / "bootstorm-beacon.sh", fs::path(BOOTSTORM_SOURCE_DIR) / "deploy" / "setup"}) {
+  for (const fs::path& script :
+       {kGuest / "linux" / "bootstorm-beacon.sh", fs::path(BOOTSTORM_SOURCE_DIR) / "deploy" / "setup"}) {
     Shell r = shell("shellcheck --severity=style '" + script.string() + "'");
     EXPECT_EQ(r.exit_code, 0) << script << ":\n" << r.output;
   }
@@ -107,8 +110,12 @@ class GuestAgentTest : public ::testing::Test {
     boost::asio::post(io_, [&] { p.set_value(f()); });
     return p.get_future().get();
   }
-  std::string token() { return on_listener<std::string>([this] { return listener_->token_for(kVm); }); }
-  std::string url() { return on_listener<std::string>([this] { return listener_->url(); }); }
+  std::string token() {
+    return on_listener<std::string>([this] { return listener_->token_for(kVm); });
+  }
+  std::string url() {
+    return on_listener<std::string>([this] { return listener_->url(); });
+  }
 
   // beacon.env exactly as the KubeVirt provider's cloud-init user data writes it.
   fs::path provider_beacon_env(const std::string& token_value) {
@@ -139,7 +146,8 @@ class GuestAgentTest : public ::testing::Test {
 
   Shell run_linux_agent(const fs::path& conf) {
     return shell("env -i PATH=/usr/bin:/bin BOOTSTORM_BEACON_CONF='" + conf.string() +
-                 "' BOOTSTORM_BEACON_ATTEMPTS=3 sh '" + (kGuest / "linux" / "bootstorm-beacon.sh").string() + "'");
+                 "' BOOTSTORM_BEACON_ATTEMPTS=3 sh '" + (kGuest / "linux" / "bootstorm-beacon.sh").string() +
+                 "'");
   }
 
   static constexpr const char* kVm = "bs-ab12cd-desk-001";
@@ -207,7 +215,10 @@ TEST_F(GuestAgentTest, WindowsAgentRequestShapeIsAcceptedByTheListener) {
     keys.push_back((*it)[1]);
   EXPECT_EQ(keys, (std::vector<std::string>{"vm", "token", "ip"}));
   // Method, content type, and the endpoint: the handed-over URL as is, or a base URL + /v1/ready.
-  EXPECT_TRUE(std::regex_search(ps1, std::regex(R"(Invoke-RestMethod\s+-Method\s+Post\s+-Uri\s+\$endpoint\s+-ContentType\s+'application/json')")));
+  EXPECT_TRUE(std::regex_search(
+      ps1,
+      std::regex(
+          R"(Invoke-RestMethod\s+-Method\s+Post\s+-Uri\s+\$endpoint\s+-ContentType\s+'application/json')")));
   EXPECT_NE(ps1.find("EndsWith('/v1/ready')"), std::string::npos);
   EXPECT_NE(ps1.find("$endpoint + '/v1/ready'"), std::string::npos);
   // The installer registers the startup and the logon task.
@@ -221,8 +232,9 @@ TEST_F(GuestAgentTest, WindowsAgentRequestShapeIsAcceptedByTheListener) {
   for (const auto& k : keys) body[k] = values.at(k);
   const fs::path file = dir_ / "body.json";
   std::ofstream(file) << body.dump();
-  Shell r = shell("curl -sS -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/json' --data @'" +
-                  file.string() + "' '" + url() + "'");
+  Shell r =
+      shell("curl -sS -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/json' --data @'" +
+            file.string() + "' '" + url() + "'");
   EXPECT_EQ(r.output, "200");
   ASSERT_EQ(events().size(), 1u);
   EXPECT_EQ(events()[0].vm, kVm);

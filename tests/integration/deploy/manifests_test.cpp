@@ -129,8 +129,10 @@ TEST(DeployManifests, JobsServiceAndVolumesReferToEachOther) {
   const Doc* runner = find(docs, "Job", "bootstorm-run");
   ASSERT_NE(runner, nullptr);
   for (const auto& sel : service->node["spec"]["selector"])
-    EXPECT_EQ(runner->node["spec"]["template"]["metadata"]["labels"][sel.first.as<std::string>()].as<std::string>(""),
-              sel.second.as<std::string>())
+    EXPECT_EQ(
+        runner->node["spec"]["template"]["metadata"]["labels"][sel.first.as<std::string>()].as<std::string>(
+            ""),
+        sel.second.as<std::string>())
         << sel.first.as<std::string>();
   // The PVC is shared by the shards: ReadWriteMany.
   const Doc* pvc = find(docs, "PersistentVolumeClaim", "bootstorm-runs");
@@ -262,12 +264,15 @@ TEST(DeployRbac, NoWildcardsNoEscalationAndBindingsResolve) {
 // A child process with output to files; killed and reaped on destruction.
 class Child {
  public:
-  Child(const std::vector<std::string>& argv, const fs::path& out, const fs::path& err) : out_(out), err_(err) {
+  Child(const std::vector<std::string>& argv, const fs::path& out, const fs::path& err)
+      : out_(out), err_(err) {
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
@@ -313,13 +318,14 @@ class Child {
 class DeployRbacOnLab : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (::access(kKubectl.c_str(), X_OK) != 0) GTEST_SKIP() << kKubectl << " not installed: cannot read /_lab/stats";
+    if (::access(kKubectl.c_str(), X_OK) != 0)
+      GTEST_SKIP() << kKubectl << " not installed: cannot read /_lab/stats";
     dir_ = fs::temp_directory_path() / ("bootstorm-deploy-rbac-" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    lab_ = std::make_unique<Child>(
-        std::vector<std::string>{kBinary, "lab", "serve", "--lab", "small", "--state-dir", (dir_ / "lab").string()},
-        dir_ / "lab.out", dir_ / "lab.err");
+    lab_ = std::make_unique<Child>(std::vector<std::string>{kBinary, "lab", "serve", "--lab", "small",
+                                                            "--state-dir", (dir_ / "lab").string()},
+                                   dir_ / "lab.out", dir_ / "lab.err");
     const auto deadline = Clock::now() + std::chrono::seconds(30);
     while (Clock::now() < deadline && !fs::exists(dir_ / "lab" / "endpoints.json")) {
       ASSERT_TRUE(lab_->running()) << lab_->err();
@@ -332,7 +338,8 @@ class DeployRbacOnLab : public ::testing::Test {
     lab_.reset();
     if (!HasFailure()) fs::remove_all(dir_);
   }
-  int run(std::vector<std::string> argv, std::string* out = nullptr, std::chrono::seconds timeout = std::chrono::seconds(180)) {
+  int run(std::vector<std::string> argv, std::string* out = nullptr,
+          std::chrono::seconds timeout = std::chrono::seconds(180)) {
     const std::string tag = std::to_string(counter_++);
     Child c(argv, dir_ / ("c" + tag + ".out"), dir_ / ("c" + tag + ".err"));
     auto rc = c.wait_for(timeout);
@@ -352,19 +359,24 @@ class DeployRbacOnLab : public ::testing::Test {
   int counter_ = 0;
 };
 
-void write(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
+void write(const fs::path& p, const std::string& text) {
+  std::ofstream(p, std::ios::binary) << text;
+}
 
 TEST_F(DeployRbacOnLab, RbacAllowsExactlyTheCallsTheProvidersMake) {
   const fs::path lab = dir_ / "lab";
   // A KubeVirt storm that keeps its VMs, then `bootstorm cleanup` (listing by label, stop/delete).
   write(dir_ / "storm.yaml",
         "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: rbac-storm\n"
-        "platform: {kind: kubevirt, endpoint: 'lab:" + lab.string() + "'}\n"
-        "golden: {dataSource: {name: fedora-golden, namespace: golden}, clone: auto}\n"
-        "namespace: bootstorm-rbac\n"
-        "scenarios: [{name: storm, placement: [{host: worker-0, vms: 3}, {host: worker-1, vms: 3}]}]\n"
-        "storm: {mode: simultaneous, timeout: 2m}\nready: {signal: guest_agent}\ncleanup: never\n"
-        "output: " + (dir_ / "runs").string() + "\n");
+        "platform: {kind: kubevirt, endpoint: 'lab:" +
+            lab.string() +
+            "'}\n"
+            "golden: {dataSource: {name: fedora-golden, namespace: golden}, clone: auto}\n"
+            "namespace: bootstorm-rbac\n"
+            "scenarios: [{name: storm, placement: [{host: worker-0, vms: 3}, {host: worker-1, vms: 3}]}]\n"
+            "storm: {mode: simultaneous, timeout: 2m}\nready: {signal: guest_agent}\ncleanup: never\n"
+            "output: " +
+            (dir_ / "runs").string() + "\n");
   std::string out;
   ASSERT_EQ(run({kBinary, "run", (dir_ / "storm.yaml").string(), "--yes"}, &out), 0) << out;
   std::vector<fs::path> runs;
@@ -378,19 +390,26 @@ TEST_F(DeployRbacOnLab, RbacAllowsExactlyTheCallsTheProvidersMake) {
   bool migrated = false;
   write(dir_ / "migrate.yaml",
         "apiVersion: bootstorm.io/v1\nkind: MigrationPlan\nname: rbac-migrate\n"
-        "source: {endpoint: 'lab:" + lab.string() + "'}\n"
-        "destination: {endpoint: 'lab:" + lab.string() + "', namespace: openshift-mtv}\n"
-        "vms: {fromStorm: {golden: {vm: tiny-golden, clone: linked}, placement: [{host: host-01, vms: 2}]}}\n"
-        "networkMap: [{source: VM Network, destination: {type: pod}}]\n"
-        "storageMap: [{source: lab-ds01, destination: {storageClass: standard}}]\n"
-        "targetNamespace: migrated-desktops\nready: {signal: guest_agent}\n"
-        "storm: {mode: simultaneous, timeout: 2m}\ntimeout: 5m\n"
-        "output: " + (dir_ / "migrations").string() + "\n");
+        "source: {endpoint: 'lab:" +
+            lab.string() +
+            "'}\n"
+            "destination: {endpoint: 'lab:" +
+            lab.string() +
+            "', namespace: openshift-mtv}\n"
+            "vms: {fromStorm: {golden: {vm: tiny-golden, clone: linked}, placement: [{host: host-01, vms: "
+            "2}]}}\n"
+            "networkMap: [{source: VM Network, destination: {type: pod}}]\n"
+            "storageMap: [{source: lab-ds01, destination: {storageClass: standard}}]\n"
+            "targetNamespace: migrated-desktops\nready: {signal: guest_agent}\n"
+            "storm: {mode: simultaneous, timeout: 2m}\ntimeout: 5m\n"
+            "output: " +
+            (dir_ / "migrations").string() + "\n");
   std::string validate_out;
   if (run({kBinary, "migrate", "--help"}, &validate_out) == 0) {
     run({kBinary, "migrate", (dir_ / "migrate.yaml").string(), "--yes"}, &out, std::chrono::seconds(300));
     if (fs::exists(dir_ / "migrations")) {
-      for (const auto& e : fs::directory_iterator(dir_ / "migrations")) run({kBinary, "cleanup", e.path().string()}, &out);
+      for (const auto& e : fs::directory_iterator(dir_ / "migrations"))
+        run({kBinary, "cleanup", e.path().string()}, &out);
       migrated = true;
     }
   }
@@ -402,13 +421,13 @@ TEST_F(DeployRbacOnLab, RbacAllowsExactlyTheCallsTheProvidersMake) {
   std::set<std::string> observed;
   for (auto it = stats["byAuthorization"].begin(); it != stats["byAuthorization"].end(); ++it) {
     observed.insert(it.key());
-    EXPECT_TRUE(allowed(rules, it.key())) << "the providers made " << it.value() << " request(s) '" << it.key()
-                                          << "' that deploy/kubernetes/rbac.yaml does not allow";
+    EXPECT_TRUE(allowed(rules, it.key())) << "the providers made " << it.value() << " request(s) '"
+                                          << it.key() << "' that deploy/kubernetes/rbac.yaml does not allow";
   }
   // The storm itself must have been seen (the check above is only as good as what was observed).
-  for (const char* must : {"create kubevirt.io virtualmachines", "update subresources.kubevirt.io virtualmachines/start",
-                           "watch kubevirt.io virtualmachineinstances", "delete kubevirt.io virtualmachines",
-                           "list core nodes"})
+  for (const char* must :
+       {"create kubevirt.io virtualmachines", "update subresources.kubevirt.io virtualmachines/start",
+        "watch kubevirt.io virtualmachineinstances", "delete kubevirt.io virtualmachines", "list core nodes"})
     EXPECT_TRUE(observed.count(must)) << must;
   if (migrated) {
     EXPECT_TRUE(observed.count("create forklift.konveyor.io providers"));
@@ -420,16 +439,16 @@ TEST_F(DeployRbacOnLab, RbacAllowsExactlyTheCallsTheProvidersMake) {
       "create cdi.kubevirt.io datavolumes/source",  // CDI's clone authorization (SubjectAccessReview)
       "get core persistentvolumeclaims",            // golden image given as a PVC
       "update subresources.kubevirt.io virtualmachines/stop",  // stopping running desktops
-      "list cdi.kubevirt.io datasources",           // DataSource lookup fallback
-      "get cdi.kubevirt.io datavolumes",            // a DataVolume read when its watch lags
-      "list cdi.kubevirt.io datavolumes",           // the DataVolume list+watch runs only while clones are
-      "watch cdi.kubevirt.io datavolumes",          // still in progress (a fast lab may finish them first)
-      "patch kubevirt.io virtualmachines",          // migrate labels the migrated VMs
+      "list cdi.kubevirt.io datasources",                      // DataSource lookup fallback
+      "get cdi.kubevirt.io datavolumes",                       // a DataVolume read when its watch lags
+      "list cdi.kubevirt.io datavolumes",   // the DataVolume list+watch runs only while clones are
+      "watch cdi.kubevirt.io datavolumes",  // still in progress (a fast lab may finish them first)
+      "patch kubevirt.io virtualmachines",  // migrate labels the migrated VMs
       "get kubevirt.io virtualmachines",
       "list kubevirt.io virtualmachines",
   };
-  // The Forklift steps after the Plan is Ready (Migration created, watched, cancelled) only run when the lab's
-  // migration gets that far.
+  // The Forklift steps after the Plan is Ready (Migration created, watched, cancelled) only run when the
+  // lab's migration gets that far.
   for (const char* verb : {"get", "list", "watch", "create", "patch", "delete"})
     justified.insert(std::string(verb) + " forklift.konveyor.io migrations");
   for (const char* res : {"providers", "networkmaps", "storagemaps", "plans"})

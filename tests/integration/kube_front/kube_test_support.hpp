@@ -98,8 +98,9 @@ class TestLab {
                       const std::string& content_type = "application/json",
                       std::optional<std::string> bearer = std::nullopt, bool authenticate = true) {
     asio::io_context client_io;
-    http::Client client(client_io.get_executor(),
-                        client_options(authenticate ? std::optional<std::string>(bearer.value_or(token)) : bearer));
+    http::Client client(
+        client_io.get_executor(),
+        client_options(authenticate ? std::optional<std::string>(bearer.value_or(token)) : bearer));
     http::Request request;
     request.method = method;
     request.target = target;
@@ -108,7 +109,8 @@ class TestLab {
     request.headers.emplace_back("Accept", "application/json");
     std::optional<Expected<http::Response>> out;
     asio::co_spawn(
-        client_io, [&]() -> asio::awaitable<void> { out.emplace(co_await client.request(request)); }, asio::detached);
+        client_io, [&]() -> asio::awaitable<void> { out.emplace(co_await client.request(request)); },
+        asio::detached);
     client_io.run();
     if (!out || !out->has_value()) {
       ADD_FAILURE() << method << " " << target << " failed: " << (out ? out->error().what() : "no result");
@@ -232,7 +234,8 @@ class WatchRecorder {
   }
 
   // Waits until pred(lines) holds; returns whether it did before the timeout.
-  bool wait(const std::function<bool(const std::vector<json>&)>& pred, std::chrono::milliseconds timeout = 15s) {
+  bool wait(const std::function<bool(const std::vector<json>&)>& pred,
+            std::chrono::milliseconds timeout = 15s) {
     std::unique_lock lock(mutex_);
     return cv_.wait_for(lock, timeout, [&] { return pred(lines_); });
   }
@@ -269,8 +272,9 @@ class WatchRecorder {
   std::thread thread_;
 };
 
-// Minimal Swagger 2.0 schema validator: $ref, type (incl. ["string","null"] and nullable), properties (unknown
-// properties are errors unless additionalProperties allows them), required, items, additionalProperties, enum.
+// Minimal Swagger 2.0 schema validator: $ref, type (incl. ["string","null"] and nullable), properties
+// (unknown properties are errors unless additionalProperties allows them), required, items,
+// additionalProperties, enum.
 class SwaggerValidator {
  public:
   explicit SwaggerValidator(const std::string& path) {
@@ -335,7 +339,8 @@ class SwaggerValidator {
       }
       if (schema.contains("required")) {
         for (const auto& key : schema["required"]) {
-          if (!value.contains(key.get<std::string>())) errors.push_back(path + ": missing required " + key.dump());
+          if (!value.contains(key.get<std::string>()))
+            errors.push_back(path + ": missing required " + key.dump());
         }
       }
       return;
@@ -354,12 +359,14 @@ class SwaggerValidator {
     }
     bool ok = (type_is(schema, "string") && value.is_string()) ||
               (type_is(schema, "integer") && value.is_number_integer()) ||
-              (type_is(schema, "number") && value.is_number()) || (type_is(schema, "boolean") && value.is_boolean());
+              (type_is(schema, "number") && value.is_number()) ||
+              (type_is(schema, "boolean") && value.is_boolean());
     if (!ok) {
       errors.push_back(path + ": expected " + schema["type"].dump() + ", got " + value.dump().substr(0, 80));
       return;
     }
-    if (schema.contains("enum") && std::find(schema["enum"].begin(), schema["enum"].end(), value) == schema["enum"].end()) {
+    if (schema.contains("enum") &&
+        std::find(schema["enum"].begin(), schema["enum"].end(), value) == schema["enum"].end()) {
       errors.push_back(path + ": " + value.dump() + " not in enum");
     }
   }

@@ -48,7 +48,8 @@ class KubectlTest : public ::testing::Test {
   }
 
   std::vector<std::string> base_args() const {
-    return {kKubectl, "--kubeconfig=" + kubeconfig_, "--cache-dir=" + dir_ + "/cache", "--request-timeout=20s"};
+    return {kKubectl, "--kubeconfig=" + kubeconfig_, "--cache-dir=" + dir_ + "/cache",
+            "--request-timeout=20s"};
   }
 
   // Runs kubectl with `args`; returns exit code and combined output.
@@ -95,7 +96,8 @@ TEST_F(KubectlTest, WorksAgainstTheFront) {
 
   auto [resources_rc, resources] = kubectl({"api-resources"});
   EXPECT_EQ(resources_rc, 0) << resources;
-  for (const char* r : {"virtualmachines", "virtualmachineinstances", "datavolumes", "datasources", "plans"}) {
+  for (const char* r :
+       {"virtualmachines", "virtualmachineinstances", "datavolumes", "datasources", "plans"}) {
     EXPECT_NE(resources.find(r), std::string::npos) << r << "\n" << resources;
   }
 
@@ -146,14 +148,16 @@ spec:
   json parsed = json::parse(list, nullptr, false);
   ASSERT_FALSE(parsed.is_discarded()) << list;
   bool has_vm = false;
-  for (const auto& item : parsed["items"]) has_vm |= item["kind"] == "VirtualMachine" && item["metadata"]["name"] == "kx-vm";
+  for (const auto& item : parsed["items"])
+    has_vm |= item["kind"] == "VirtualMachine" && item["metadata"]["name"] == "kx-vm";
   EXPECT_TRUE(has_vm) << list;
 
   // kubectl get vmi -w: start the VM while it watches and see the VMI's events.
   std::string watch_out = dir_ + "/watch.txt";
   pid_t watcher = spawn({"get", "vmi", "-n", "kx", "-w", "--output-watch-events"}, watch_out);
   std::this_thread::sleep_for(1500ms);  // let kubectl list and open its watch
-  auto started = lab_->call("PUT", "/apis/subresources.kubevirt.io/v1/namespaces/kx/virtualmachines/kx-vm/start", "{}");
+  auto started =
+      lab_->call("PUT", "/apis/subresources.kubevirt.io/v1/namespaces/kx/virtualmachines/kx-vm/start", "{}");
   EXPECT_EQ(started.status, 202);
   lab_->wait_for("/apis/kubevirt.io/v1/namespaces/kx/virtualmachineinstances/kx-vm",
                  [](const json& o) { return o["status"].value("phase", "") == "Running"; });

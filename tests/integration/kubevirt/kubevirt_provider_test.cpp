@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -15,7 +16,6 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -355,8 +355,8 @@ void check_against_truth(const StormResult& r, const json& truth, double slack_s
         EXPECT_GE(observation_error, -kClockReads) << what << ": observed before the lab delivered it";
         EXPECT_LE(observation_error, ev.resolution_s + kClockReads)
             << what << ": observed " << observation_error * 1000 << " ms after delivery";
-        // The publication lag is the simulator's, bounded only loosely (a lab thread that falls seconds behind
-        // on a few VMs is a simulator bug, not a measurement error).
+        // The publication lag is the simulator's, bounded only loosely (a lab thread that falls seconds
+        // behind on a few VMs is a simulator bug, not a measurement error).
         EXPECT_GE(delivered, truth_s - kClockReads) << what;
         EXPECT_LE(delivered - truth_s, slack_s) << what << ": the lab published it late";
         max_watch_error = std::max(max_watch_error, std::abs(observation_error));
@@ -375,7 +375,8 @@ void check_against_truth(const StormResult& r, const json& truth, double slack_s
   auto p99 = [](std::vector<double> v) {
     if (v.empty()) return 0.0;
     std::sort(v.begin(), v.end());
-    return v[std::min(v.size() - 1, static_cast<std::size_t>(std::ceil(0.99 * static_cast<double>(v.size()))) - 1)];
+    return v[std::min(v.size() - 1,
+                      static_cast<std::size_t>(std::ceil(0.99 * static_cast<double>(v.size()))) - 1)];
   };
   std::printf(
       "[ measured ] %zu watch milestones: observation error vs the lab's delivery P99 %.1f ms, max %.1f ms "

@@ -1,15 +1,15 @@
 // The simulator's vCenter front over real HTTPS sockets on loopback (LabServer + http::Client), including a
 // contract test of every response body against the official vSphere 7.0U3 spec.
+#include <gtest/gtest.h>
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-
 #include <chrono>
-#include <functional>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "common/base64.hpp"
@@ -63,14 +63,16 @@ json request_schema(const testing::SwaggerSpec& spec, const std::string& path, c
 // A guest.CustomizationSpec with cloud-init user data that writes the beacon settings (as the vSphere
 // provider sends it).
 json cloud_init_customization(const std::string& url, const std::string& token, const std::string& vm) {
-  const std::string userdata = "#cloud-config\nwrite_files:\n  - path: /etc/bootstorm/beacon.env\n    content: |\n"
-                               "      BOOTSTORM_BEACON_URL=" + url + "\n      BOOTSTORM_BEACON_TOKEN=" + token +
-                               "\n      BOOTSTORM_VM_NAME=" + vm + "\n";
+  const std::string userdata =
+      "#cloud-config\nwrite_files:\n  - path: /etc/bootstorm/beacon.env\n    content: |\n"
+      "      BOOTSTORM_BEACON_URL=" +
+      url + "\n      BOOTSTORM_BEACON_TOKEN=" + token + "\n      BOOTSTORM_VM_NAME=" + vm + "\n";
   return json{{"configuration_spec",
                {{"cloud_config",
                  {{"type", "CLOUDINIT"},
-                  {"cloudinit", {{"metadata", "instance-id: " + vm + "\nlocal-hostname: " + vm + "\n"},
-                                 {"userdata", userdata}}}}}}},
+                  {"cloudinit",
+                   {{"metadata", "instance-id: " + vm + "\nlocal-hostname: " + vm + "\n"},
+                    {"userdata", userdata}}}}}}},
               {"global_DNS_settings", json::object()},
               {"interfaces", json::array()}};
 }
@@ -127,7 +129,8 @@ class VcenterFrontTest : public ::testing::Test {
     if (with_session && !token_.empty()) request.headers.emplace_back("vmware-api-session-id", token_);
     request.timeout = std::chrono::seconds(20);
     std::optional<Expected<http::Response>> out;
-    asio::co_spawn(io_, [&]() -> asio::awaitable<void> { out = co_await client_->request(request); }, asio::detached);
+    asio::co_spawn(
+        io_, [&]() -> asio::awaitable<void> { out = co_await client_->request(request); }, asio::detached);
     io_.restart();
     while (!out) io_.run_one();
     EXPECT_TRUE(out->has_value()) << (out->has_value() ? "" : out->error().what());
@@ -146,8 +149,9 @@ class VcenterFrontTest : public ::testing::Test {
       request.headers = {{"vmware-api-session-id", token_}};
       if (!request.body.empty()) request.headers.emplace_back("Content-Type", "application/json");
       request.timeout = std::chrono::seconds(30);
-      asio::co_spawn(io_, [&, i, request]() -> asio::awaitable<void> { out[i] = co_await client_->request(request); },
-                     asio::detached);
+      asio::co_spawn(
+          io_, [&, i, request]() -> asio::awaitable<void> { out[i] = co_await client_->request(request); },
+          asio::detached);
     }
     io_.restart();
     while (std::any_of(out.begin(), out.end(), [](const auto& o) { return !o.has_value(); })) io_.run_one();
@@ -161,7 +165,8 @@ class VcenterFrontTest : public ::testing::Test {
 
   void login() {
     auto r = call("POST", "/api/session", "",
-                  {{"Authorization", "Basic " + bootstorm::base64_encode(lab_->endpoints().username + ":" + lab_->endpoints().password)}},
+                  {{"Authorization", "Basic " + bootstorm::base64_encode(lab_->endpoints().username + ":" +
+                                                                         lab_->endpoints().password)}},
                   false);
     ASSERT_EQ(r.status, 201) << r.body;
     token_ = json::parse(r.body).get<std::string>();
@@ -198,8 +203,10 @@ class VcenterFrontTest : public ::testing::Test {
   std::unique_ptr<http::Server> beacon_receiver(std::vector<json>& received) {
     http::ServerOptions options;
     auto server = std::make_unique<http::Server>(
-        io_.get_executor(), options, [&received](http::ServerRequest& req) -> asio::awaitable<http::ServerResponse> {
-          if (req.method == "POST" && req.path == "/v1/ready") received.push_back(json::parse(req.body, nullptr, false));
+        io_.get_executor(), options,
+        [&received](http::ServerRequest& req) -> asio::awaitable<http::ServerResponse> {
+          if (req.method == "POST" && req.path == "/v1/ready")
+            received.push_back(json::parse(req.body, nullptr, false));
           http::ServerResponse ok;
           ok.body = R"({"status":"accepted"})";
           co_return ok;
@@ -250,7 +257,9 @@ TEST_F(VcenterFrontTest, SessionLifecycle) {
   EXPECT_EQ(anonymous.status, 401);
   EXPECT_EQ(json::parse(anonymous.body)["error_type"], "UNAUTHENTICATED");
   expect_conforms(anonymous, "/api/vcenter/vm", "get");
-  auto wrong = call("POST", "/api/session", "", {{"Authorization", "Basic " + bootstorm::base64_encode("administrator@vsphere.local:nope")}});
+  auto wrong =
+      call("POST", "/api/session", "",
+           {{"Authorization", "Basic " + bootstorm::base64_encode("administrator@vsphere.local:nope")}});
   EXPECT_EQ(wrong.status, 401);
   expect_conforms(wrong, "/api/session", "post", session_spec());
   login();
@@ -271,15 +280,17 @@ TEST_F(VcenterFrontTest, SessionCapAndIdleExpiry) {
   spec.vcenter.session_idle_timeout_s = 0.4;
   start(spec);
   for (int i = 0; i < 3; ++i) login();
-  auto refused = call("POST", "/api/session", "",
-                      {{"Authorization", "Basic " + bootstorm::base64_encode(lab_->endpoints().username + ":" + lab_->endpoints().password)}},
-                      false);
+  auto refused = call(
+      "POST", "/api/session", "",
+      {{"Authorization",
+        "Basic " + bootstorm::base64_encode(lab_->endpoints().username + ":" + lab_->endpoints().password)}},
+      false);
   EXPECT_EQ(refused.status, 503);
   EXPECT_EQ(json::parse(refused.body)["error_type"], "SERVICE_UNAVAILABLE");
   expect_conforms(refused, "/api/session", "post", session_spec());
   std::this_thread::sleep_for(std::chrono::milliseconds(600));
   EXPECT_EQ(call("GET", "/api/vcenter/host").status, 401);  // idle too long
-  login();  // idle sessions no longer count against the cap
+  login();                                                  // idle sessions no longer count against the cap
   EXPECT_EQ(call("GET", "/api/vcenter/host").status, 200);
 }
 
@@ -303,18 +314,21 @@ TEST_F(VcenterFrontTest, CloneListFilterAndLimit) {
   EXPECT_EQ(names[0]["vm"], a);
   EXPECT_EQ(names[1]["vm"], c);
   EXPECT_EQ(json::parse(call("GET", "/api/vcenter/vm?hosts=" + h2).body).size(), 2u);
-  EXPECT_EQ(json::parse(call("GET", "/api/vcenter/vm?vms=" + b + "&power_states=POWERED_OFF").body).size(), 1u);
+  EXPECT_EQ(json::parse(call("GET", "/api/vcenter/vm?vms=" + b + "&power_states=POWERED_OFF").body).size(),
+            1u);
   EXPECT_EQ(json::parse(call("GET", "/api/vcenter/vm?power_states=POWERED_ON").body).size(), 0u);
   auto bad_state = call("GET", "/api/vcenter/vm?power_states=ON");
   EXPECT_EQ(bad_state.status, 400);
   expect_conforms(bad_state, "/api/vcenter/vm", "get");
   // Duplicate name.
-  auto dup = call("POST", "/api/vcenter/vm?action=clone", json{{"source", golden_id()}, {"name", "bs-a"}}.dump());
+  auto dup =
+      call("POST", "/api/vcenter/vm?action=clone", json{{"source", golden_id()}, {"name", "bs-a"}}.dump());
   EXPECT_EQ(dup.status, 400);
   EXPECT_EQ(json::parse(dup.body)["error_type"], "ALREADY_EXISTS");
   expect_conforms(dup, "/api/vcenter/vm?action=clone", "post");
   // Unknown source and unknown body fields.
-  auto missing = call("POST", "/api/vcenter/vm?action=clone", json{{"source", "vm-424242"}, {"name", "x"}}.dump());
+  auto missing =
+      call("POST", "/api/vcenter/vm?action=clone", json{{"source", "vm-424242"}, {"name", "x"}}.dump());
   EXPECT_EQ(missing.status, 404);
   expect_conforms(missing, "/api/vcenter/vm?action=clone", "post");
   EXPECT_EQ(call("POST", "/api/vcenter/vm?action=clone",
@@ -416,11 +430,13 @@ TEST_F(VcenterFrontTest, PowerToolsGuestAndTruth) {
 TEST_F(VcenterFrontTest, InstantCloneNeedsARunningSource) {
   start();
   login();
-  auto refused = call("POST", "/api/vcenter/vm?action=instant-clone", json{{"source", golden_id()}, {"name", "ic"}}.dump());
+  auto refused = call("POST", "/api/vcenter/vm?action=instant-clone",
+                      json{{"source", golden_id()}, {"name", "ic"}}.dump());
   EXPECT_EQ(refused.status, 400);
   expect_conforms(refused, "/api/vcenter/vm?action=instant-clone", "post");
   ASSERT_EQ(call("POST", "/api/vcenter/vm/" + golden_id() + "/power?action=start").status, 204);
-  auto made = call("POST", "/api/vcenter/vm?action=instant-clone", json{{"source", golden_id()}, {"name", "ic"}}.dump());
+  auto made = call("POST", "/api/vcenter/vm?action=instant-clone",
+                   json{{"source", golden_id()}, {"name", "ic"}}.dump());
   ASSERT_EQ(made.status, 200) << made.body;
   expect_conforms(made, "/api/vcenter/vm?action=instant-clone", "post");
   const auto id = json::parse(made.body).get<std::string>();
@@ -434,13 +450,17 @@ TEST_F(VcenterFrontTest, InventoryListsConformToTheSpec) {
   expect_conforms(hosts, "/api/vcenter/host", "get");
   const auto host_list = json::parse(hosts.body);
   EXPECT_EQ(host_list.size(), 5u);  // r740-01..04 + r7625-01; the R7615s back kube nodes only
-  for (const auto& h : host_list) EXPECT_EQ(h["name"].get<std::string>().rfind("r7615", 0), std::string::npos);
+  for (const auto& h : host_list)
+    EXPECT_EQ(h["name"].get<std::string>().rfind("r7615", 0), std::string::npos);
   auto clusters = call("GET", "/api/vcenter/cluster");
   expect_conforms(clusters, "/api/vcenter/cluster", "get");
   const auto cluster_list = json::parse(clusters.body);
   ASSERT_EQ(cluster_list.size(), 2u);
-  EXPECT_EQ(json::parse(call("GET", "/api/vcenter/host?clusters=" + cluster_list[0]["cluster"].get<std::string>()).body).size(),
-            4u);
+  EXPECT_EQ(
+      json::parse(
+          call("GET", "/api/vcenter/host?clusters=" + cluster_list[0]["cluster"].get<std::string>()).body)
+          .size(),
+      4u);
   EXPECT_EQ(json::parse(call("GET", "/api/vcenter/host?names=r7625-01&names=r740-02").body).size(), 2u);
   auto datastores = call("GET", "/api/vcenter/datastore");
   expect_conforms(datastores, "/api/vcenter/datastore", "get");
@@ -477,7 +497,8 @@ TEST_F(VcenterFrontTest, FaultsAreSwitchableAtRunTime) {
   const auto before = std::chrono::steady_clock::now();
   EXPECT_EQ(call("GET", "/api/vcenter/host").status, 200);
   EXPECT_GE(std::chrono::steady_clock::now() - before, std::chrono::milliseconds(150));
-  ASSERT_EQ(call("POST", "/_lab/faults", R"({"latencyMs": 0, "expireSessions": true})", {}, false).status, 200);
+  ASSERT_EQ(call("POST", "/_lab/faults", R"({"latencyMs": 0, "expireSessions": true})", {}, false).status,
+            200);
   EXPECT_EQ(call("GET", "/api/vcenter/host").status, 401);
   login();
   EXPECT_EQ(call("GET", "/api/vcenter/host").status, 200);
@@ -497,8 +518,9 @@ TEST_F(VcenterFrontTest, HostCostUnitsQueueOperations) {
   const std::string golden = golden_id();
   std::vector<std::pair<std::string, std::string>> requests;
   for (int i = 0; i < 3; ++i) {
-    requests.emplace_back("/api/vcenter/vm?action=clone",
-                          json{{"source", golden}, {"name", "q-" + std::to_string(i)}, {"placement", {{"host", h1}}}}.dump());
+    requests.emplace_back(
+        "/api/vcenter/vm?action=clone",
+        json{{"source", golden}, {"name", "q-" + std::to_string(i)}, {"placement", {{"host", h1}}}}.dump());
   }
   const auto before = std::chrono::steady_clock::now();
   const auto responses = call_all(requests, "POST");
@@ -518,12 +540,14 @@ TEST_F(VcenterFrontTest, GuestCallsTheBeaconFromGuestinfo) {
   // A plain-HTTP beacon receiver on the test's io_context.
   std::vector<json> received;
   http::ServerOptions options;
-  http::Server receiver(io_.get_executor(), options, [&](http::ServerRequest& req) -> asio::awaitable<http::ServerResponse> {
-    if (req.method == "POST" && req.path == "/v1/ready") received.push_back(json::parse(req.body, nullptr, false));
-    http::ServerResponse ok;
-    ok.body = R"({"status":"accepted"})";
-    co_return ok;
-  });
+  http::Server receiver(io_.get_executor(), options,
+                        [&](http::ServerRequest& req) -> asio::awaitable<http::ServerResponse> {
+                          if (req.method == "POST" && req.path == "/v1/ready")
+                            received.push_back(json::parse(req.body, nullptr, false));
+                          http::ServerResponse ok;
+                          ok.body = R"({"status":"accepted"})";
+                          co_return ok;
+                        });
   ASSERT_TRUE(receiver.start().has_value());
   const auto id = clone("bs-beacon");
   auto put = call("PUT", "/_lab/vms/" + id + "/guestinfo",
@@ -536,7 +560,8 @@ TEST_F(VcenterFrontTest, GuestCallsTheBeaconFromGuestinfo) {
   ASSERT_EQ(call("POST", "/api/vcenter/vm/" + id + "/power?action=start").status, 204);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   io_.restart();
-  while (received.empty() && std::chrono::steady_clock::now() < deadline) io_.run_for(std::chrono::milliseconds(20));
+  while (received.empty() && std::chrono::steady_clock::now() < deadline)
+    io_.run_for(std::chrono::milliseconds(20));
   ASSERT_EQ(received.size(), 1u);
   EXPECT_EQ(received[0]["vm"], "bs-beacon");
   EXPECT_EQ(received[0]["token"], "abc123");
@@ -579,8 +604,12 @@ TEST_F(VcenterFrontTest, LegacyRestDialectConformsToTheSpec) {
   expect_conforms(stores, "/rest/vcenter/datastore", "get");
 
   // Clone: the spec travels as {"spec": ...}; ?action= and the generic ~action= both select the operation.
-  const json clone_body{{"spec", {{"source", source}, {"name", "bs-legacy-a"}, {"placement", {{"host", host}}}}}};
-  EXPECT_TRUE(vcenter_spec().validate_schema(clone_body, request_schema(vcenter_spec(), "/rest/vcenter/vm?action=clone", "post")).empty());
+  const json clone_body{
+      {"spec", {{"source", source}, {"name", "bs-legacy-a"}, {"placement", {{"host", host}}}}}};
+  EXPECT_TRUE(vcenter_spec()
+                  .validate_schema(clone_body,
+                                   request_schema(vcenter_spec(), "/rest/vcenter/vm?action=clone", "post"))
+                  .empty());
   auto cloned = call("POST", "/rest/vcenter/vm?action=clone", clone_body.dump());
   ASSERT_EQ(cloned.status, 200) << cloned.body;
   expect_conforms(cloned, "/rest/vcenter/vm?action=clone", "post");
@@ -589,7 +618,8 @@ TEST_F(VcenterFrontTest, LegacyRestDialectConformsToTheSpec) {
                      json{{"spec", {{"source", source}, {"name", "bs-legacy-b"}}}}.dump());
   ASSERT_EQ(second.status, 200) << second.body;
   const std::string b = json::parse(second.body)["value"];
-  auto unwrapped = call("POST", "/rest/vcenter/vm?action=clone", json{{"source", source}, {"name", "bs-x"}}.dump());
+  auto unwrapped =
+      call("POST", "/rest/vcenter/vm?action=clone", json{{"source", source}, {"name", "bs-x"}}.dump());
   EXPECT_EQ(unwrapped.status, 400);
   EXPECT_EQ(json::parse(unwrapped.body)["type"], "com.vmware.vapi.std.errors.invalid_argument");
   auto duplicate = call("POST", "/rest/vcenter/vm?action=clone",
@@ -598,7 +628,8 @@ TEST_F(VcenterFrontTest, LegacyRestDialectConformsToTheSpec) {
   EXPECT_EQ(json::parse(duplicate.body)["type"], "com.vmware.vapi.std.errors.already_exists");
   expect_conforms(duplicate, "/rest/vcenter/vm?action=clone", "post");
 
-  // Lists: numbered and bare filter spellings; more than listLimit matches -> 400 unable_to_allocate_resource.
+  // Lists: numbered and bare filter spellings; more than listLimit matches -> 400
+  // unable_to_allocate_resource.
   auto both = call("GET", "/rest/vcenter/vm?filter.names.1=bs-legacy-a&filter.names.2=bs-legacy-b");
   ASSERT_EQ(both.status, 200);
   EXPECT_EQ(json::parse(both.body)["value"].size(), 2u);
@@ -607,7 +638,9 @@ TEST_F(VcenterFrontTest, LegacyRestDialectConformsToTheSpec) {
   ASSERT_EQ(json::parse(bare.body)["value"].size(), 1u);
   EXPECT_EQ(json::parse(bare.body)["value"][0]["vm"], b);
   ASSERT_EQ(call("POST", "/rest/vcenter/vm?action=clone",
-                 json{{"spec", {{"source", source}, {"name", "bs-legacy-c"}}}}.dump()).status, 200);
+                 json{{"spec", {{"source", source}, {"name", "bs-legacy-c"}}}}.dump())
+                .status,
+            200);
   auto too_many = call("GET", "/rest/vcenter/vm");
   EXPECT_EQ(too_many.status, 400);
   EXPECT_EQ(json::parse(too_many.body)["type"], "com.vmware.vapi.std.errors.unable_to_allocate_resource");
@@ -682,13 +715,15 @@ TEST_F(VcenterFrontTest, GuestCustomizationHandsTheBeaconToTheGuest) {
   expect_conforms(idle, "/api/vcenter/vm/{vm}/guest/customization", "get");
   EXPECT_EQ(json::parse(idle.body)["status"], "IDLE");
 
-  const json set{{"spec", cloud_init_customization(receiver->base_url() + "/v1/ready", "tok-42", "bs-custom")}};
+  const json set{
+      {"spec", cloud_init_customization(receiver->base_url() + "/v1/ready", "tok-42", "bs-custom")}};
   const auto problems = vcenter_spec().validate_schema(
       set, request_schema(vcenter_spec(), "/api/vcenter/vm/{vm}/guest/customization", "put"));
   EXPECT_TRUE(problems.empty()) << testing::join(problems);
   // Invalid specs are refused: two configuration kinds, a named spec the lab does not have, a bad type.
   json two = set;
-  two["spec"]["configuration_spec"]["linux_config"] = {{"hostname", {{"type", "VIRTUAL_MACHINE"}}}, {"domain", "lab"}};
+  two["spec"]["configuration_spec"]["linux_config"] = {{"hostname", {{"type", "VIRTUAL_MACHINE"}}},
+                                                       {"domain", "lab"}};
   auto refused = call("PUT", path, two.dump());
   EXPECT_EQ(refused.status, 400);
   expect_conforms(refused, "/api/vcenter/vm/{vm}/guest/customization", "put");
@@ -738,11 +773,14 @@ TEST_F(VcenterFrontTest, LegacyGuestCustomizationIsSpecWrapped) {
   std::vector<json> received;
   auto receiver = beacon_receiver(received);
   auto golden = json::parse(call("GET", "/rest/vcenter/vm?filter.names.1=tiny-golden").body);
-  auto cloned = call("POST", "/rest/vcenter/vm?action=clone",
-                     json{{"spec", {{"source", golden["value"][0]["vm"]}, {"name", "bs-rest-custom"}}}}.dump());
+  auto cloned =
+      call("POST", "/rest/vcenter/vm?action=clone",
+           json{{"spec", {{"source", golden["value"][0]["vm"]}, {"name", "bs-rest-custom"}}}}.dump());
   ASSERT_EQ(cloned.status, 200) << cloned.body;
   const std::string id = json::parse(cloned.body)["value"];
-  const json set{{"spec", {{"spec", cloud_init_customization(receiver->base_url() + "/v1/ready", "tok-7", "bs-rest-custom")}}}};
+  const json set{
+      {"spec",
+       {{"spec", cloud_init_customization(receiver->base_url() + "/v1/ready", "tok-7", "bs-rest-custom")}}}};
   const auto problems = vcenter_spec().validate_schema(
       set, request_schema(vcenter_spec(), "/rest/vcenter/vm/{vm}/guest/customization", "put"));
   EXPECT_TRUE(problems.empty()) << testing::join(problems);
@@ -768,7 +806,11 @@ TEST_F(VcenterFrontTest, CloudInitCustomizationOfAWindowsGuestFails) {
   auto receiver = beacon_receiver(received);
   const auto id = clone("bs-win");
   const std::string path = "/api/vcenter/vm/" + id + "/guest/customization";
-  ASSERT_EQ(call("PUT", path, json{{"spec", cloud_init_customization(receiver->base_url() + "/v1/ready", "t", "bs-win")}}.dump()).status, 204);
+  ASSERT_EQ(
+      call("PUT", path,
+           json{{"spec", cloud_init_customization(receiver->base_url() + "/v1/ready", "t", "bs-win")}}.dump())
+          .status,
+      204);
   ASSERT_EQ(call("POST", "/api/vcenter/vm/" + id + "/power?action=start").status, 204);
   auto failed = call("GET", path);
   expect_conforms(failed, "/api/vcenter/vm/{vm}/guest/customization", "get");
@@ -780,7 +822,8 @@ TEST_F(VcenterFrontTest, CloudInitCustomizationOfAWindowsGuestFails) {
 
 TEST_F(VcenterFrontTest, StateDirectoryFollowsTheContract) {
   start();
-  const auto dir = std::filesystem::temp_directory_path() / ("bootstorm-lab-state-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("bootstorm-lab-state-" + std::to_string(::getpid()));
   ASSERT_TRUE(lab_->write_state(dir.string()).has_value());
   std::ifstream in(dir / "endpoints.json");
   const auto endpoints = json::parse(in);
@@ -817,7 +860,8 @@ TEST_F(VcenterFrontTest, CertificateIsVerifiedAgainstTheLabCa) {
   http::Request request;
   request.target = "/api/vcenter/vm";
   std::optional<Expected<http::Response>> out;
-  asio::co_spawn(io_, [&]() -> asio::awaitable<void> { out = co_await client_->request(request); }, asio::detached);
+  asio::co_spawn(
+      io_, [&]() -> asio::awaitable<void> { out = co_await client_->request(request); }, asio::detached);
   io_.restart();
   while (!out) io_.run_one();
   ASSERT_FALSE(out->has_value());

@@ -4,18 +4,18 @@
 // simulator counts it, and the delete interlock.
 #include <gtest/gtest.h>
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <cmath>
 #include <functional>
 #include <mutex>
-#include <thread>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "orchestrator/beacon/listener.hpp"
 #include "providers/http/client.hpp"
@@ -218,8 +218,8 @@ class VsphereLabTest : public ::testing::Test {
       double sum = 0, max = 0;
       for (double x : r) sum += x, max = std::max(max, x);
       std::printf("%s: resolution mean %.1f ms, max %.1f ms over %zu VMs\n",
-                  std::string(api::to_string(m)).c_str(), 1e3 * sum / static_cast<double>(r.size()), 1e3 * max,
-                  r.size());
+                  std::string(api::to_string(m)).c_str(), 1e3 * sum / static_cast<double>(r.size()),
+                  1e3 * max, r.size());
     }
     for (auto& v : vms) EXPECT_TRUE(run(p.destroy(v)));
     auto left = run(p.list_run_vms(kRun));

@@ -86,9 +86,9 @@ TEST(Shard, ParsesRfc3339WithZoneAndFractions) {
   auto west = parse_rfc3339("2026-11-29T23:00:00-11:00");
   ASSERT_TRUE(west);
   EXPECT_EQ(rfc3339_ms(*west), "2026-11-30T10:00:00.000Z");
-  for (const char* bad : {"2026-11-30 10:00", "2026-11-30T10:00:00", "2026-13-01T00:00:00Z",
-                          "2026-02-30T00:00:00Z", "2026-11-30T10:00:00.Z", "2026-11-30T10:00:00+0100",
-                          "tomorrow", "2026-11-30T10:00:00Zjunk"}) {
+  for (const char* bad :
+       {"2026-11-30 10:00", "2026-11-30T10:00:00", "2026-13-01T00:00:00Z", "2026-02-30T00:00:00Z",
+        "2026-11-30T10:00:00.Z", "2026-11-30T10:00:00+0100", "tomorrow", "2026-11-30T10:00:00Zjunk"}) {
     auto t = parse_rfc3339(bad);
     EXPECT_FALSE(t) << bad;
     if (!t) {
@@ -123,7 +123,8 @@ struct ShardRun {
 };
 
 RunOptions shard_options(const fs::path& out, ShardSpec shard,
-                         std::optional<std::chrono::system_clock::time_point> start_at, const std::string& run_id) {
+                         std::optional<std::chrono::system_clock::time_point> start_at,
+                         const std::string& run_id) {
   RunOptions o;
   o.output_dir = out;
   o.plan_yaml = "name: unit-plan\nscenarios: 10 VMs\n";
@@ -166,7 +167,8 @@ class ShardedEngine : public ::testing::Test {
     for (int i = 0; i < count; ++i) {
       threads.emplace_back([this, i, count] {
         auto& run = runs_[static_cast<std::size_t>(i)];
-        RunEngine engine(test::small_plan(5, 2), shard_options(dir_.path() / "shards", {i, count}, start_at_, "shrd01"),
+        RunEngine engine(test::small_plan(5, 2),
+                         shard_options(dir_.path() / "shards", {i, count}, start_at_, "shrd01"),
                          fake_hooks(run));
         run.result = engine.run();
       });
@@ -181,8 +183,8 @@ class ShardedEngine : public ::testing::Test {
 
 TEST_F(ShardedEngine, ShardsTakeDisjointSlicesWithTheUnshardedNamesAndFireNotBeforeTheInstant) {
   ShardRun whole;
-  RunEngine unsharded(test::small_plan(5, 2), shard_options(dir_.path() / "whole", {}, std::nullopt, "shrd01"),
-                      fake_hooks(whole));
+  RunEngine unsharded(test::small_plan(5, 2),
+                      shard_options(dir_.path() / "whole", {}, std::nullopt, "shrd01"), fake_hooks(whole));
   whole.result = unsharded.run();
   ASSERT_EQ(whole.result.exit_code, 0) << (whole.result.error ? whole.result.error->what() : "");
   const auto expected = sorted_names(whole.result.record);
@@ -290,7 +292,8 @@ TEST_F(ShardedEngine, MergeRefusesMissingDuplicateAndForeignShards) {
 
   auto missing = merge_shard_runs({a, c}, dir_.path() / "m1");
   ASSERT_FALSE(missing);
-  EXPECT_NE(missing.error().what().find("shard(s) 1 of 3 missing"), std::string::npos) << missing.error().what();
+  EXPECT_NE(missing.error().what().find("shard(s) 1 of 3 missing"), std::string::npos)
+      << missing.error().what();
 
   MergeOptions partial;
   partial.allow_missing = true;
@@ -301,18 +304,20 @@ TEST_F(ShardedEngine, MergeRefusesMissingDuplicateAndForeignShards) {
   auto partial_contents = read_journal(dir_.path() / "m2" / "journal.jsonl");
   ASSERT_TRUE(partial_contents);
   EXPECT_EQ(partial_contents->record.outcome, "failed");
-  EXPECT_EQ(partial_contents->record.vms.size(), runs_[0].result.record.vms.size() + runs_[2].result.record.vms.size());
+  EXPECT_EQ(partial_contents->record.vms.size(),
+            runs_[0].result.record.vms.size() + runs_[2].result.record.vms.size());
 
   auto duplicate = merge_shard_runs({a, a, b, c}, dir_.path() / "m3");
   ASSERT_FALSE(duplicate);
-  EXPECT_NE(duplicate.error().what().find("are both shard 0/3"), std::string::npos) << duplicate.error().what();
+  EXPECT_NE(duplicate.error().what().find("are both shard 0/3"), std::string::npos)
+      << duplicate.error().what();
 
   // A shard of another run (other run id) does not belong.
   ShardRun other;
-  RunEngine foreign(test::small_plan(5, 2),
-                    shard_options(dir_.path() / "other", {1, 3}, std::chrono::system_clock::now() + kLead,
-                                  "other1"),
-                    fake_hooks(other));
+  RunEngine foreign(
+      test::small_plan(5, 2),
+      shard_options(dir_.path() / "other", {1, 3}, std::chrono::system_clock::now() + kLead, "other1"),
+      fake_hooks(other));
   other.result = foreign.run();
   ASSERT_EQ(other.result.exit_code, 0);
   auto mixed = merge_shard_runs({a, other.result.run_dir, c}, dir_.path() / "m4");
@@ -321,8 +326,8 @@ TEST_F(ShardedEngine, MergeRefusesMissingDuplicateAndForeignShards) {
 
   // An unsharded run is not a shard.
   ShardRun whole;
-  RunEngine unsharded(test::small_plan(5, 2), shard_options(dir_.path() / "whole", {}, std::nullopt, "shrd01"),
-                      fake_hooks(whole));
+  RunEngine unsharded(test::small_plan(5, 2),
+                      shard_options(dir_.path() / "whole", {}, std::nullopt, "shrd01"), fake_hooks(whole));
   whole.result = unsharded.run();
   auto not_shard = merge_shard_runs({a, b, whole.result.run_dir}, dir_.path() / "m5");
   ASSERT_FALSE(not_shard);
@@ -333,9 +338,10 @@ TEST(ShardedEngineLate, AStartInstantThatPassesDuringProvisioningIsNotFiredAndSa
   test::ScratchDir dir;
   ShardRun run;
   run.behaviour.provision_delay = milliseconds(150);
-  RunEngine engine(test::small_plan(2, 1),
-                   shard_options(dir.path(), {0, 2}, std::chrono::system_clock::now() + milliseconds(20), "late01"),
-                   fake_hooks(run));
+  RunEngine engine(
+      test::small_plan(2, 1),
+      shard_options(dir.path(), {0, 2}, std::chrono::system_clock::now() + milliseconds(20), "late01"),
+      fake_hooks(run));
   run.result = engine.run();
   EXPECT_EQ(run.result.exit_code, 1);
   ASSERT_TRUE(run.result.error.has_value());
@@ -364,19 +370,21 @@ TEST(ShardCleanup, AShardsCleanupTakesOnlyItsOwnSliceOfWhatThePlatformLists) {
                    fake_hooks(run));
   run.result = engine.run();
   ASSERT_EQ(run.result.exit_code, 0) << (run.result.error ? run.result.error->what() : "");
-  ASSERT_EQ(run.rec->live, (std::set<std::string>{"bs-cl0001-fake-scenario-1-002", "bs-cl0001-fake-scenario-1-005"}));
+  ASSERT_EQ(run.rec->live,
+            (std::set<std::string>{"bs-cl0001-fake-scenario-1-002", "bs-cl0001-fake-scenario-1-005"}));
   // The other shards' VMs of the same run are still on the platform (their workers may still be running), and
   // a clone of this shard the journal never heard of.
-  for (const char* other : {"bs-cl0001-fake-scenario-1-001", "bs-cl0001-fake-scenario-1-003",
-                            "bs-cl0001-fake-scenario-1-004", "bs-cl0001-fake-scenario-1-006",
-                            "bs-cl0001-fake-scenario-1-008"})
+  for (const char* other :
+       {"bs-cl0001-fake-scenario-1-001", "bs-cl0001-fake-scenario-1-003", "bs-cl0001-fake-scenario-1-004",
+        "bs-cl0001-fake-scenario-1-006", "bs-cl0001-fake-scenario-1-008"})
     run.rec->live.insert(other);
   auto report = cleanup_run(run.result.run_dir, plan, fake_hooks(run));
   ASSERT_TRUE(report) << report.error().what();
   EXPECT_EQ(report->from_journal, 2u);
   EXPECT_EQ(report->from_platform, 1u) << "VM 8 belongs to shard (8-1) mod 3 = 1";
-  EXPECT_EQ(run.rec->live, (std::set<std::string>{"bs-cl0001-fake-scenario-1-001", "bs-cl0001-fake-scenario-1-003",
-                                                  "bs-cl0001-fake-scenario-1-004", "bs-cl0001-fake-scenario-1-006"}));
+  EXPECT_EQ(run.rec->live,
+            (std::set<std::string>{"bs-cl0001-fake-scenario-1-001", "bs-cl0001-fake-scenario-1-003",
+                                   "bs-cl0001-fake-scenario-1-004", "bs-cl0001-fake-scenario-1-006"}));
 }
 
 }  // namespace
@@ -388,9 +396,10 @@ namespace {
 TEST(ShardEmpty, AShardWithoutVmsOfAScenarioCompletesWithoutAStorm) {
   test::ScratchDir dir;
   ShardRun run;
-  RunEngine engine(test::small_plan(1, 2),  // VMs 1 and 2: shard 2/3 owns none
-                   shard_options(dir.path(), {2, 3}, std::chrono::system_clock::now() + milliseconds(30), "empty1"),
-                   fake_hooks(run));
+  RunEngine engine(
+      test::small_plan(1, 2),  // VMs 1 and 2: shard 2/3 owns none
+      shard_options(dir.path(), {2, 3}, std::chrono::system_clock::now() + milliseconds(30), "empty1"),
+      fake_hooks(run));
   run.result = engine.run();
   EXPECT_EQ(run.result.exit_code, 0) << (run.result.error ? run.result.error->what() : run.result.outcome);
   EXPECT_EQ(run.result.outcome, "completed");

@@ -61,7 +61,8 @@ TEST(LabelSelector, RejectsMalformed) {
 
 TEST(FieldSelector, MatchesDottedPaths) {
   std::vector<std::string> supported = {"metadata.name", "metadata.namespace", "involvedObject.kind"};
-  json object = {{"metadata", {{"name", "vm1"}, {"namespace", "ns"}}}, {"involvedObject", {{"kind", "VirtualMachine"}}}};
+  json object = {{"metadata", {{"name", "vm1"}, {"namespace", "ns"}}},
+                 {"involvedObject", {{"kind", "VirtualMachine"}}}};
   auto eq = FieldSelector::parse("metadata.name=vm1", supported);
   ASSERT_TRUE(eq.has_value());
   EXPECT_TRUE(eq->matches(object));

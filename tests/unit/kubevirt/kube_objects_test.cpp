@@ -1,9 +1,9 @@
 // Objects the provider sends, validated against the published KubeVirt and CDI OpenAPI definitions.
 #include "providers/kubevirt/kube_objects.hpp"
-#include "providers/kubevirt/vmi_tracker.hpp"
 
 #include <gtest/gtest.h>
 
+#include "providers/kubevirt/vmi_tracker.hpp"
 #include "tests/unit/kubevirt/swagger_validator.hpp"
 
 namespace bootstorm::kubevirt {
@@ -232,7 +232,8 @@ TEST(WatchLines, MilestoneFieldsKeepWhatObserversReadAndSkipTheRest) {
   EXPECT_FALSE(decode_watch_line("{\"type\":\"WHAT\",\"object\":{}}", WatchDecode::milestone_fields));
   EXPECT_FALSE(decode_watch_line(R"({"type":"ADDED","object":{"metadata":{"name":"a"}}} trailing)",
                                  WatchDecode::milestone_fields));
-  EXPECT_FALSE(decode_watch_line(R"({"type":"ADDED","object":{"metadata":{"name":"a")", WatchDecode::milestone_fields));
+  EXPECT_FALSE(decode_watch_line(R"({"type":"ADDED","object":{"metadata":{"name":"a")",
+                                 WatchDecode::milestone_fields));
   // An escaped key is not compared raw: the full parser takes the line and keeps everything.
   auto escaped = decode_watch_line(R"({"type":"ADDED","object":{"metad\u0061ta":{"name":"b"}}})",
                                    WatchDecode::milestone_fields);

@@ -30,7 +30,8 @@ inline std::vector<std::filesystem::path> plan_files(const std::filesystem::path
     std::ifstream in(entry.path());
     bool migration_plan = false;
     for (std::string line; std::getline(in, line);) {
-      if (line.rfind("kind:", 0) == 0 && line.find("MigrationPlan") != std::string::npos) migration_plan = true;
+      if (line.rfind("kind:", 0) == 0 && line.find("MigrationPlan") != std::string::npos)
+        migration_plan = true;
     }
     if (!migration_plan) out.push_back(entry.path());
   }

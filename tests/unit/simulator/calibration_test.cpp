@@ -29,8 +29,8 @@ double tolly_storm(const std::vector<std::pair<std::string, int>>& placement, Mi
 }
 
 TEST(Calibration, FourPurleyHostsWithSixVmsEachAverage31_54s) {
-  const double mean = tolly_storm({{"r740-01", 6}, {"r740-02", 6}, {"r740-03", 6}, {"r740-04", 6}},
-                                  Milestone::guest_agent);
+  const double mean =
+      tolly_storm({{"r740-01", 6}, {"r740-02", 6}, {"r740-03", 6}, {"r740-04", 6}}, Milestone::guest_agent);
   RecordProperty("mean_s", std::to_string(mean));
   EXPECT_NEAR(mean, 31.54, 31.54 * 0.10);
 }

@@ -1,24 +1,24 @@
 // Max-min fairness of the progressive-filling solver on small cases computed by hand.
+#include "simulator/model/fair_share.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
-
-#include "simulator/model/fair_share.hpp"
 
 namespace bootstorm::sim::model {
 namespace {
 
 TEST(FairShare, EqualSplitOfOneResource) {
-  const auto rates = max_min_fair_rates({12.0}, {ShareDemand{{{0, 1.0}}}, ShareDemand{{{0, 1.0}}},
-                                                 ShareDemand{{{0, 1.0}}}});
+  const auto rates =
+      max_min_fair_rates({12.0}, {ShareDemand{{{0, 1.0}}}, ShareDemand{{{0, 1.0}}}, ShareDemand{{{0, 1.0}}}});
   ASSERT_EQ(rates.size(), 3u);
   for (double r : rates) EXPECT_DOUBLE_EQ(r, 4.0);
 }
 
 TEST(FairShare, CappedFlowLeavesItsShareToOthers) {
   // Capacity 10; flow 0 capped at 1 -> the two others split the remaining 9.
-  const auto rates = max_min_fair_rates({10.0}, {ShareDemand{{{0, 1.0}}, 1.0}, ShareDemand{{{0, 1.0}}},
-                                                 ShareDemand{{{0, 1.0}}}});
+  const auto rates = max_min_fair_rates(
+      {10.0}, {ShareDemand{{{0, 1.0}}, 1.0}, ShareDemand{{{0, 1.0}}}, ShareDemand{{{0, 1.0}}}});
   EXPECT_DOUBLE_EQ(rates[0], 1.0);
   EXPECT_DOUBLE_EQ(rates[1], 4.5);
   EXPECT_DOUBLE_EQ(rates[2], 4.5);
@@ -50,8 +50,8 @@ TEST(FairShare, CoefficientsScaleConsumption) {
 }
 
 TEST(FairShare, ZeroCountAndUnconstrainedDemands) {
-  const auto rates = max_min_fair_rates({5.0}, {ShareDemand{{{0, 1.0}}, 1e9, 0}, ShareDemand{{}, 7.0},
-                                                ShareDemand{{{0, 1.0}}}, ShareDemand{}});
+  const auto rates = max_min_fair_rates(
+      {5.0}, {ShareDemand{{{0, 1.0}}, 1e9, 0}, ShareDemand{{}, 7.0}, ShareDemand{{{0, 1.0}}}, ShareDemand{}});
   EXPECT_DOUBLE_EQ(rates[0], 0.0);
   EXPECT_DOUBLE_EQ(rates[1], 7.0);
   EXPECT_DOUBLE_EQ(rates[2], 5.0);
@@ -62,9 +62,9 @@ TEST(FairShare, NobodyCanGainWithoutHurtingASmallerFlow) {
   // Property check on a 3-resource case: every flow is either at its cap or crosses a saturated resource
   // on which it has the largest rate (the max-min characterisation).
   const std::vector<double> caps{9.0, 6.0, 20.0};
-  const std::vector<ShareDemand> demands{
-      ShareDemand{{{0, 1.0}, {2, 1.0}}}, ShareDemand{{{0, 1.0}, {1, 1.0}}}, ShareDemand{{{1, 1.0}, {2, 1.0}}, 1.5},
-      ShareDemand{{{2, 1.0}}}, ShareDemand{{{1, 1.0}}, 1e9, 2}};
+  const std::vector<ShareDemand> demands{ShareDemand{{{0, 1.0}, {2, 1.0}}}, ShareDemand{{{0, 1.0}, {1, 1.0}}},
+                                         ShareDemand{{{1, 1.0}, {2, 1.0}}, 1.5}, ShareDemand{{{2, 1.0}}},
+                                         ShareDemand{{{1, 1.0}}, 1e9, 2}};
   const auto rates = max_min_fair_rates(caps, demands);
   std::vector<double> used(caps.size(), 0.0);
   for (std::size_t i = 0; i < demands.size(); ++i) {

@@ -1,10 +1,10 @@
 // The lab model in virtual time: boot physics, contention, jitter, faults, clones, notifications, truth.
-#include <boost/asio/io_context.hpp>
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <boost/asio/io_context.hpp>
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "tests/unit/simulator/lab_test_support.hpp"
@@ -19,9 +19,12 @@ double uncontended_phase(const LabSpec& spec, const PhaseSpec& phase) {
   const HostSpec& host = spec.hosts.front();
   const DatastoreSpec& ds = spec.datastores.front();
   const GuestProfile& p = spec.profiles.front();
-  const double io_cap = p.outstanding_ios * (p.io_size_kb / 1000.0) / ((host.io_latency_ms + ds.latency_ms) / 1000.0);
-  const double io_rate = std::min({io_cap, host.link_mbps, host.bus_mbps, ds.mbps, ds.iops * p.io_size_kb / 1000.0});
-  return std::max({phase.mb_read / io_rate, phase.cpu_core_s / (p.cpu_count * host.core_speed), phase.fixed_s});
+  const double io_cap =
+      p.outstanding_ios * (p.io_size_kb / 1000.0) / ((host.io_latency_ms + ds.latency_ms) / 1000.0);
+  const double io_rate =
+      std::min({io_cap, host.link_mbps, host.bus_mbps, ds.mbps, ds.iops * p.io_size_kb / 1000.0});
+  return std::max(
+      {phase.mb_read / io_rate, phase.cpu_core_s / (p.cpu_count * host.core_speed), phase.fixed_s});
 }
 
 TEST(LabModel, UncontendedBootTakesExactlyTheSumOfItsPhases) {
@@ -75,7 +78,8 @@ TEST(LabModel, DoublingLinkSpeedShortensALinkBoundStorm) {
   };
   const double slow = run(100);
   const double fast = run(200);
-  // I/O is 130 MB x 10 VMs: ~13 s at 100 MB/s, ~6.5 s at 200 MB/s; the rest (power-on, firmware, CPU) is equal.
+  // I/O is 130 MB x 10 VMs: ~13 s at 100 MB/s, ~6.5 s at 200 MB/s; the rest (power-on, firmware, CPU) is
+  // equal.
   EXPECT_LT(fast, slow - 4.0);
   EXPECT_GT(fast, 0.25 + 0.7 + 2.0);
 }
@@ -171,11 +175,13 @@ TEST(LabModel, CloneKindsConsumeDatastoreAndLinkBandwidth) {
     double end = 0;
     bool ok = false;
     std::string error;
-    EXPECT_TRUE(lab.clone_vm(r, [&](Expected<std::string> id) {
-      end = lab.now();
-      ok = id.has_value();
-      if (!id) error = id.error().message;
-    }).has_value());
+    EXPECT_TRUE(lab.clone_vm(r,
+                             [&](Expected<std::string> id) {
+                               end = lab.now();
+                               ok = id.has_value();
+                               if (!id) error = id.error().message;
+                             })
+                    .has_value());
     EXPECT_TRUE(lab.run_until_idle(lab.now() + 3600));
     return std::make_tuple(end - start, ok, error);
   };
@@ -263,8 +269,9 @@ TEST(LabModel, SubscribersSeeAddsMilestonesAndDeletes) {
   for (const auto& [type, m] : seen) {
     if (m) milestones.push_back(*m);
   }
-  EXPECT_EQ(milestones, (std::vector<Milestone>{Milestone::running, Milestone::port_open, Milestone::guest_agent,
-                                                Milestone::ip_assigned, Milestone::beacon}));
+  EXPECT_EQ(milestones,
+            (std::vector<Milestone>{Milestone::running, Milestone::port_open, Milestone::guest_agent,
+                                    Milestone::ip_assigned, Milestone::beacon}));
   EXPECT_TRUE(monotonic);
   EXPECT_EQ(lab.delete_vm(id).error().kind, ErrorKind::not_found);
 }
@@ -344,7 +351,7 @@ TEST(LabModel, DeliveredTimesAreTheFirstPushOfTheCurrentBoot) {
   storm(lab, {id});
   const double running = *lab.find_vm(id)->milestone(Milestone::running);
   lab.note_milestone_delivered(id, Milestone::running, running + 0.25);
-  lab.note_milestone_delivered(id, Milestone::running, running + 0.5);  // a second watcher: later, ignored
+  lab.note_milestone_delivered(id, Milestone::running, running + 0.5);     // a second watcher: later, ignored
   lab.note_milestone_delivered("vm-999999", Milestone::running, running);  // unknown VM: ignored
   auto vm = nlohmann::json::parse(lab.truth_json())["vms"][0];
   ASSERT_TRUE(vm.contains("delivered"));
@@ -364,10 +371,12 @@ TEST(LabModel, DeliveredTimesAreTheFirstPushOfTheCurrentBoot) {
 TEST(LabModel, BeaconHookFiresOnlyWithAUrl) {
   Lab lab(simple_spec(), virtual_options());
   std::vector<std::string> called;
-  lab.set_beacon_hook([&](const Vm& vm) { called.push_back(vm.name + " " + vm.guestinfo.at(std::string(kBeaconUrlKey))); });
+  lab.set_beacon_hook(
+      [&](const Vm& vm) { called.push_back(vm.name + " " + vm.guestinfo.at(std::string(kBeaconUrlKey))); });
   const auto with = clone_to(lab, "gold", "with", "h1");
   const auto without = clone_to(lab, "gold", "without", "h1");
-  ASSERT_TRUE(lab.modify_vm(with, [](Vm& vm) { vm.guestinfo[std::string(kBeaconUrlKey)] = "http://127.0.0.1:1/b"; }));
+  ASSERT_TRUE(
+      lab.modify_vm(with, [](Vm& vm) { vm.guestinfo[std::string(kBeaconUrlKey)] = "http://127.0.0.1:1/b"; }));
   storm(lab, {with, without});
   ASSERT_EQ(called.size(), 1u);
   EXPECT_EQ(called[0], "with http://127.0.0.1:1/b");
@@ -375,7 +384,8 @@ TEST(LabModel, BeaconHookFiresOnlyWithAUrl) {
 
 TEST(LabModel, FaultsJsonPatchIsStrictAndPartial) {
   Faults f;
-  ASSERT_TRUE(patch_faults_json(f, R"({"errorRate": 0.25, "latencyMs": 40, "neverBootVms": ["a"]})").has_value());
+  ASSERT_TRUE(
+      patch_faults_json(f, R"({"errorRate": 0.25, "latencyMs": 40, "neverBootVms": ["a"]})").has_value());
   EXPECT_DOUBLE_EQ(f.error_rate, 0.25);
   EXPECT_DOUBLE_EQ(f.latency_ms, 40);
   EXPECT_EQ(f.never_boot_vms, std::vector<std::string>{"a"});

@@ -55,7 +55,8 @@ TEST(LabSpec, WrongTypesAndDanglingReferencesAreErrors) {
   auto wrong_type = parse_lab_spec(base + "seed: many\n", "t.yaml");
   ASSERT_FALSE(wrong_type.has_value());
   EXPECT_NE(wrong_type.error().message.find("t.yaml:5:"), std::string::npos) << wrong_type.error().message;
-  auto dangling = parse_lab_spec(base + "goldenVMs: [{name: g, host: nope, datastore: d, profile: p}]\n", "t.yaml");
+  auto dangling =
+      parse_lab_spec(base + "goldenVMs: [{name: g, host: nope, datastore: d, profile: p}]\n", "t.yaml");
   ASSERT_FALSE(dangling.has_value());
   EXPECT_NE(dangling.error().message.find("nope"), std::string::npos);
   auto negative = parse_lab_spec(

@@ -12,7 +12,8 @@ namespace bootstorm::sim::model::testing {
 inline constexpr double kT0 = 1'800'000'000.0;  // virtual start, unix seconds
 
 // One cluster, `hosts` identical hosts h1..hN, one datastore, one golden VM "gold" with profile "g".
-inline LabSpec simple_spec(int hosts = 1, double link_mbps = 1000, double latency_ms = 0.5, double jitter = 0) {
+inline LabSpec simple_spec(int hosts = 1, double link_mbps = 1000, double latency_ms = 0.5,
+                           double jitter = 0) {
   LabSpec s;
   s.name = "unit";
   s.seed = 11;

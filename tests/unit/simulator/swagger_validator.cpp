@@ -50,15 +50,23 @@ namespace {
 
 const char* type_name(const json& v) {
   switch (v.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::object: return "object";
-    case json::value_t::array: return "array";
-    case json::value_t::string: return "string";
-    case json::value_t::boolean: return "boolean";
+    case json::value_t::null:
+      return "null";
+    case json::value_t::object:
+      return "object";
+    case json::value_t::array:
+      return "array";
+    case json::value_t::string:
+      return "string";
+    case json::value_t::boolean:
+      return "boolean";
     case json::value_t::number_integer:
-    case json::value_t::number_unsigned: return "integer";
-    case json::value_t::number_float: return "number";
-    default: return "unknown";
+    case json::value_t::number_unsigned:
+      return "integer";
+    case json::value_t::number_float:
+      return "number";
+    default:
+      return "unknown";
   }
 }
 
@@ -67,7 +75,10 @@ bool has_type(const json& v, const std::string& type) {
   if (type == "array") return v.is_array();
   if (type == "string") return v.is_string();
   if (type == "boolean") return v.is_boolean();
-  if (type == "integer") return v.is_number_integer() || (v.is_number_float() && v.get<double>() == static_cast<double>(static_cast<long long>(v.get<double>())));
+  if (type == "integer")
+    return v.is_number_integer() ||
+           (v.is_number_float() &&
+            v.get<double>() == static_cast<double>(static_cast<long long>(v.get<double>())));
   if (type == "number") return v.is_number();
   if (type == "file") return true;
   return false;

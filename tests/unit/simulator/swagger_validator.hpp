@@ -1,6 +1,6 @@
 #pragma once
-// A small JSON-Schema-ish validator for Swagger 2.0 (OpenAPI 2) definitions, for contract tests: checks that a
-// JSON value conforms to a definition of an official spec (type, properties, required, enum, items,
+// A small JSON-Schema-ish validator for Swagger 2.0 (OpenAPI 2) definitions, for contract tests: checks that
+// a JSON value conforms to a definition of an official spec (type, properties, required, enum, items,
 // additionalProperties, allOf, $ref to "#/definitions/..."). Reusable by any test:
 //
 //   auto spec = bootstorm::testing::SwaggerSpec::load(BOOTSTORM_API_SPECS "/vsphere/vcenter-7.0.3.json");
@@ -11,7 +11,6 @@
 //
 // Link bootstorm::test_swagger (defined in tests/unit/simulator/CMakeLists.txt).
 #include <nlohmann/json.hpp>
-
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,7 +21,8 @@ namespace bootstorm::testing {
 
 struct SwaggerValidationOptions {
   // Report object members that the schema does not declare (when it has `properties` and no
-  // `additionalProperties`). Swagger allows them, but a simulator that emits undeclared fields is usually wrong.
+  // `additionalProperties`). Swagger allows them, but a simulator that emits undeclared fields is usually
+  // wrong.
   bool reject_undeclared_properties = true;
 };
 

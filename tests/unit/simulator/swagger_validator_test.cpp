@@ -1,7 +1,7 @@
 // The contract-test validator itself: it must accept conforming values and catch each kind of violation.
-#include <gtest/gtest.h>
-
 #include "tests/unit/simulator/swagger_validator.hpp"
+
+#include <gtest/gtest.h>
 
 namespace bootstorm::testing {
 namespace {
@@ -25,7 +25,8 @@ SwaggerSpec tiny_spec() {
 
 TEST(SwaggerValidator, AcceptsConformingValues) {
   const auto spec = tiny_spec();
-  const json ok = json::parse(R"({"id": "t-1", "state": "ON", "count": 3, "tags": ["a"], "disks": {"2000": {"label": "d"}}})");
+  const json ok = json::parse(
+      R"({"id": "t-1", "state": "ON", "count": 3, "tags": ["a"], "disks": {"2000": {"label": "d"}}})");
   EXPECT_TRUE(spec.validate(ok, "Thing").empty()) << join(spec.validate(ok, "Thing"));
   const auto schema = spec.response_schema("/things/{id}", "get", 200);
   ASSERT_TRUE(schema.has_value());
@@ -37,11 +38,14 @@ TEST(SwaggerValidator, AcceptsConformingValues) {
 
 TEST(SwaggerValidator, CatchesEachKindOfViolation) {
   const auto spec = tiny_spec();
-  EXPECT_EQ(spec.validate(json::parse(R"({"id": "x"})"), "Thing").size(), 1u);                     // required
-  EXPECT_EQ(spec.validate(json::parse(R"({"id": 1, "state": "ON"})"), "Thing").size(), 1u);         // type
-  EXPECT_EQ(spec.validate(json::parse(R"({"id": "x", "state": "MAYBE"})"), "Thing").size(), 1u);    // enum via $ref
-  EXPECT_EQ(spec.validate(json::parse(R"({"id": "x", "state": "ON", "tags": [1]})"), "Thing").size(), 1u);  // items
-  EXPECT_EQ(spec.validate(json::parse(R"({"id": "x", "state": "ON", "disks": {"a": {}}})"), "Thing").size(), 1u);
+  EXPECT_EQ(spec.validate(json::parse(R"({"id": "x"})"), "Thing").size(), 1u);               // required
+  EXPECT_EQ(spec.validate(json::parse(R"({"id": 1, "state": "ON"})"), "Thing").size(), 1u);  // type
+  EXPECT_EQ(spec.validate(json::parse(R"({"id": "x", "state": "MAYBE"})"), "Thing").size(),
+            1u);  // enum via $ref
+  EXPECT_EQ(spec.validate(json::parse(R"({"id": "x", "state": "ON", "tags": [1]})"), "Thing").size(),
+            1u);  // items
+  EXPECT_EQ(spec.validate(json::parse(R"({"id": "x", "state": "ON", "disks": {"a": {}}})"), "Thing").size(),
+            1u);
   EXPECT_EQ(spec.validate(json::parse(R"({"id": "x", "state": "ON", "extra": 1})"), "Thing").size(), 1u);
   EXPECT_TRUE(spec.validate(json::parse(R"({"id": "x", "state": "ON", "extra": 1})"), "Thing",
                             SwaggerValidationOptions{false})
@@ -54,10 +58,14 @@ TEST(SwaggerValidator, LoadsTheVcenterSpec) {
   auto spec = SwaggerSpec::load(BOOTSTORM_API_SPECS "/vsphere/vcenter-7.0.3.json");
   ASSERT_TRUE(spec.has_value()) << spec.error().what();
   EXPECT_TRUE(spec->has_definition("VcenterVMSummary"));
-  const json summary{{"vm", "vm-1"}, {"name", "a"}, {"power_state", "POWERED_ON"}, {"cpu_count", 2},
+  const json summary{{"vm", "vm-1"},
+                     {"name", "a"},
+                     {"power_state", "POWERED_ON"},
+                     {"cpu_count", 2},
                      {"memory_size_MiB", 4096}};
   EXPECT_TRUE(spec->validate(summary, "VcenterVMSummary").empty());
-  EXPECT_FALSE(spec->validate(json{{"vm", "vm-1"}, {"name", "a"}, {"power_state", "ON"}}, "VcenterVMSummary").empty());
+  EXPECT_FALSE(
+      spec->validate(json{{"vm", "vm-1"}, {"name", "a"}, {"power_state", "ON"}}, "VcenterVMSummary").empty());
 }
 
 }  // namespace

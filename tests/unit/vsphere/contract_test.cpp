@@ -95,12 +95,12 @@ void expect_conformant(const std::vector<bootstorm::vsphere::testing::RecordedRe
     if (auto op = spec.find_operation(r.method, r.target)) operations.insert(r.method + " " + *op);
   }
   // The lifecycle exercised the operations that matter.
-  for (const char* op : {"POST /api/session", "DELETE /api/session", "GET /api/vcenter/host",
-                         "GET /api/vcenter/datastore", "GET /api/vcenter/vm",
-                         "GET /api/vcenter/vm/{vm}/power", "POST /api/vcenter/vm/{vm}/power?action=start",
-                         "POST /api/vcenter/vm/{vm}/power?action=stop", "GET /api/vcenter/vm/{vm}/tools",
-                         "GET /api/vcenter/vm/{vm}/guest/identity", "DELETE /api/vcenter/vm/{vm}",
-                         "PUT /api/vcenter/vm/{vm}/guest/customization"})
+  for (const char* op :
+       {"POST /api/session", "DELETE /api/session", "GET /api/vcenter/host", "GET /api/vcenter/datastore",
+        "GET /api/vcenter/vm", "GET /api/vcenter/vm/{vm}/power",
+        "POST /api/vcenter/vm/{vm}/power?action=start", "POST /api/vcenter/vm/{vm}/power?action=stop",
+        "GET /api/vcenter/vm/{vm}/tools", "GET /api/vcenter/vm/{vm}/guest/identity",
+        "DELETE /api/vcenter/vm/{vm}", "PUT /api/vcenter/vm/{vm}/guest/customization"})
     EXPECT_TRUE(operations.count(op)) << op << " not exercised";
 }
 
