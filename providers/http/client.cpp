@@ -43,6 +43,7 @@ constexpr auto use_nothrow = net::as_tuple(net::use_awaitable);
 constexpr int kMaxStaleRetries = 8;
 constexpr std::chrono::seconds kMaxRetryAfter{300};
 constexpr std::chrono::seconds kPrewarmTimeout{30};
+constexpr std::size_t kIdleBufferBytes = 8 * 1024;
 
 struct Connection {
   std::unique_ptr<beast::tcp_stream> plain;
@@ -78,6 +79,12 @@ struct Waiter {
   net::steady_timer timer;
   ConnectionPtr connection;
   bool slot = false;
+};
+
+struct ConnectTurn {
+  explicit ConnectTurn(const net::any_io_executor& executor) : timer(executor) {}
+  net::steady_timer timer;
+  bool granted = false;
 };
 
 struct AttemptFailure {
@@ -152,6 +159,7 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
     tls_name = options.tls.server_name.empty() ? origin.host : options.tls.server_name;
     insecure = options.tls.insecure_skip_verify || !options.tls.verify;
     if (options.max_connections == 0) options.max_connections = 1;
+    if (options.max_connecting == 0) options.max_connecting = 1;
     if (options.retry.max_attempts < 1) options.retry.max_attempts = 1;
     if (tls_enabled) {
       log::register_secret(options.tls.client_key_data);
@@ -183,6 +191,8 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
   std::vector<ConnectionPtr> idle;  // most recently used last
   std::size_t slots = 0;            // pooled connections open or being opened (counts toward the cap)
   std::deque<std::shared_ptr<Waiter>> waiters;
+  std::size_t connecting = 0;  // connections between TCP connect and the end of the TLS handshake
+  std::deque<std::shared_ptr<ConnectTurn>> connect_queue;
   ClientStats stats;
   std::mt19937_64 rng;
 
@@ -217,6 +227,11 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
       return;
     }
     connection->last_used = Clock::now();
+    // A pooled connection keeps its read buffer between requests; one large response (a list) must not
+    // pin its size on every idle connection of a storm-sized pool.
+    if (connection->buffer.size() == 0 && connection->buffer.capacity() > kIdleBufferBytes) {
+      connection->buffer.shrink_to_fit();
+    }
     if (!waiters.empty()) {
       auto waiter = std::move(waiters.front());
       waiters.pop_front();
@@ -227,8 +242,46 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
     idle.push_back(std::move(connection));
   }
 
+  // Waits for a turn to open a connection (ClientOptions::max_connecting); false once the deadline passed.
+  awaitable<bool> enter_connect(Clock::time_point deadline) {
+    if (connecting < options.max_connecting && connect_queue.empty()) {
+      ++connecting;
+      stats.peak_connecting = std::max(stats.peak_connecting, connecting);
+      co_return true;
+    }
+    auto turn = std::make_shared<ConnectTurn>(executor);
+    connect_queue.push_back(turn);
+    turn->timer.expires_at(deadline);
+    co_await turn->timer.async_wait(use_nothrow);
+    if (!turn->granted) std::erase(connect_queue, turn);
+    co_return turn->granted;
+  }
+
+  void leave_connect() {
+    --connecting;
+    while (!connect_queue.empty() && connecting < options.max_connecting) {
+      auto turn = std::move(connect_queue.front());
+      connect_queue.pop_front();
+      ++connecting;
+      stats.peak_connecting = std::max(stats.peak_connecting, connecting);
+      turn->granted = true;
+      turn->timer.cancel();
+    }
+  }
+
   // Opens a connection (TCP, then TLS with verification) and returns it; does not touch the pool counters.
   awaitable<Expected<ConnectionPtr>> connect(Clock::time_point deadline, const std::string& what) {
+    if (!co_await enter_connect(deadline)) {
+      co_return make_error(ErrorKind::timeout,
+                           "connecting to " + origin.origin() + " timed out (" + what +
+                               "): still waiting for one of " + std::to_string(options.max_connecting) +
+                               " concurrent connection openings",
+                           "raise the request timeout, or lower the concurrency (apiBudget.maxConcurrent)");
+    }
+    struct Turn {
+      Impl* impl;
+      ~Turn() { impl->leave_connect(); }
+    } turn{this};
     auto connection = std::make_unique<Connection>();
     if (tls_enabled) {
       connection->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(executor, *ssl_context);

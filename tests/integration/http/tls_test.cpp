@@ -104,6 +104,37 @@ TEST_F(HttpTls, PrewarmedConnectionsAreReused) {
   EXPECT_EQ(client.stats().connections_opened, 3u);
 }
 
+// A storm-sized pool must not open all its connections at once (the server's accept queue overflows and the
+// kernel drops handshakes): at most max_connecting handshakes are in flight, the rest queue and all succeed.
+TEST_F(HttpTls, ConnectionOpeningsAreCappedAndQueued) {
+  auto server = make_server();
+  ClientOptions options = client_options(*server);
+  options.max_connections = 40;
+  options.max_connecting = 3;
+  Client client(io_.get_executor(), options);
+  int ok = 0;
+  run(io_, [&]() -> net::awaitable<void> {
+    auto warmed = co_await client.prewarm(20);
+    CO_ASSERT(warmed);
+    int finished = 0;
+    for (int i = 0; i < 40; ++i) {  // 20 idle, then 20 more opened on demand by concurrent requests
+      net::co_spawn(
+          io_,
+          [&]() -> net::awaitable<void> {
+            auto response = co_await client.request(Request("GET", "/"));
+            if (response && response->status == 200) ++ok;
+            ++finished;
+          },
+          net::detached);
+    }
+    while (finished < 40) co_await sleep_for(5ms);
+  });
+  EXPECT_EQ(ok, 40);
+  EXPECT_EQ(client.stats().peak_connecting, 3u);
+  EXPECT_GE(client.stats().connections_opened, 21u);
+  EXPECT_LE(client.stats().connections_opened, 40u);
+}
+
 TEST_F(HttpTls, CaFromFileAndDnsHostName) {
   auto server = make_server();
   auto path =
