@@ -1,14 +1,14 @@
 // HTTP layer of the Kubernetes front: authentication, fault injection, discovery, routing and the generic
 // REST verbs (get, list, create, update, patch, delete) over the object store. Kind-specific behaviour lives
 // in kube_controllers.cpp, watches in kube_watch.cpp.
+#include <fmt/format.h>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-
 #include <cmath>
 #include <cstring>
-#include <fmt/format.h>
 
 #include "common/base64.hpp"
 #include "common/log.hpp"
@@ -82,7 +82,8 @@ bool KubeFront::Impl::authenticated(const http::ServerRequest& request) const {
   constexpr std::string_view kBearer = "Bearer ";
   if (value.size() <= kBearer.size()) return false;
   for (std::size_t i = 0; i < kBearer.size() - 1; ++i) {
-    if (std::tolower(static_cast<unsigned char>(value[i])) != std::tolower(static_cast<unsigned char>(kBearer[i]))) {
+    if (std::tolower(static_cast<unsigned char>(value[i])) !=
+        std::tolower(static_cast<unsigned char>(kBearer[i]))) {
       return false;
     }
   }
@@ -129,7 +130,8 @@ asio::awaitable<http::ServerResponse> KubeFront::Impl::handle(http::ServerReques
 
 http::ServerResponse KubeFront::Impl::handle_lab(http::ServerRequest& request) {
   if (request.path == "/_lab/truth" && request.method == "GET") return json_response(200, lab.truth_json());
-  if (request.path == "/_lab/stats" && request.method == "GET") return json_response(200, stats_json().dump());
+  if (request.path == "/_lab/stats" && request.method == "GET")
+    return json_response(200, stats_json().dump());
   if (request.path == "/_lab/faults") {
     if (request.method == "GET") return json_response(200, model::faults_to_json(lab.faults()));
     if (request.method == "POST" || request.method == "PUT" || request.method == "PATCH") {
@@ -182,17 +184,20 @@ http::ServerResponse KubeFront::Impl::route_request(http::ServerRequest& request
     response.body = "ok";
     return response;
   }
-  if (path == "/api") return read ? json_response(200, api_versions(options.server_address).dump())
-                                  : error_response(method_not_allowed());
-  if (path == "/apis") return read ? json_response(200, api_group_list().dump()) : error_response(method_not_allowed());
+  if (path == "/api")
+    return read ? json_response(200, api_versions(options.server_address).dump())
+                : error_response(method_not_allowed());
+  if (path == "/apis")
+    return read ? json_response(200, api_group_list().dump()) : error_response(method_not_allowed());
   if (path == "/openapi/v2") {
-    // client-go fetches the v2 document as protobuf (kubectl apply's client-side validation). The lab publishes
-    // no schemas: an empty protobuf Document (zero bytes) is valid and makes kubectl skip client-side
-    // validation of kinds it has no model for; JSON clients get an empty Swagger document.
+    // client-go fetches the v2 document as protobuf (kubectl apply's client-side validation). The lab
+    // publishes no schemas: an empty protobuf Document (zero bytes) is valid and makes kubectl skip
+    // client-side validation of kinds it has no model for; JSON clients get an empty Swagger document.
     std::string accept(request.header("Accept").value_or(""));
     http::ServerResponse response;
     if (accept.find("protobuf") != std::string::npos) {
-      response.headers.emplace_back("Content-Type", "application/com.github.proto-openapi.spec.v2.v1.0+protobuf");
+      response.headers.emplace_back("Content-Type",
+                                    "application/com.github.proto-openapi.spec.v2.v1.0+protobuf");
       return response;
     }
     json doc = {{"swagger", "2.0"},
@@ -275,14 +280,19 @@ http::ServerResponse KubeFront::Impl::route_request(http::ServerRequest& request
   {
     // The RBAC attributes of this request (what a Role must allow), counted for /_lab/stats.
     const bool watching = route.watch_prefix || query_flag(request, "watch");
-    std::string verb = method == "POST" ? "create" : method == "PUT" ? "update" : method == "PATCH" ? "patch"
+    std::string verb = method == "POST"     ? "create"
+                       : method == "PUT"    ? "update"
+                       : method == "PATCH"  ? "patch"
                        : method == "DELETE" ? (route.name.empty() ? "deletecollection" : "delete")
-                       : watching ? "watch" : route.name.empty() ? "list" : "get";
+                       : watching           ? "watch"
+                       : route.name.empty() ? "list"
+                                            : "get";
     std::string rbac_group = route.subresource_group ? std::string(kSubresourcesGroup) : route.type->group;
-    ++stats.by_authorization[verb + " " + (rbac_group.empty() ? "core" : rbac_group) + " " + route.type->plural +
-                             (route.subresource.empty() ? "" : "/" + route.subresource)];
+    ++stats.by_authorization[verb + " " + (rbac_group.empty() ? "core" : rbac_group) + " " +
+                             route.type->plural + (route.subresource.empty() ? "" : "/" + route.subresource)];
   }
-  if (route.type->namespaced && route.ns.empty() && !route.name.empty()) return error_response(path_not_found());
+  if (route.type->namespaced && route.ns.empty() && !route.name.empty())
+    return error_response(path_not_found());
 
   if (route.subresource_group) {
     if (route.kind != Kind::virtual_machines || route.name.empty() ||
@@ -313,8 +323,9 @@ http::ServerResponse KubeFront::Impl::route_request(http::ServerRequest& request
   if (method == "PUT") {
     json body = json::parse(request.body, nullptr, false);
     if (body.is_discarded() || !body.is_object()) {
-      return error_response(bad_request("the body of the request was in an unknown format - accepted media types "
-                                        "include: application/json, application/yaml"));
+      return error_response(
+          bad_request("the body of the request was in an unknown format - accepted media types "
+                      "include: application/json, application/yaml"));
     }
     return result_response(update(route, std::move(body), dry_run), 200);
   }
@@ -351,23 +362,27 @@ http::ServerResponse KubeFront::Impl::list(const Route& route, const http::Serve
     auto decoded = base64_decode(*token);
     json parsed = decoded ? json::parse(*decoded, nullptr, false) : json();
     if (!parsed.is_object() || !parsed.contains("rv") || !parsed.contains("start")) {
-      return error_response(bad_request("continue key is not valid: incorrect encoded start resourceVersion"));
+      return error_response(
+          bad_request("continue key is not valid: incorrect encoded start resourceVersion"));
     }
     token_rv = parsed["rv"].get<std::uint64_t>();
     after_key = parsed["start"].get<std::string>();
     if (*token_rv < store.compacted_resource_version()) {
       auto error = expired(
-          "The provided continue parameter is too old to display a consistent list result. You can start a new "
+          "The provided continue parameter is too old to display a consistent list result. You can start a "
+          "new "
           "list without the continue parameter, or use the continue token in this response to retrieve the "
           "remainder of the results. Continuing with the provided token results in an inconsistent list - "
           "objects that were created, modified, or deleted between the time the first chunk was returned and "
           "now may show up in the list.");
-      json inconsistent = {{"v", "meta.k8s.io/v1"}, {"rv", store.current_resource_version()}, {"start", after_key}};
+      json inconsistent = {
+          {"v", "meta.k8s.io/v1"}, {"rv", store.current_resource_version()}, {"start", after_key}};
       error.status["metadata"]["continue"] = base64_encode(inconsistent.dump());
       return error_response(error);
     }
   }
-  if (auto rv_text = request.query_param("resourceVersion"); rv_text && !rv_text->empty() && *rv_text != "0") {
+  if (auto rv_text = request.query_param("resourceVersion");
+      rv_text && !rv_text->empty() && *rv_text != "0") {
     std::uint64_t rv = 0;
     try {
       rv = std::stoull(*rv_text);
@@ -415,16 +430,19 @@ http::ServerResponse KubeFront::Impl::list(const Route& route, const http::Serve
     if (!filtering) metadata["remainingItemCount"] = remaining;
   }
   std::string body = R"({"apiVersion":)" + json(type.api_version()).dump() + R"(,"items":[)" + items +
-                     R"(],"kind":)" + json(type.list_kind()).dump() + R"(,"metadata":)" + metadata.dump() + "}";
+                     R"(],"kind":)" + json(type.list_kind()).dump() + R"(,"metadata":)" + metadata.dump() +
+                     "}";
   return json_response(200, std::move(body));
 }
 
-ApiResult KubeFront::Impl::create(Kind kind, const std::string& path_ns, const std::string& body_text, bool dry_run) {
+ApiResult KubeFront::Impl::create(Kind kind, const std::string& path_ns, const std::string& body_text,
+                                  bool dry_run) {
   const ResourceType& type = resource_type(kind);
   json object = json::parse(body_text, nullptr, false);
   if (object.is_discarded() || !object.is_object()) {
-    return bad_request("the body of the request was in an unknown format - accepted media types include: "
-                       "application/json, application/yaml");
+    return bad_request(
+        "the body of the request was in an unknown format - accepted media types include: "
+        "application/json, application/yaml");
   }
   if (!object.contains("kind") || !object["kind"].is_string() || object["kind"].get<std::string>().empty()) {
     return bad_request("Object 'Kind' is missing in '" + body_text.substr(0, 200) + "'");
@@ -440,14 +458,17 @@ ApiResult KubeFront::Impl::create(Kind kind, const std::string& path_ns, const s
     if (body_ns.empty()) {
       meta["namespace"] = path_ns;
     } else if (body_ns != path_ns) {
-      return bad_request("the namespace of the provided object does not match the namespace sent on the request");
+      return bad_request(
+          "the namespace of the provided object does not match the namespace sent on the request");
     }
     auto ns_object = store.get(Kind::namespaces, "", path_ns);
     if (!ns_object) return not_found(resource_type(Kind::namespaces), path_ns);
     if (ns_object->object["metadata"].contains("deletionTimestamp")) {
       return status_error(403, "Forbidden",
-                          qualified_resource(type) + " \"" + meta.value("name", "") + "\" is forbidden: unable to "
-                          "create new content in namespace " + path_ns + " because it is being terminated",
+                          qualified_resource(type) + " \"" + meta.value("name", "") +
+                              "\" is forbidden: unable to "
+                              "create new content in namespace " +
+                              path_ns + " because it is being terminated",
                           {{"name", meta.value("name", "")}, {"kind", type.plural}});
     }
   } else {
@@ -467,12 +488,15 @@ ApiResult KubeFront::Impl::create(Kind kind, const std::string& path_ns, const s
     meta["name"] = name;
   }
   if (!valid_dns_subdomain(name)) {
-    return invalid(type, name, "metadata.name",
-                   "Invalid value: \"" + name + "\": a lowercase RFC 1123 subdomain must consist of lower case "
-                   "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character");
+    return invalid(
+        type, name, "metadata.name",
+        "Invalid value: \"" + name +
+            "\": a lowercase RFC 1123 subdomain must consist of lower case "
+            "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character");
   }
   if (store.get(kind, meta.value("namespace", ""), name)) return already_exists(type, name);
-  for (const char* server_field : {"uid", "resourceVersion", "creationTimestamp", "deletionTimestamp", "generation"}) {
+  for (const char* server_field :
+       {"uid", "resourceVersion", "creationTimestamp", "deletionTimestamp", "generation"}) {
     meta.erase(server_field);
   }
   if (type.status_subresource && kind != Kind::namespaces && kind != Kind::nodes) object.erase("status");
@@ -508,8 +532,9 @@ ApiResult KubeFront::Impl::update(const Route& route, json object, bool dry_run)
                    "Invalid value: 0x0: must be specified for an update");
   }
   if (rv != old_meta.value("resourceVersion", "")) {
-    return conflict(type, route.name,
-                    "the object has been modified; please apply your changes to the latest version and try again");
+    return conflict(
+        type, route.name,
+        "the object has been modified; please apply your changes to the latest version and try again");
   }
   json next;
   if (route.subresource == "status") {
@@ -539,7 +564,8 @@ ApiResult KubeFront::Impl::update(const Route& route, json object, bool dry_run)
     next_meta["generation"] = old_meta.value("generation", 1) + 1;
   }
   if (auto error = admit_update(route.kind, current->object, next)) return *error;
-  if (dry_run) return std::make_shared<StoredObject>(StoredObject{next, next.dump(), current->resource_version});
+  if (dry_run)
+    return std::make_shared<StoredObject>(StoredObject{next, next.dump(), current->resource_version});
   if (next == current->object) return current;
   ObjectPtr stored = store.put(route.kind, std::move(next));
   after_update(route.kind, current, stored);
@@ -564,8 +590,10 @@ ApiResult KubeFront::Impl::patch(const Route& route, const http::ServerRequest& 
     try {
       patched = current->object.patch(patch_doc);
     } catch (const json::exception& e) {
-      return status_error(422, "Invalid", std::string("the server rejected our request due to an error in our "
-                                                      "request: ") + e.what());
+      return status_error(422, "Invalid",
+                          std::string("the server rejected our request due to an error in our "
+                                      "request: ") +
+                              e.what());
     }
   } else {
     return unsupported_media_type(content_type);
@@ -616,12 +644,14 @@ std::string KubeFront::Impl::new_uid() {
   for (auto& x : b) x = static_cast<unsigned char>(byte(rng));
   b[6] = static_cast<unsigned char>((b[6] & 0x0F) | 0x40);
   b[8] = static_cast<unsigned char>((b[8] & 0x3F) | 0x80);
-  return fmt::format("{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}{:02x}{:02x}{:02x}{:02x}",
-                     b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
-                     b[15]);
+  return fmt::format(
+      "{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}{:02x}{:02x}{:02x}{:02x}",
+      b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
 }
 
-double KubeFront::Impl::now() const { return lab.now(); }
+double KubeFront::Impl::now() const {
+  return lab.now();
+}
 
 ObjectPtr KubeFront::Impl::modify(Kind kind, const std::string& ns, const std::string& name,
                                   const std::function<void(json&)>& edit) {
@@ -637,14 +667,16 @@ ObjectPtr KubeFront::Impl::insert(Kind kind, json object) {
   json& meta = object["metadata"];
   if (!meta.contains("uid")) meta["uid"] = new_uid();
   if (!meta.contains("creationTimestamp")) meta["creationTimestamp"] = format_time(now());
-  if (kind != Kind::events && kind != Kind::namespaces && kind != Kind::nodes && !meta.contains("generation")) {
+  if (kind != Kind::events && kind != Kind::namespaces && kind != Kind::nodes &&
+      !meta.contains("generation")) {
     meta["generation"] = 1;
   }
   return store.put(kind, std::move(object));
 }
 
 void KubeFront::Impl::emit_event(const json& involved, const std::string& type, const std::string& reason,
-                                 const std::string& message, const std::string& component, const std::string& host) {
+                                 const std::string& message, const std::string& component,
+                                 const std::string& host) {
   const json& meta = involved["metadata"];
   std::string ns = meta.value("namespace", "default");
   std::string name = fmt::format("{}.{:016x}", meta.value("name", "object"),
@@ -699,7 +731,8 @@ json KubeFront::Impl::stats_json() const {
           {"requestsLastSecond", last},
           {"requestsThisSecond", second == stats.current_second ? stats.current_second_count : 0},
           {"peakRequestsPerSecond", stats.peak_requests_per_second},
-          {"faultsInjected", stats.injected_errors + stats.injected_latency + stats.forced_gone + stats.watches_dropped},
+          {"faultsInjected",
+           stats.injected_errors + stats.injected_latency + stats.forced_gone + stats.watches_dropped},
           {"vms", lab.vm_count()},
           {"byRoute", stats.by_route},
           {"byAuthorization", stats.by_authorization},
@@ -722,7 +755,10 @@ json KubeFront::Impl::stats_json() const {
 KubeFront::Impl::Impl(model::Lab& lab_, KubeFrontOptions options_)
     : lab(lab_),
       options(std::move(options_)),
-      store(ObjectStore::Options{options.history_events, options.history_age, 200000}),
+      store(ObjectStore::Options{.history_events = options.history_events,
+                                 .history_events_per_object = options.history_events_per_object,
+                                 .history_age = options.history_age,
+                                 .max_pending_per_watch = 200000}),
       rng(lab_.spec().seed * 0x9E3779B97F4A7C15ULL + 17) {
   for (const auto& token : options.tokens) {
     if (token.empty()) continue;
@@ -756,16 +792,22 @@ KubeFront::KubeFront(model::Lab& lab, KubeFrontOptions options)
   impl_->start();
 }
 
-KubeFront::~KubeFront() { impl_->shutdown(); }
+KubeFront::~KubeFront() {
+  impl_->shutdown();
+}
 
 http::Handler KubeFront::handler() {
   std::shared_ptr<Impl> impl = impl_;
   return [impl](http::ServerRequest& request) { return impl->handle(request); };
 }
 
-nlohmann::json KubeFront::stats() const { return impl_->stats_json(); }
+nlohmann::json KubeFront::stats() const {
+  return impl_->stats_json();
+}
 
-ObjectStore& KubeFront::store() { return impl_->store; }
+ObjectStore& KubeFront::store() {
+  return impl_->store;
+}
 
 http::Handler make_kube_handler(model::Lab& lab, KubeFrontOptions options) {
   auto front = std::make_shared<KubeFront>(lab, std::move(options));

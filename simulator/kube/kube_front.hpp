@@ -27,7 +27,8 @@ struct KubeFrontOptions {
   // client certificate are authenticated as well.
   std::vector<std::string> tokens;
   // Watch resume window: events kept for `?watch=1&resourceVersion=RV`; older RVs get 410 Gone.
-  std::size_t history_events = 20000;
+  std::size_t history_events = 20000;  // see ObjectStore::Options
+  std::size_t history_events_per_object = 16;
   std::chrono::milliseconds history_age{0};  // 0: only the event count bounds the history
   // Interval of BOOKMARK events on watches that allow them.
   std::chrono::milliseconds bookmark_interval{std::chrono::seconds(30)};
@@ -65,8 +66,8 @@ class KubeFront {
   std::shared_ptr<Impl> impl_;
 };
 
-// Handler factory for the lab server's hook (`std::function<http::Handler(model::Lab&)>`): the returned handler
-// owns its front.
+// Handler factory for the lab server's hook (`std::function<http::Handler(model::Lab&)>`): the returned
+// handler owns its front.
 http::Handler make_kube_handler(model::Lab& lab, KubeFrontOptions options = {});
 
 }  // namespace bootstorm::sim::kube

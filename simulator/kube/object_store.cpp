@@ -89,7 +89,8 @@ ObjectPtr ObjectStore::get(Kind kind, const std::string& ns, const std::string& 
   return it == map.end() ? nullptr : it->second;
 }
 
-ObjectStore::ListResult ObjectStore::list(Kind kind, const std::string& ns, const std::string& after_key) const {
+ObjectStore::ListResult ObjectStore::list(Kind kind, const std::string& ns,
+                                          const std::string& after_key) const {
   std::lock_guard lock(mutex_);
   ListResult result;
   result.resource_version = resource_version_;
@@ -172,16 +173,24 @@ void ObjectStore::record(WatchEvent event) {
     }
   }
   if (expired) {
-    list.erase(std::remove_if(list.begin(), list.end(), [](const auto& weak) { return weak.expired(); }), list.end());
+    list.erase(std::remove_if(list.begin(), list.end(), [](const auto& weak) { return weak.expired(); }),
+               list.end());
   }
   history_.push_back(std::move(event));
   trim_history();
 }
 
+std::size_t ObjectStore::history_limit() const {
+  std::size_t objects = 0;
+  for (const auto& map : objects_) objects += map.size();
+  return std::max(options_.history_events, options_.history_events_per_object * objects);
+}
+
 void ObjectStore::trim_history() {
   auto now = std::chrono::steady_clock::now();
+  const std::size_t limit = history_limit();
   while (!history_.empty()) {
-    bool too_many = history_.size() > options_.history_events;
+    bool too_many = history_.size() > limit;
     bool too_old = options_.history_age.count() > 0 && now - history_.front().at > options_.history_age;
     if (!too_many && !too_old) break;
     compacted_ = history_.front().resource_version;
@@ -189,7 +198,8 @@ void ObjectStore::trim_history() {
   }
 }
 
-ObjectStore::Subscription ObjectStore::subscribe(Kind kind, const std::string& ns, std::optional<std::uint64_t> from) {
+ObjectStore::Subscription ObjectStore::subscribe(Kind kind, const std::string& ns,
+                                                 std::optional<std::uint64_t> from) {
   std::lock_guard lock(mutex_);
   trim_history();
   Subscription sub;
@@ -199,8 +209,9 @@ ObjectStore::Subscription ObjectStore::subscribe(Kind kind, const std::string& n
       sub.too_old = true;
       return sub;
     }
-    auto first = std::upper_bound(history_.begin(), history_.end(), *from,
-                                  [](std::uint64_t rv, const WatchEvent& e) { return rv < e.resource_version; });
+    auto first =
+        std::upper_bound(history_.begin(), history_.end(), *from,
+                         [](std::uint64_t rv, const WatchEvent& e) { return rv < e.resource_version; });
     for (auto it = first; it != history_.end(); ++it) {
       if (it->kind != kind) continue;
       if (!ns.empty() && it->object->object["metadata"].value("namespace", "") != ns) continue;

@@ -4,8 +4,8 @@
 // from a resourceVersion, and live fan-out of new events to watch queues.
 //
 // Objects are immutable once stored (updates store a new version), each kept with its serialised JSON so that
-// lists and watch fan-out copy bytes instead of re-serialising. Thread-safe: one mutex guards the store; watch
-// queues have their own lock and wake their consumer through a callback.
+// lists and watch fan-out copy bytes instead of re-serialising. Thread-safe: one mutex guards the store;
+// watch queues have their own lock and wake their consumer through a callback.
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -66,8 +66,13 @@ class WatchQueue {
 class ObjectStore {
  public:
   struct Options {
-    std::size_t history_events = 20000;             // events kept for resuming watches
-    std::chrono::milliseconds history_age{0};       // events older than this are dropped too (0: no limit)
+    // Events kept for resuming watches: at least history_events, and history_events_per_object for each
+    // object held, so that a storm's churn (a dozen events per VM while it is provisioned and boots) does
+    // not compact the history under a watcher that re-lists and resumes; a fixed 20,000 answered 410 Gone
+    // to a 10,000-VM storm's watch.
+    std::size_t history_events = 20000;
+    std::size_t history_events_per_object = 16;
+    std::chrono::milliseconds history_age{0};  // events older than this are dropped too (0: no limit)
     std::size_t max_pending_per_watch = 200000;
   };
 
@@ -95,8 +100,8 @@ class ObjectStore {
   ObjectPtr remove(Kind kind, const std::string& ns, const std::string& name);
 
   struct Subscription {
-    bool too_old = false;              // the requested resourceVersion is older than the history
-    std::vector<WatchEvent> backlog;   // events to send first (synthetic ADDED for a fresh watch)
+    bool too_old = false;               // the requested resourceVersion is older than the history
+    std::vector<WatchEvent> backlog;    // events to send first (synthetic ADDED for a fresh watch)
     std::shared_ptr<WatchQueue> queue;  // live events after the backlog
     std::uint64_t resource_version = 0;
   };
@@ -120,6 +125,7 @@ class ObjectStore {
   std::uint64_t resource_version_ = 0;
   std::uint64_t compacted_ = 0;
   std::vector<std::map<std::string, ObjectPtr>> objects_;
+  std::size_t history_limit() const;
   std::deque<WatchEvent> history_;
   std::vector<std::vector<std::weak_ptr<WatchQueue>>> watchers_;
 };

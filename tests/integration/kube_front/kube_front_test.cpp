@@ -13,27 +13,29 @@ namespace {
 
 json vm_manifest(const std::string& ns, const std::string& name, const std::string& run_strategy,
                  const json& labels = json::object(), const std::string& data_source = "tiny-golden") {
-  return {{"apiVersion", "kubevirt.io/v1"},
-          {"kind", "VirtualMachine"},
-          {"metadata", {{"name", name}, {"namespace", ns}, {"labels", labels}}},
+  return {
+      {"apiVersion", "kubevirt.io/v1"},
+      {"kind", "VirtualMachine"},
+      {"metadata", {{"name", name}, {"namespace", ns}, {"labels", labels}}},
+      {"spec",
+       {{"runStrategy", run_strategy},
+        {"dataVolumeTemplates",
+         json::array(
+             {{{"metadata", {{"name", name + "-root"}}},
+               {"spec",
+                {{"sourceRef", {{"kind", "DataSource"}, {"name", data_source}, {"namespace", "golden"}}},
+                 {"storage", {{"resources", {{"requests", {{"storage", "1Gi"}}}}}}}}}}})},
+        {"template",
+         {{"metadata", {{"labels", {{"kubevirt.io/domain", name}}}}},
           {"spec",
-           {{"runStrategy", run_strategy},
-            {"dataVolumeTemplates",
-             json::array({{{"metadata", {{"name", name + "-root"}}},
-                           {"spec",
-                            {{"sourceRef", {{"kind", "DataSource"}, {"name", data_source}, {"namespace", "golden"}}},
-                             {"storage", {{"resources", {{"requests", {{"storage", "1Gi"}}}}}}}}}}})},
-            {"template",
-             {{"metadata", {{"labels", {{"kubevirt.io/domain", name}}}}},
-              {"spec",
-               {{"domain",
-                 {{"cpu", {{"cores", 1}}},
-                  {"memory", {{"guest", "256Mi"}}},
-                  {"devices",
-                   {{"disks", json::array({{{"name", "root"}, {"disk", {{"bus", "virtio"}}}}})},
-                    {"interfaces", json::array({{{"name", "default"}, {"masquerade", json::object()}}})}}}}},
-                {"networks", json::array({{{"name", "default"}, {"pod", json::object()}}})},
-                {"volumes", json::array({{{"name", "root"}, {"dataVolume", {{"name", name + "-root"}}}}})}}}}}}}};
+           {{"domain",
+             {{"cpu", {{"cores", 1}}},
+              {"memory", {{"guest", "256Mi"}}},
+              {"devices",
+               {{"disks", json::array({{{"name", "root"}, {"disk", {{"bus", "virtio"}}}}})},
+                {"interfaces", json::array({{{"name", "default"}, {"masquerade", json::object()}}})}}}}},
+            {"networks", json::array({{{"name", "default"}, {"pod", json::object()}}})},
+            {"volumes", json::array({{{"name", "root"}, {"dataVolume", {{"name", name + "-root"}}}}})}}}}}}}};
 }
 
 json container_disk_vm(const std::string& ns, const std::string& name, const std::string& run_strategy,
@@ -46,10 +48,12 @@ json container_disk_vm(const std::string& ns, const std::string& name, const std
             {"template",
              {{"spec",
                {{"domain",
-                 {{"devices", {{"disks", json::array({{{"name", "containerdisk"}, {"disk", {{"bus", "virtio"}}}}})}}},
+                 {{"devices",
+                   {{"disks", json::array({{{"name", "containerdisk"}, {"disk", {{"bus", "virtio"}}}}})}}},
                   {"resources", {{"requests", {{"memory", "128Mi"}}}}}}},
-                {"volumes", json::array({{{"name", "containerdisk"},
-                                          {"containerDisk", {{"image", "quay.io/containerdisks/fedora:40"}}}}})}}}}}}}};
+                {"volumes",
+                 json::array({{{"name", "containerdisk"},
+                               {"containerDisk", {{"image", "quay.io/containerdisks/fedora:40"}}}}})}}}}}}}};
 }
 
 class KubeFrontTest : public ::testing::Test {
@@ -58,8 +62,9 @@ class KubeFrontTest : public ::testing::Test {
   virtual KubeFrontOptions options() { return {}; }
 
   void create_namespace(const std::string& name) {
-    auto response = lab_->call("POST", "/api/v1/namespaces",
-                               json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}}.dump());
+    auto response =
+        lab_->call("POST", "/api/v1/namespaces",
+                   json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}}.dump());
     ASSERT_EQ(response.status, 201) << response.body;
   }
   http::Response create_vm(const json& manifest) {
@@ -74,8 +79,9 @@ class KubeFrontTest : public ::testing::Test {
   }
   http::Response action(const std::string& ns, const std::string& name, const std::string& verb,
                         const std::string& body = "{}") {
-    return lab_->call("PUT", "/apis/subresources.kubevirt.io/v1/namespaces/" + ns + "/virtualmachines/" + name + "/" + verb,
-                      body);
+    return lab_->call(
+        "PUT", "/apis/subresources.kubevirt.io/v1/namespaces/" + ns + "/virtualmachines/" + name + "/" + verb,
+        body);
   }
 
   std::unique_ptr<TestLab> lab_;
@@ -89,7 +95,8 @@ TEST_F(KubeFrontTest, ServesDiscoveryDocuments) {
   EXPECT_EQ(groups["kind"], "APIGroupList");
   std::set<std::string> names;
   for (const auto& g : groups["groups"]) names.insert(g["name"].get<std::string>());
-  for (const char* g : {"kubevirt.io", "subresources.kubevirt.io", "cdi.kubevirt.io", "forklift.konveyor.io"}) {
+  for (const char* g :
+       {"kubevirt.io", "subresources.kubevirt.io", "cdi.kubevirt.io", "forklift.konveyor.io"}) {
     EXPECT_TRUE(names.count(g)) << g;
   }
   json kubevirt = lab_->get_json("/apis/kubevirt.io/v1");
@@ -112,7 +119,8 @@ TEST_F(KubeFrontTest, ServesDiscoveryDocuments) {
   json core = lab_->get_json("/api/v1");
   std::set<std::string> core_names;
   for (const auto& r : core["resources"]) core_names.insert(r["name"].get<std::string>());
-  for (const char* r : {"namespaces", "nodes", "events", "persistentvolumeclaims"}) EXPECT_TRUE(core_names.count(r)) << r;
+  for (const char* r : {"namespaces", "nodes", "events", "persistentvolumeclaims"})
+    EXPECT_TRUE(core_names.count(r)) << r;
   EXPECT_EQ(lab_->call("GET", "/apis/nothing.example.com/v1").status, 404);
   json version = lab_->get_json("/version");
   EXPECT_EQ(version["gitVersion"], lab_->lab->spec().kube.server_version);
@@ -124,7 +132,8 @@ TEST_F(KubeFrontTest, RejectsRequestsWithoutAValidBearerToken) {
   json body = json::parse(missing.body);
   EXPECT_EQ(body, json::parse(R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
                                   "message":"Unauthorized","reason":"Unauthorized","code":401})"));
-  EXPECT_EQ(lab_->call("GET", "/api/v1/nodes", "", "application/json", std::string("wrong-token")).status, 401);
+  EXPECT_EQ(lab_->call("GET", "/api/v1/nodes", "", "application/json", std::string("wrong-token")).status,
+            401);
   EXPECT_EQ(lab_->call("GET", "/api/v1/nodes").status, 200);
 }
 
@@ -136,8 +145,9 @@ TEST_F(KubeFrontTest, AnswersStatusObjectsLikeTheApiServer) {
               "message":"virtualmachines.kubevirt.io \"nope\" not found","reason":"NotFound",
               "details":{"name":"nope","group":"kubevirt.io","kind":"virtualmachines"},"code":404})"));
   create_namespace("dup");
-  auto again = lab_->call("POST", "/api/v1/namespaces",
-                          json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "dup"}}}}.dump());
+  auto again =
+      lab_->call("POST", "/api/v1/namespaces",
+                 json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "dup"}}}}.dump());
   EXPECT_EQ(again.status, 409);
   EXPECT_EQ(json::parse(again.body)["reason"], "AlreadyExists");
   EXPECT_EQ(json::parse(again.body)["message"], "namespaces \"dup\" already exists");
@@ -153,7 +163,8 @@ TEST_F(KubeFrontTest, NodesComeFromTheLabWithReadyConditions) {
   for (const auto& node : nodes["items"]) {
     EXPECT_EQ(node["metadata"]["labels"]["kubernetes.io/hostname"], node["metadata"]["name"]);
     bool ready = false;
-    for (const auto& c : node["status"]["conditions"]) ready |= (c["type"] == "Ready" && c["status"] == "True");
+    for (const auto& c : node["status"]["conditions"])
+      ready |= (c["type"] == "Ready" && c["status"] == "True");
     EXPECT_TRUE(ready);
     EXPECT_TRUE(node["status"]["capacity"].contains("cpu"));
   }
@@ -184,7 +195,8 @@ TEST_F(KubeFrontTest, VirtualMachineLifecycleWithCdiClone) {
   }
   EXPECT_EQ(phases, (std::vector<std::string>{"CloneScheduled", "CSICloneInProgress", "Succeeded"}));
   dv_watch.stop();
-  EXPECT_EQ(lab_->get_json("/api/v1/namespaces/storm/persistentvolumeclaims/desk-1-root")["status"]["phase"], "Bound");
+  EXPECT_EQ(lab_->get_json("/api/v1/namespaces/storm/persistentvolumeclaims/desk-1-root")["status"]["phase"],
+            "Bound");
   vm = lab_->wait_for(vm_path("storm", "desk-1"),
                       [](const json& o) { return o["status"].value("printableStatus", "") == "Stopped"; });
   EXPECT_FALSE(vm["status"]["created"].get<bool>());
@@ -262,15 +274,19 @@ TEST_F(KubeFrontTest, VirtualMachineLifecycleWithCdiClone) {
   EXPECT_EQ(join_errors(cdi.validate(lab_->get_json("/apis/cdi.kubevirt.io/v1beta1/datasources"),
                                      "v1beta1.DataSourceList")),
             "");
-  EXPECT_EQ(join_errors(kubevirt.validate(json::parse(again.body), "k8s.io.apimachinery.pkg.apis.meta.v1.Status")), "");
+  EXPECT_EQ(
+      join_errors(kubevirt.validate(json::parse(again.body), "k8s.io.apimachinery.pkg.apis.meta.v1.Status")),
+      "");
   EXPECT_EQ(join_errors(kubevirt.validate(lab_->get_json("/apis/kubevirt.io/v1"),
                                           "k8s.io.apimachinery.pkg.apis.meta.v1.APIResourceList")),
             "");
-  EXPECT_EQ(join_errors(kubevirt.validate(lab_->get_json("/apis"), "k8s.io.apimachinery.pkg.apis.meta.v1.APIGroupList")),
+  EXPECT_EQ(join_errors(kubevirt.validate(lab_->get_json("/apis"),
+                                          "k8s.io.apimachinery.pkg.apis.meta.v1.APIGroupList")),
             "");
 
   // Events record the lifecycle.
-  json events = lab_->get_json("/api/v1/namespaces/storm/events?fieldSelector=involvedObject.kind%3DVirtualMachineInstance");
+  json events = lab_->get_json(
+      "/api/v1/namespaces/storm/events?fieldSelector=involvedObject.kind%3DVirtualMachineInstance");
   std::set<std::string> reasons;
   for (const auto& e : events["items"]) reasons.insert(e["reason"].get<std::string>());
   EXPECT_TRUE(reasons.count("Started"));
@@ -291,18 +307,22 @@ TEST_F(KubeFrontTest, VirtualMachineLifecycleWithCdiClone) {
   auto deleted = lab_->call("DELETE", vm_path("storm", "desk-1"));
   EXPECT_EQ(deleted.status, 200) << deleted.body;
   EXPECT_EQ(lab_->call("GET", vm_path("storm", "desk-1")).status, 404);
-  EXPECT_EQ(lab_->call("GET", "/apis/cdi.kubevirt.io/v1beta1/namespaces/storm/datavolumes/desk-1-root").status, 404);
+  EXPECT_EQ(
+      lab_->call("GET", "/apis/cdi.kubevirt.io/v1beta1/namespaces/storm/datavolumes/desk-1-root").status,
+      404);
   EXPECT_EQ(lab_->call("GET", "/api/v1/namespaces/storm/persistentvolumeclaims/desk-1-root").status, 404);
 }
 
 TEST_F(KubeFrontTest, StartStopRulesFollowTheRunStrategy) {
   create_namespace("rules");
   // Always, still provisioning (its DataSource does not exist): no VMI, and start is refused.
-  ASSERT_EQ(create_vm(vm_manifest("rules", "always", "Always", json::object(), "missing-source")).status, 201);
+  ASSERT_EQ(create_vm(vm_manifest("rules", "always", "Always", json::object(), "missing-source")).status,
+            201);
   auto always = action("rules", "always", "start");
   EXPECT_EQ(always.status, 409);
   EXPECT_EQ(json::parse(always.body)["message"],
-            "Operation cannot be fulfilled on virtualmachine.kubevirt.io \"always\": Always does not support manual "
+            "Operation cannot be fulfilled on virtualmachine.kubevirt.io \"always\": Always does not support "
+            "manual "
             "start requests");
   json dv = lab_->get_json("/apis/cdi.kubevirt.io/v1beta1/namespaces/rules/datavolumes/always-root");
   EXPECT_EQ(dv["status"]["phase"], "Pending");
@@ -312,7 +332,8 @@ TEST_F(KubeFrontTest, StartStopRulesFollowTheRunStrategy) {
   ASSERT_EQ(create_vm(container_disk_vm("rules", "manual", "Manual")).status, 201);
   EXPECT_EQ(action("rules", "manual", "stop").status, 409);
   EXPECT_EQ(action("rules", "manual", "start").status, 202);
-  lab_->wait_for(vmi_path("rules", "manual"), [](const json& o) { return o["status"].value("phase", "") == "Running"; });
+  lab_->wait_for(vmi_path("rules", "manual"),
+                 [](const json& o) { return o["status"].value("phase", "") == "Running"; });
   EXPECT_EQ(lab_->get_json(vm_path("rules", "manual"))["spec"]["runStrategy"], "Manual");
   EXPECT_EQ(action("rules", "manual", "stop").status, 202);
   lab_->wait_for(vmi_path("rules", "manual"),
@@ -321,18 +342,21 @@ TEST_F(KubeFrontTest, StartStopRulesFollowTheRunStrategy) {
                  [](const json& o) { return o["status"].value("printableStatus", "") == "Stopped"; });
   // Manual start again replaces the finished VMI.
   EXPECT_EQ(action("rules", "manual", "start").status, 202);
-  lab_->wait_for(vmi_path("rules", "manual"), [](const json& o) { return o["status"].value("phase", "") == "Running"; });
+  lab_->wait_for(vmi_path("rules", "manual"),
+                 [](const json& o) { return o["status"].value("phase", "") == "Running"; });
 
   // Always created with a ready disk runs at once; stop turns it Halted; restart of Halted is refused.
   ASSERT_EQ(create_vm(container_disk_vm("rules", "auto", "Always")).status, 201);
-  lab_->wait_for(vmi_path("rules", "auto"), [](const json& o) { return o["status"].value("phase", "") == "Running"; });
+  lab_->wait_for(vmi_path("rules", "auto"),
+                 [](const json& o) { return o["status"].value("phase", "") == "Running"; });
   EXPECT_EQ(action("rules", "auto", "stop").status, 202);
   EXPECT_TRUE(lab_->wait_gone(vmi_path("rules", "auto")));
   auto restart = action("rules", "auto", "restart");
   EXPECT_EQ(restart.status, 409);
-  EXPECT_EQ(json::parse(restart.body)["message"],
-            "Operation cannot be fulfilled on virtualmachine.kubevirt.io \"auto\": RunStategy Halted does not "
-            "support manual restart requests");
+  EXPECT_EQ(
+      json::parse(restart.body)["message"],
+      "Operation cannot be fulfilled on virtualmachine.kubevirt.io \"auto\": RunStategy Halted does not "
+      "support manual restart requests");
 
   // spec.running (deprecated) maps to Always/Halted; both fields at once are invalid.
   json legacy = container_disk_vm("rules", "legacy", "Halted");
@@ -340,8 +364,9 @@ TEST_F(KubeFrontTest, StartStopRulesFollowTheRunStrategy) {
   legacy["spec"]["running"] = false;
   ASSERT_EQ(create_vm(legacy).status, 201);
   EXPECT_EQ(action("rules", "legacy", "start").status, 202);
-  json legacy_vm = lab_->wait_for(vm_path("rules", "legacy"),
-                                  [](const json& o) { return o["status"].value("printableStatus", "") == "Running"; });
+  json legacy_vm = lab_->wait_for(vm_path("rules", "legacy"), [](const json& o) {
+    return o["status"].value("printableStatus", "") == "Running";
+  });
   EXPECT_EQ(legacy_vm["spec"]["running"], true);
   EXPECT_FALSE(legacy_vm["spec"].contains("runStrategy"));
   json both = container_disk_vm("rules", "both", "Always");
@@ -366,7 +391,8 @@ TEST_F(KubeFrontTest, MergeAndJsonPatches) {
                             "application/json-patch+json");
   ASSERT_EQ(patched.status, 200) << patched.body;
   EXPECT_EQ(json::parse(patched.body)["metadata"]["annotations"]["x"], "y");
-  auto failed = lab_->call("PATCH", vm_path("patch", "p1"), R"([{"op":"test","path":"/spec/runStrategy","value":"Always"}])",
+  auto failed = lab_->call("PATCH", vm_path("patch", "p1"),
+                           R"([{"op":"test","path":"/spec/runStrategy","value":"Always"}])",
                            "application/json-patch+json");
   EXPECT_EQ(failed.status, 422);
   auto strategic = lab_->call("PATCH", vm_path("patch", "p1"), R"({"metadata":{"labels":{"c":"3"}}})",
@@ -377,7 +403,8 @@ TEST_F(KubeFrontTest, MergeAndJsonPatches) {
                         "application/merge-patch+json");
   ASSERT_EQ(run.status, 200);
   EXPECT_EQ(json::parse(run.body)["metadata"]["generation"], 2);
-  lab_->wait_for(vmi_path("patch", "p1"), [](const json& o) { return o["status"].value("phase", "") == "Running"; });
+  lab_->wait_for(vmi_path("patch", "p1"),
+                 [](const json& o) { return o["status"].value("phase", "") == "Running"; });
   // Stale resourceVersion on update: 409 Conflict.
   json current = lab_->get_json(vm_path("patch", "p1"));
   current["metadata"]["resourceVersion"] = "1";
@@ -388,8 +415,10 @@ TEST_F(KubeFrontTest, MergeAndJsonPatches) {
 
 TEST_F(KubeFrontTest, LabelAndFieldSelectors) {
   create_namespace("sel");
-  ASSERT_EQ(create_vm(container_disk_vm("sel", "a", "Halted", {{"tier", "gold"}, {"run", "r1"}})).status, 201);
-  ASSERT_EQ(create_vm(container_disk_vm("sel", "b", "Halted", {{"tier", "silver"}, {"run", "r1"}})).status, 201);
+  ASSERT_EQ(create_vm(container_disk_vm("sel", "a", "Halted", {{"tier", "gold"}, {"run", "r1"}})).status,
+            201);
+  ASSERT_EQ(create_vm(container_disk_vm("sel", "b", "Halted", {{"tier", "silver"}, {"run", "r1"}})).status,
+            201);
   ASSERT_EQ(create_vm(container_disk_vm("sel", "c", "Halted", {{"tier", "bronze"}})).status, 201);
   auto names = [&](const std::string& query) {
     json list = lab_->get_json("/apis/kubevirt.io/v1/namespaces/sel/virtualmachines?" + query);
@@ -407,7 +436,8 @@ TEST_F(KubeFrontTest, LabelAndFieldSelectors) {
   EXPECT_EQ(names("fieldSelector=metadata.name%3Db"), V({"b"}));
   EXPECT_EQ(names("fieldSelector=metadata.name%21%3Db&labelSelector=run%3Dr1"), V({"a"}));
   EXPECT_EQ(names("limit=2").size(), 2u);
-  auto bad = lab_->call("GET", "/apis/kubevirt.io/v1/namespaces/sel/virtualmachines?fieldSelector=status.phase%3DX");
+  auto bad =
+      lab_->call("GET", "/apis/kubevirt.io/v1/namespaces/sel/virtualmachines?fieldSelector=status.phase%3DX");
   EXPECT_EQ(bad.status, 400);
   // All namespaces.
   json all = lab_->get_json("/apis/kubevirt.io/v1/virtualmachines?labelSelector=run%3Dr1");
@@ -421,6 +451,7 @@ class KubeFrontWatchTest : public KubeFrontTest {
     KubeFrontOptions o;
     o.bookmark_interval = 200ms;
     o.history_events = 40;
+    o.history_events_per_object = 0;  // a fixed history, so that the test can outrun it
     return o;
   }
 };
@@ -429,7 +460,8 @@ TEST_F(KubeFrontWatchTest, BookmarksResumptionAndGone) {
   create_namespace("w");
   json list = lab_->get_json("/api/v1/namespaces/w/secrets");
   std::string rv = list["metadata"]["resourceVersion"];
-  WatchRecorder watch(*lab_, "/api/v1/namespaces/w/secrets?watch=1&allowWatchBookmarks=true&resourceVersion=" + rv);
+  WatchRecorder watch(*lab_,
+                      "/api/v1/namespaces/w/secrets?watch=1&allowWatchBookmarks=true&resourceVersion=" + rv);
   ASSERT_TRUE(watch.wait_headers());
   auto secret = [](const std::string& name, const std::string& env) {
     return json{{"apiVersion", "v1"},
@@ -457,15 +489,15 @@ TEST_F(KubeFrontWatchTest, BookmarksResumptionAndGone) {
 
   // A label-filtered watch sees an object leave the selection as DELETED.
   std::string rv2 = lab_->get_json("/api/v1/namespaces/w/secrets")["metadata"]["resourceVersion"];
-  WatchRecorder filtered(*lab_, "/api/v1/namespaces/w/secrets?watch=1&labelSelector=env%3Da&resourceVersion=" + rv2);
+  WatchRecorder filtered(*lab_,
+                         "/api/v1/namespaces/w/secrets?watch=1&labelSelector=env%3Da&resourceVersion=" + rv2);
   ASSERT_TRUE(filtered.wait_headers());
   ASSERT_EQ(lab_->call("PATCH", "/api/v1/namespaces/w/secrets/s1", R"({"metadata":{"labels":{"env":"b"}}})",
                        "application/merge-patch+json")
                 .status,
             200);
-  ASSERT_TRUE(filtered.wait([](const std::vector<json>& lines) {
-    return !lines.empty() && lines.back()["type"] == "DELETED";
-  }));
+  ASSERT_TRUE(filtered.wait(
+      [](const std::vector<json>& lines) { return !lines.empty() && lines.back()["type"] == "DELETED"; }));
   filtered.stop();
 
   // Push the old version out of the history window: resuming from it is 410 Gone (an ERROR event).
@@ -478,7 +510,8 @@ TEST_F(KubeFrontWatchTest, BookmarksResumptionAndGone) {
   json next = lab_->get_json("/api/v1/namespaces/w/secrets?limit=1&continue=" + http::url_encode(token));
   EXPECT_EQ(next["items"][0]["metadata"]["name"], "s2");
   for (int i = 0; i < 50; ++i) {
-    ASSERT_EQ(lab_->call("POST", "/api/v1/namespaces/w/secrets", secret("f" + std::to_string(i), "c")).status, 201);
+    ASSERT_EQ(lab_->call("POST", "/api/v1/namespaces/w/secrets", secret("f" + std::to_string(i), "c")).status,
+              201);
   }
   WatchRecorder gone(*lab_, "/api/v1/namespaces/w/secrets?watch=1&resourceVersion=" + rv);
   ASSERT_TRUE(gone.wait([](const std::vector<json>& lines) { return !lines.empty(); }));
@@ -487,7 +520,8 @@ TEST_F(KubeFrontWatchTest, BookmarksResumptionAndGone) {
   EXPECT_EQ(error["object"]["code"], 410);
   EXPECT_EQ(error["object"]["reason"], "Expired");
   EXPECT_TRUE(gone.wait_end());
-  auto expired_list = lab_->call("GET", "/api/v1/namespaces/w/secrets?limit=1&continue=" + http::url_encode(token));
+  auto expired_list =
+      lab_->call("GET", "/api/v1/namespaces/w/secrets?limit=1&continue=" + http::url_encode(token));
   EXPECT_EQ(expired_list.status, 410);
   EXPECT_EQ(json::parse(expired_list.body)["reason"], "Expired");
 
@@ -508,7 +542,8 @@ TEST_F(KubeFrontTest, FaultsFromTheModel) {
   WatchRecorder gone(*lab_, "/api/v1/nodes?watch=1");
   ASSERT_TRUE(gone.wait([](const std::vector<json>& lines) { return !lines.empty(); }));
   EXPECT_EQ(gone.lines().front()["object"]["code"], 410);
-  ASSERT_EQ(lab_->call("POST", "/_lab/faults", R"({"forceGoneRate": 0, "watchDropAfterS": 0.3})").status, 200);
+  ASSERT_EQ(lab_->call("POST", "/_lab/faults", R"({"forceGoneRate": 0, "watchDropAfterS": 0.3})").status,
+            200);
   WatchRecorder dropped(*lab_, "/api/v1/nodes?watch=1");
   EXPECT_TRUE(dropped.wait_end(5s));
   EXPECT_FALSE(dropped.lines().empty());  // the initial ADDED events came first
@@ -525,15 +560,19 @@ TEST_F(KubeFrontTest, ForkliftObjectsAreStoredAndServed) {
   json provider = {{"apiVersion", "forklift.konveyor.io/v1beta1"},
                    {"kind", "Provider"},
                    {"metadata", {{"name", "vcenter"}}},
-                   {"spec", {{"type", "vsphere"}, {"url", "https://vcenter/sdk"},
-                             {"secret", {{"name", "vc-creds"}, {"namespace", "mtv"}}}}}};
-  auto created = lab_->call("POST", "/apis/forklift.konveyor.io/v1beta1/namespaces/mtv/providers", provider.dump());
+                   {"spec",
+                    {{"type", "vsphere"},
+                     {"url", "https://vcenter/sdk"},
+                     {"secret", {{"name", "vc-creds"}, {"namespace", "mtv"}}}}}};
+  auto created =
+      lab_->call("POST", "/apis/forklift.konveyor.io/v1beta1/namespaces/mtv/providers", provider.dump());
   ASSERT_EQ(created.status, 201) << created.body;
   json plan = {{"apiVersion", "forklift.konveyor.io/v1beta1"},
                {"kind", "Plan"},
                {"metadata", {{"name", "p"}}},
                {"spec", {{"targetNamespace", "mtv"}, {"vms", json::array({{{"name", "vm-1"}}})}}}};
-  ASSERT_EQ(lab_->call("POST", "/apis/forklift.konveyor.io/v1beta1/namespaces/mtv/plans", plan.dump()).status, 201);
+  ASSERT_EQ(lab_->call("POST", "/apis/forklift.konveyor.io/v1beta1/namespaces/mtv/plans", plan.dump()).status,
+            201);
   auto patched = lab_->call("PATCH", "/apis/forklift.konveyor.io/v1beta1/namespaces/mtv/plans/p",
                             R"({"spec":{"warm":true}})", "application/merge-patch+json");
   ASSERT_EQ(patched.status, 200);
@@ -555,7 +594,8 @@ TEST_F(KubeFrontTest, ListsTenThousandVmisQuickly) {
       store.put(Kind::virtual_machine_instances,
                 {{"apiVersion", "kubevirt.io/v1"},
                  {"kind", "VirtualMachineInstance"},
-                 {"metadata", {{"name", name}, {"namespace", "scale"}, {"labels", {{"shard", std::to_string(i % 4)}}}}},
+                 {"metadata",
+                  {{"name", name}, {"namespace", "scale"}, {"labels", {{"shard", std::to_string(i % 4)}}}}},
                  {"spec", {{"domain", {{"devices", json::object()}}}}},
                  {"status",
                   {{"phase", "Running"},
@@ -571,7 +611,8 @@ TEST_F(KubeFrontTest, ListsTenThousandVmisQuickly) {
   EXPECT_EQ(json::parse(response.body)["items"].size(), 10000u);
   RecordProperty("list_10000_vmis_seconds", std::to_string(seconds));
   std::printf("list of 10,000 VMIs: %.3f s, %zu bytes\n", seconds, response.body.size());
-  auto filtered = lab_->get_json("/apis/kubevirt.io/v1/namespaces/scale/virtualmachineinstances?labelSelector=shard%3D1");
+  auto filtered =
+      lab_->get_json("/apis/kubevirt.io/v1/namespaces/scale/virtualmachineinstances?labelSelector=shard%3D1");
   EXPECT_EQ(filtered["items"].size(), 2500u);
 }
 
@@ -592,9 +633,11 @@ TEST_F(KubeFrontTest, StormWithSeveralWatchers) {
     seen.push_back(std::make_unique<Seen>());
     Seen* target = seen.back().get();
     watchers.push_back(std::make_unique<WatchRecorder>(
-        *lab_, "/apis/kubevirt.io/v1/namespaces/storm/virtualmachineinstances?watch=1&allowWatchBookmarks=true",
+        *lab_,
+        "/apis/kubevirt.io/v1/namespaces/storm/virtualmachineinstances?watch=1&allowWatchBookmarks=true",
         [target](const json& line) {
-          if (line.value("type", "") == "MODIFIED" && line["object"]["status"].value("phase", "") == "Running") {
+          if (line.value("type", "") == "MODIFIED" &&
+              line["object"]["status"].value("phase", "") == "Running") {
             std::lock_guard lock(target->mutex);
             target->running.insert(line["object"]["metadata"]["name"].get<std::string>());
           }
@@ -619,7 +662,8 @@ TEST_F(KubeFrontTest, StormWithSeveralWatchers) {
   for (std::size_t i = 0; i < count; ++i) {
     http::Request request;
     request.method = "PUT";
-    request.target = "/apis/subresources.kubevirt.io/v1/namespaces/storm/virtualmachines/vm-" + std::to_string(i) + "/start";
+    request.target = "/apis/subresources.kubevirt.io/v1/namespaces/storm/virtualmachines/vm-" +
+                     std::to_string(i) + "/start";
     request.headers.emplace_back("Content-Type", "application/json");
     request.body = "{}";
     starts.push_back(std::move(request));
@@ -644,16 +688,18 @@ TEST_F(KubeFrontTest, StormWithSeveralWatchers) {
     json vmis = lab_->get_json("/apis/kubevirt.io/v1/namespaces/storm/virtualmachineinstances");
     for (const auto& vmi : vmis["items"]) ++phases[vmi["status"].value("phase", "")];
     ADD_FAILURE() << "watchers saw " << running_seen(*seen[0]) << "/" << running_seen(*seen[1]) << "/"
-                  << running_seen(*seen[2]) << " of " << count << " VMIs Running; VMI phases: " << json(phases).dump();
+                  << running_seen(*seen[2]) << " of " << count
+                  << " VMIs Running; VMI phases: " << json(phases).dump();
   }
   auto list_start = std::chrono::steady_clock::now();
   json list = lab_->get_json("/apis/kubevirt.io/v1/namespaces/storm/virtualmachineinstances");
   auto t4 = std::chrono::steady_clock::now();
   EXPECT_EQ(list["items"].size(), count);
   auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
-  std::printf("storm of %zu VMs: create %.2f s, start requests %.2f s, all Running seen by 3 watchers %.2f s after "
-              "the last start, list %.3f s\n",
-              count, secs(t0, t1), secs(t1, t2), secs(t2, t3), secs(list_start, t4));
+  std::printf(
+      "storm of %zu VMs: create %.2f s, start requests %.2f s, all Running seen by 3 watchers %.2f s after "
+      "the last start, list %.3f s\n",
+      count, secs(t0, t1), secs(t1, t2), secs(t2, t3), secs(list_start, t4));
   for (auto& w : watchers) w->stop();
 }
 

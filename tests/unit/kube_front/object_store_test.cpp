@@ -8,7 +8,9 @@ namespace {
 using json = nlohmann::json;
 
 json vm(const std::string& ns, const std::string& name) {
-  return {{"apiVersion", "kubevirt.io/v1"}, {"kind", "VirtualMachine"}, {"metadata", {{"name", name}, {"namespace", ns}}}};
+  return {{"apiVersion", "kubevirt.io/v1"},
+          {"kind", "VirtualMachine"},
+          {"metadata", {{"name", name}, {"namespace", ns}}}};
 }
 
 TEST(ObjectStore, AssignsIncreasingResourceVersions) {
@@ -41,6 +43,7 @@ TEST(ObjectStore, ListsSortedAndByNamespace) {
 TEST(ObjectStore, ResumesFromHistoryAndReportsTooOld) {
   ObjectStore::Options options;
   options.history_events = 3;
+  options.history_events_per_object = 0;
   ObjectStore store(options);
   auto first = store.put(Kind::virtual_machines, vm("ns", "a"));
   for (int i = 0; i < 5; ++i) store.put(Kind::virtual_machines, vm("ns", "b" + std::to_string(i)));
@@ -52,6 +55,25 @@ TEST(ObjectStore, ResumesFromHistoryAndReportsTooOld) {
   ASSERT_EQ(sub.backlog.size(), 2u);
   EXPECT_EQ(sub.backlog[0].resource_version, recent + 1);
   store.unsubscribe(sub.queue);
+}
+
+TEST(ObjectStore, HistoryGrowsWithTheObjectsHeld) {
+  ObjectStore::Options options;
+  options.history_events = 3;
+  options.history_events_per_object = 4;
+  ObjectStore store(options);
+  // 10 objects, each updated 3 times: 30 events, within 4 per object (40) though far beyond 3.
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 10; ++i) store.put(Kind::virtual_machines, vm("ns", "vm" + std::to_string(i)));
+  }
+  auto sub = store.subscribe(Kind::virtual_machines, "", std::uint64_t{1});
+  ASSERT_FALSE(sub.too_old);
+  EXPECT_EQ(sub.backlog.size(), 29u);  // every event after resourceVersion 1
+  store.unsubscribe(sub.queue);
+  // 12 more updates of the same 10 objects: 42 events > 40, so the oldest are compacted.
+  for (int i = 0; i < 12; ++i) store.put(Kind::virtual_machines, vm("ns", "vm" + std::to_string(i % 10)));
+  EXPECT_TRUE(store.subscribe(Kind::virtual_machines, "", std::uint64_t{1}).too_old);
+  EXPECT_EQ(store.compacted_resource_version(), 2u);
 }
 
 TEST(ObjectStore, FreshSubscriptionGetsSyntheticAddsThenLiveEvents) {
@@ -70,7 +92,8 @@ TEST(ObjectStore, FreshSubscriptionGetsSyntheticAddsThenLiveEvents) {
   EXPECT_EQ(events[0].type, EventType::modified);
   ASSERT_TRUE(events[0].previous);
   EXPECT_EQ(events[1].type, EventType::deleted);
-  EXPECT_EQ(events[1].object->object["metadata"]["resourceVersion"], std::to_string(events[1].resource_version));
+  EXPECT_EQ(events[1].object->object["metadata"]["resourceVersion"],
+            std::to_string(events[1].resource_version));
   EXPECT_EQ(wakes, 2);
   store.compact_all();
   EXPECT_TRUE(store.subscribe(Kind::virtual_machines, "", events[0].resource_version).too_old);
