@@ -7,8 +7,9 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <nlohmann/json.hpp>
 #include <deque>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 
 #include "common/log.hpp"
@@ -16,6 +17,7 @@
 #include "providers/kubevirt/kube_config.hpp"
 #include "providers/kubevirt/kube_objects.hpp"
 #include "providers/kubevirt/vmi_tracker.hpp"
+#include "providers/kubevirt/watch_thread.hpp"
 
 namespace bootstorm::kubevirt {
 namespace asio = boost::asio;
@@ -84,9 +86,9 @@ std::string name_of(const json& obj) {
 // (it is the stated resolution of watch milestones, and it must never be smaller than the real error):
 //  * queueing: the provider shares one event loop with the engine (start responses, journal, progress); a
 //    line that reached the socket while the loop was busy waits in the loop's queue. A probe timer due every
-//    kProbePeriod measures that wait (how late it runs). The bound at time t is the largest wait of the probes
-//    that ran in the last kProbeWindow plus how overdue the pending probe is at t.
-//    A TLS record takes up to two turns of the loop (socket read, then decryption), hence twice that wait.
+//    kProbePeriod measures that wait (how late it runs). The bound at time t is the largest wait of the
+//    probes that ran in the last kProbeWindow plus how overdue the pending probe is at t. A TLS record takes
+//    up to two turns of the loop (socket read, then decryption), hence twice that wait.
 //  * backlog: lines are handed over one after the other, so a line also waits for the handling of the lines
 //    and records before it. The next read is issued as soon as the previous lines are handled; if data is
 //    already waiting it completes within the queueing bound. So a line that follows the previous one within
@@ -98,7 +100,9 @@ class LatenessMonitor : public std::enable_shared_from_this<LatenessMonitor> {
   static constexpr auto kProbeWindow = std::chrono::milliseconds(250);
   static constexpr auto kGapMargin = std::chrono::milliseconds(1);
 
-  explicit LatenessMonitor(asio::any_io_executor executor) : timer_(std::move(executor)) {}
+  // `other_thread`: the monitor runs on an executor of another thread (the WatchThread), so stop() posts.
+  LatenessMonitor(asio::any_io_executor executor, bool other_thread)
+      : timer_(std::move(executor)), other_thread_(other_thread) {}
 
   void start() {
     auto self = shared_from_this();
@@ -117,8 +121,15 @@ class LatenessMonitor : public std::enable_shared_from_this<LatenessMonitor> {
         asio::detached);
   }
   void stop() {
-    stopped_ = true;
-    timer_.cancel();
+    if (!other_thread_) {
+      stopped_ = true;
+      timer_.cancel();
+      return;
+    }
+    asio::post(timer_.get_executor(), [self = shared_from_this()] {
+      self->stopped_ = true;
+      self->timer_.cancel();
+    });
   }
 
   // A line is handed over at `at`: the bound (seconds) on how long it waited in this process.
@@ -142,6 +153,7 @@ class LatenessMonitor : public std::enable_shared_from_this<LatenessMonitor> {
   }
 
   asio::steady_timer timer_;
+  bool other_thread_;
   bool stopped_ = false;
   steady_clock::time_point due_ = steady_clock::now();
   std::deque<std::pair<steady_clock::time_point, steady_clock::duration>> recent_;
@@ -149,11 +161,21 @@ class LatenessMonitor : public std::enable_shared_from_this<LatenessMonitor> {
   steady_clock::time_point backlog_start_{}, last_line_end_{};
 };
 
+// What a stream read on the WatchThread hands back to the provider's executor.
+struct StreamOutcome {
+  Expected<void> result;
+  int status = 0;
+  std::string error_body;
+  ClientInstant connected_at;
+};
+
 struct WatchHandlers {
   std::function<void(const json& items, ClientInstant at, bool relist)> on_list;
   // `lateness_s`: how long the line may have waited in this process before `at` (0 without a monitor).
   std::function<void(const WatchEvent& event, ClientInstant at, bool catch_up, double lateness_s)> on_event;
   std::shared_ptr<LatenessMonitor> lateness;  // optional
+  // Read and stamp the stream on the provider's WatchThread (which must exist), not on its executor.
+  bool own_thread = false;
   std::function<void(ClientInstant at)> on_alive;
   std::function<bool()> done;
 };
@@ -220,6 +242,8 @@ class Impl : public std::enable_shared_from_this<Impl> {
     options.max_connections = static_cast<std::size_t>(std::max(1, config_.max_concurrent));
     options.user_agent = "bootstorm/kubevirt";
     options.default_headers = {{"Accept", "application/json"}};
+    watch_options_ = options;
+    watch_options_->max_connections = 4;
     try {
       client_ = std::make_unique<http::Client>(executor_, std::move(options));
     } catch (const std::exception& e) {
@@ -576,14 +600,43 @@ class Impl : public std::enable_shared_from_this<Impl> {
       for (const auto& item : items) publish(tracker->on_listed_object(item, at));
       tracker->note_stream_alive(at);
     };
-    h.on_event = [tracker, publish](const WatchEvent& ev, ClientInstant at, bool catch_up, double lateness_s) {
+    // Unschedulable VMIs never boot: say so (at most every 10 s, with the scheduler's own message) rather
+    // than leave the user watching a stalled progress line until the storm timeout.
+    auto unschedulable_told = std::make_shared<std::pair<std::size_t, steady_clock::time_point>>();
+    auto tell_unschedulable = [tracker, unschedulable_told, ns = config_.namespace_] {
+      const auto& pending = tracker->unschedulable();
+      auto& [told, when] = *unschedulable_told;
+      const auto now = steady_clock::now();
+      if (pending.empty() || pending.size() == told || now - when < std::chrono::seconds(10)) return;
+      told = pending.size();
+      when = now;
+      const auto& [name, message] = *pending.begin();
+      spdlog::warn(
+          "{} VirtualMachineInstance(s) cannot be scheduled and will not boot unless capacity frees up, "
+          "e.g. {}/{}: {} — check the nodes' free memory and CPU against the VM size and the placement",
+          pending.size(), ns, name, message);
+    };
+    h.on_event = [tracker, publish, tell_unschedulable](const WatchEvent& ev, ClientInstant at, bool catch_up,
+                                                        double lateness_s) {
       if (ev.type == WatchEvent::Type::added || ev.type == WatchEvent::Type::modified) {
         publish(tracker->on_watch_object(ev.object, at, catch_up, lateness_s));
+        tell_unschedulable();
       }
     };
     h.on_alive = [tracker](ClientInstant at) { tracker->note_stream_alive(at); };
     h.done = [tracker] { return tracker->complete(); };
-    h.lateness = std::make_shared<LatenessMonitor>(executor_);
+    if (!watch_thread_ && watch_options_) {
+      try {
+        watch_thread_ = std::make_shared<WatchThread>(*watch_options_);
+      } catch (const std::exception& e) {
+        spdlog::warn("cannot start the watch thread ({}); the VMI watch shares the provider's event loop",
+                     e.what());
+        watch_options_.reset();
+      }
+    }
+    h.own_thread = watch_thread_ != nullptr;
+    h.lateness =
+        std::make_shared<LatenessMonitor>(h.own_thread ? watch_thread_->executor() : executor_, h.own_thread);
     h.lateness->start();
     struct StopProbe {
       std::shared_ptr<LatenessMonitor> monitor;
@@ -810,6 +863,36 @@ class Impl : public std::enable_shared_from_this<Impl> {
     }
   }
 
+  // Runs on the WatchThread: reads the stream, stamps each line as it is handed over, and posts it to `main`
+  // (in order) for decoding. Parameters by value: the coroutine frame owns everything it uses.
+  static awaitable<StreamOutcome> read_stream_on_thread(
+      WatchThread* watch, std::shared_ptr<LatenessMonitor> lateness, http::Request req, CancelSignal cancel,
+      asio::any_io_executor main,
+      std::function<void(std::string, ClientInstant, double, ClientInstant)> deliver) {
+    auto state = std::make_shared<StreamOutcome>();
+    state->connected_at = ClientInstant::now();
+    http::Client::HeadersHandler on_headers = [state](int s, const http::Headers&) {
+      state->status = s;
+      state->connected_at = ClientInstant::now();
+    };
+    http::Client::LineHandler on_line = [state, lateness, main, deliver](std::string_view line) {
+      if (state->status != 200) {
+        state->error_body.append(line);
+        return;
+      }
+      if (line.empty()) return;
+      ClientInstant at = ClientInstant::now();
+      const double lateness_s = lateness ? lateness->line_started(at.mono) : 0.0;
+      asio::post(main, [deliver, text = std::string(line), at, lateness_s, connected = state->connected_at] {
+        deliver(text, at, lateness_s, connected);
+      });
+      if (lateness) lateness->line_finished();
+    };
+    state->result = co_await watch->client().stream(std::move(req), std::move(on_headers), std::move(on_line),
+                                                    std::move(cancel));
+    co_return std::move(*state);
+  }
+
   // ONE list, then a watch resumed from the last resourceVersion; re-list on 410 Gone.
   awaitable<void> list_watch(std::string collection, WatchHandlers h, CancelSignal cancel, std::string what) {
     auto self = shared_from_this();
@@ -868,50 +951,80 @@ class Impl : public std::enable_shared_from_this<Impl> {
       const bool catch_up_possible = after_drop;
       ClientInstant connected_at = ClientInstant::now();
       stats_.requests++;
-      auto result = co_await client_->stream(
-          std::move(req),
-          [&](int s, const http::Headers&) {
-            status = s;
-            connected_at = ClientInstant::now();
-          },
-          [&](std::string_view line) {
-            if (status != 200) {
-              error_body.append(line);
-              return;
-            }
-            if (line.empty()) return;
-            ClientInstant at = ClientInstant::now();
-            const double lateness_s = h.lateness ? h.lateness->line_started(at.mono) : 0.0;
-            struct LineDone {
-              LatenessMonitor* monitor;
-              ~LineDone() {
-                if (monitor) monitor->line_finished();
+      // Everything after the stamp: decoding, resumption bookkeeping, handing the event over.
+      auto handle_line = [&](std::string_view line, ClientInstant at, double lateness_s,
+                             ClientInstant stream_connected_at) {
+        ++lines;
+        auto ev = decode_watch_line(line, WatchDecode::milestone_fields);
+        if (!ev) {
+          spdlog::warn("watch of {}: {}", what, ev.error().what());
+          return;
+        }
+        if (h.on_alive) h.on_alive(at);
+        if (ev->type == WatchEvent::Type::error) {
+          if (ev->error_code == 410) {
+            gone = true;
+          } else {
+            spdlog::warn("watch of {} reported an error (code {}): {}", what, ev->error_code,
+                         ev->error_message);
+          }
+          stream_cancel.cancel();
+          return;
+        }
+        if (std::string v = ev->resource_version(); !v.empty()) rv = v;
+        if (ev->type == WatchEvent::Type::bookmark) return;
+        bool catch_up = catch_up_possible && at.mono - stream_connected_at.mono < kCatchUpWindow;
+        h.on_event(*ev, at, catch_up, lateness_s);
+        if (h.done && h.done()) stream_cancel.cancel();
+      };
+      Expected<void> result;
+      if (h.own_thread) {
+        // Read, split and stamp on the watch thread; decode and track here. Lines are posted in order and
+        // the stream's completion is posted after the last of them, so handle_line runs before co_await
+        // returns and the references it holds to this frame stay valid.
+        auto req_for_thread = std::move(req);
+        if (!current_auth_.empty()) req_for_thread.headers.emplace_back("Authorization", current_auth_);
+        // `watch` keeps the thread alive until co_await returns; the coroutine on it holds only a raw
+        // pointer, so the last reference can never be dropped on the thread itself (a self-join).
+        std::shared_ptr<WatchThread> watch = watch_thread_;
+        // A named awaitable and a named callback rather than a capturing lambda inside the co_await
+        // expression: g++ 12 mis-copies such temporaries (valgrind: strings freed from this frame).
+        std::function<void(std::string, ClientInstant, double, ClientInstant)> deliver =
+            [&handle_line](std::string text, ClientInstant at, double lateness_s, ClientInstant connected) {
+              handle_line(text, at, lateness_s, connected);
+            };
+        awaitable<StreamOutcome> on_thread = read_stream_on_thread(
+            watch.get(), h.lateness, std::move(req_for_thread), stream_cancel, executor_, std::move(deliver));
+        StreamOutcome outcome =
+            co_await asio::co_spawn(watch->executor(), std::move(on_thread), asio::use_awaitable);
+        status = outcome.status;
+        error_body = std::move(outcome.error_body);
+        result = std::move(outcome.result);
+      } else {
+        result = co_await client_->stream(
+            std::move(req),
+            [&](int s, const http::Headers&) {
+              status = s;
+              connected_at = ClientInstant::now();
+            },
+            [&](std::string_view line) {
+              if (status != 200) {
+                error_body.append(line);
+                return;
               }
-            } line_done{h.lateness.get()};
-            ++lines;
-            auto ev = decode_watch_line(line, WatchDecode::milestone_fields);
-            if (!ev) {
-              spdlog::warn("watch of {}: {}", what, ev.error().what());
-              return;
-            }
-            if (h.on_alive) h.on_alive(at);
-            if (ev->type == WatchEvent::Type::error) {
-              if (ev->error_code == 410) {
-                gone = true;
-              } else {
-                spdlog::warn("watch of {} reported an error (code {}): {}", what, ev->error_code,
-                             ev->error_message);
-              }
-              stream_cancel.cancel();
-              return;
-            }
-            if (std::string v = ev->resource_version(); !v.empty()) rv = v;
-            if (ev->type == WatchEvent::Type::bookmark) return;
-            bool catch_up = catch_up_possible && at.mono - connected_at.mono < kCatchUpWindow;
-            h.on_event(*ev, at, catch_up, lateness_s);
-            if (h.done && h.done()) stream_cancel.cancel();
-          },
-          stream_cancel);
+              if (line.empty()) return;
+              ClientInstant at = ClientInstant::now();
+              const double lateness_s = h.lateness ? h.lateness->line_started(at.mono) : 0.0;
+              struct LineDone {
+                LatenessMonitor* monitor;
+                ~LineDone() {
+                  if (monitor) monitor->line_finished();
+                }
+              } line_done{h.lateness.get()};
+              handle_line(line, at, lateness_s, connected_at);
+            },
+            stream_cancel);
+      }
       (void)self;
       if (cancel.cancelled() || (h.done && h.done())) break;
       if (lines > (gone ? 1u : 0u)) consecutive_gone = 0;
@@ -1006,6 +1119,8 @@ class Impl : public std::enable_shared_from_this<Impl> {
   KubeClientConfig kube_;
   std::optional<CredentialCache> creds_;
   std::unique_ptr<http::Client> client_;
+  std::optional<http::ClientOptions> watch_options_;  // the client's, for the WatchThread's own client
+  std::shared_ptr<WatchThread> watch_thread_;         // started by the first observe()
   std::string prefix_;
   std::string current_auth_;
   TokenBucket bucket_;
