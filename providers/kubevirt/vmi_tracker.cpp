@@ -59,7 +59,13 @@ VmiStatusView view_vmi(const json& vmi) {
   }
   if (auto conds = st.find("conditions"); conds != st.end() && conds->is_array()) {
     for (const auto& c : *conds) {
-      if (!c.is_object() || c.value("type", "") != "AgentConnected") continue;
+      if (!c.is_object()) continue;
+      if (c.value("type", "") == "PodScheduled" && c.value("status", "") == "False" &&
+          c.value("reason", "") == "Unschedulable") {
+        v.unschedulable = c.value("message", "");
+        if (v.unschedulable.empty()) v.unschedulable = "Unschedulable";
+      }
+      if (c.value("type", "") != "AgentConnected") continue;
       if (c.value("status", "") != "True") continue;
       v.agent_connected = true;
       if (auto lt = c.find("lastTransitionTime"); lt != c.end() && lt->is_string()) {
@@ -114,6 +120,11 @@ std::vector<api::MilestoneEvent> VmiTracker::apply(const json& vmi, ClientInstan
   auto it = tracked_.find(v.name);
   if (it == tracked_.end()) return out;
   auto& reached = it->second;
+  if (!v.unschedulable.empty() && !v.scheduled) {
+    unschedulable_[v.name] = v.unschedulable;
+  } else {
+    unschedulable_.erase(v.name);
+  }
   auto emit = [&](Milestone m, bool now_reached, std::optional<std::chrono::system_clock::time_point> stamp,
                   std::string detail) {
     if (!now_reached || reached[slot(m)]) return;

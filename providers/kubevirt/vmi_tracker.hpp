@@ -51,6 +51,9 @@ struct VmiStatusView {
   std::optional<std::chrono::system_clock::time_point> scheduled_at;  // phaseTransitionTimestamps (1 s)
   std::optional<std::chrono::system_clock::time_point> running_at;
   std::optional<std::chrono::system_clock::time_point> agent_at;  // AgentConnected lastTransitionTime
+  // PodScheduled=False with reason Unschedulable: the scheduler's message (no node has room, a selector
+  // matches nothing, ...). Empty otherwise.
+  std::string unschedulable;
 };
 VmiStatusView view_vmi(const nlohmann::json& vmi);
 
@@ -76,6 +79,9 @@ class VmiTracker {
   std::size_t reached_total() const { return reached_count_; }
   // VMIs that reached a final phase without all milestones (Failed, Succeeded early): for warnings.
   const std::set<std::string>& failed() const { return failed_; }
+  // Followed VMIs that the scheduler currently cannot place, with its message: they will not boot unless
+  // capacity frees up, so the user is told instead of left waiting for the storm timeout.
+  const std::map<std::string, std::string>& unschedulable() const { return unschedulable_; }
 
  private:
   std::vector<api::MilestoneEvent> apply(const nlohmann::json& vmi, ClientInstant at, bool late,
@@ -85,6 +91,7 @@ class VmiTracker {
   std::size_t reached_count_ = 0;
   ClientInstant last_alive_;
   std::set<std::string> failed_;
+  std::map<std::string, std::string> unschedulable_;
 };
 
 }  // namespace bootstorm::kubevirt

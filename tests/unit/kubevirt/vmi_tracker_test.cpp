@@ -162,5 +162,25 @@ TEST(VmiTracker, FailedVmisAreReported) {
   EXPECT_FALSE(tracker.complete());
 }
 
+TEST(VmiTracker, UnschedulableVmisAreListedUntilScheduled) {
+  VmiTracker tracker({"a", "b"}, at(0));
+  json stuck = vmi("a", "Scheduling");
+  stuck["status"]["conditions"] =
+      json::array({{{"type", "PodScheduled"},
+                    {"status", "False"},
+                    {"reason", "Unschedulable"},
+                    {"message", "0/3 nodes are available: 3 Insufficient memory."}}});
+  tracker.on_watch_object(stuck, at(1), false);
+  json other = vmi("b", "Scheduling");
+  other["status"]["conditions"] =
+      json::array({{{"type", "PodScheduled"}, {"status", "False"}, {"reason", "SomethingElse"}}});
+  tracker.on_watch_object(other, at(1), false);
+  ASSERT_EQ(tracker.unschedulable().size(), 1u);
+  EXPECT_EQ(tracker.unschedulable().at("a"), "0/3 nodes are available: 3 Insufficient memory.");
+  // Capacity freed up: the VMI is scheduled and leaves the list.
+  tracker.on_watch_object(vmi("a", "Scheduled", "n", {{"Scheduled", "2026-11-30T10:00:12Z"}}), at(2), false);
+  EXPECT_TRUE(tracker.unschedulable().empty());
+}
+
 }  // namespace
 }  // namespace bootstorm::kubevirt
