@@ -2,6 +2,8 @@
 // optional. Beast stays in this file.
 #include "providers/http/server.hpp"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -232,7 +234,15 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
       if (!open()) co_return false;
       if (data.empty()) co_return true;  // an empty chunk would end the stream
       tcp_.expires_after(impl_.options.read_timeout);
-      auto [ec, n] = co_await net::async_write(stream_, bhttp::make_chunk(net::buffer(data)), use_nothrow);
+      // One contiguous buffer (size line, data, CRLF), not Beast's chunk buffer sequence: a TLS stream
+      // writes one buffer of a sequence per operation, so the three pieces took three turns of the event
+      // loop, and on a busy server (the lab during a storm) the data reached the socket several turns after
+      // the write began — which the lab's truth records as the watch event's delivery time.
+      std::string framed = fmt::format("{:x}\r\n", data.size());
+      framed.reserve(framed.size() + data.size() + 2);
+      framed += data;
+      framed += "\r\n";
+      auto [ec, n] = co_await net::async_write(stream_, net::buffer(framed), use_nothrow);
       if (ec) {
         failed_ = true;
         co_return false;
