@@ -1,22 +1,22 @@
 #include "simulator/lab/lab_server.hpp"
-#include "common/base64.hpp"
-#include "simulator/kube/kube_front.hpp"
+
+#include <fmt/format.h>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
-
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <thread>
 
+#include "common/base64.hpp"
 #include "common/log.hpp"
 #include "providers/http/client.hpp"
+#include "simulator/kube/kube_front.hpp"
 #include "simulator/vcenter/vcenter_front.hpp"
 
 namespace bootstorm::sim {
@@ -36,7 +36,8 @@ Expected<void> write_file(const std::filesystem::path& path, const std::string& 
   if (!out) return make_error(ErrorKind::io, fmt::format("Writing {} failed.", path.string()));
   if (secret) {
     std::error_code ec;
-    std::filesystem::permissions(path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
+    std::filesystem::permissions(path,
+                                 std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
                                  std::filesystem::perm_options::replace, ec);
   }
   return {};
@@ -67,9 +68,16 @@ std::string make_kubeconfig(const std::string& server, const std::string& ca_pem
       server, base64_encode(ca_pem), token);
 }
 
+// An io_context whose pending handlers can be destroyed ahead of the io_context itself (see ~Impl).
+class LabIoContext : public asio::io_context {
+ public:
+  using asio::io_context::shutdown;
+};
+
 struct LabServer::Impl {
-  // Declaration order is destruction order in reverse: the io_context outlives everything that uses it.
-  asio::io_context io;
+  // Declaration order is destruction order in reverse: the io_context outlives everything that uses it, the
+  // servers (and the handlers they hold) go before the fronts and the lab they refer to.
+  LabIoContext io;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
   std::thread thread;
   model::LabSpec spec;
@@ -84,6 +92,14 @@ struct LabServer::Impl {
   std::map<std::string, std::shared_ptr<http::Client>> beacon_clients;  // per origin
   BeaconStats beacon;  // touched on the lab thread; read after a run_on_lab round trip
   bool running = false;
+
+  // Runs after stop() (the lab thread is joined). The servers' suspended coroutines (sessions, watches) hold
+  // copies of the kube handler, and a handler from kube_handler_factory may own its front
+  // (kube::make_kube_handler), whose destruction unsubscribes from the lab. Left to the io_context's own
+  // destructor — after the lab's, since the lab's timers need the io_context — those frames would destroy
+  // the front after the lab. Shutting the io_context down first destroys them now, while the servers still
+  // hold their handler; the front then goes with the kube server, before the lab (declaration order).
+  ~Impl() { io.shutdown(); }
 
   // The simulated guest agent's call: POST {"vm", "token", "ip"} to the URL from guestinfo.
   void send_beacon(const model::Vm& vm) {
@@ -174,7 +190,8 @@ Expected<std::unique_ptr<LabServer>> LabServer::start(LabServerOptions options) 
   }
   http::ServerOptions kube_options = vc_options;
   kube_options.port = options.kube_port;
-  impl->kube_server = std::make_unique<http::Server>(impl->io.get_executor(), kube_options, std::move(kube_handler));
+  impl->kube_server =
+      std::make_unique<http::Server>(impl->io.get_executor(), kube_options, std::move(kube_handler));
   if (auto started = impl->kube_server->start(); !started) return started.error();
 
   impl->endpoints.vcenter_url = impl->vcenter_server->base_url();
@@ -192,7 +209,9 @@ Expected<std::unique_ptr<LabServer>> LabServer::start(LabServerOptions options) 
 
 LabServer::LabServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-LabServer::~LabServer() { stop(); }
+LabServer::~LabServer() {
+  stop();
+}
 
 void LabServer::stop() {
   Impl& m = *impl_;
@@ -213,13 +232,25 @@ void LabServer::stop() {
   if (m.thread.joinable()) m.thread.join();
 }
 
-const Endpoints& LabServer::endpoints() const { return impl_->endpoints; }
-const model::LabSpec& LabServer::spec() const { return impl_->spec; }
-boost::asio::any_io_executor LabServer::executor() const { return impl_->io.get_executor(); }
-model::Lab& LabServer::lab_unsafe() { return *impl_->lab; }
-vcenter::VcenterFront& LabServer::vcenter_unsafe() { return *impl_->vcenter_front; }
+const Endpoints& LabServer::endpoints() const {
+  return impl_->endpoints;
+}
+const model::LabSpec& LabServer::spec() const {
+  return impl_->spec;
+}
+boost::asio::any_io_executor LabServer::executor() const {
+  return impl_->io.get_executor();
+}
+model::Lab& LabServer::lab_unsafe() {
+  return *impl_->lab;
+}
+vcenter::VcenterFront& LabServer::vcenter_unsafe() {
+  return *impl_->vcenter_front;
+}
 
-void LabServer::post_to_lab(std::function<void()> fn) { asio::post(impl_->io, std::move(fn)); }
+void LabServer::post_to_lab(std::function<void()> fn) {
+  asio::post(impl_->io, std::move(fn));
+}
 
 LabServer::BeaconStats LabServer::beacon_stats() const {
   auto* self = const_cast<LabServer*>(this);
@@ -231,31 +262,32 @@ Expected<void> LabServer::write_state(const std::string& dir) const {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) {
-    return make_error(ErrorKind::io, fmt::format("Cannot create the state directory {}: {}.", dir, ec.message()));
+    return make_error(ErrorKind::io,
+                      fmt::format("Cannot create the state directory {}: {}.", dir, ec.message()));
   }
   const fs::path base = fs::absolute(dir, ec);
   const fs::path ca = base / "ca.pem";
   const fs::path kubeconfig = base / "kubeconfig";
   if (auto r = write_file(ca, impl_->endpoints.ca_pem, false); !r) return r;
-  if (auto r = write_file(kubeconfig,
-                          make_kubeconfig(impl_->endpoints.kube_url, impl_->endpoints.ca_pem, impl_->endpoints.kube_token),
-                          true);
+  if (auto r = write_file(
+          kubeconfig,
+          make_kubeconfig(impl_->endpoints.kube_url, impl_->endpoints.ca_pem, impl_->endpoints.kube_token),
+          true);
       !r) {
     return r;
   }
-  const nlohmann::json endpoints{{"vcenter", impl_->endpoints.vcenter_url},
-                                 {"kube", impl_->endpoints.kube_url},
-                                 {"kubeconfig", kubeconfig.string()},
-                                 {"caFile", ca.string()},
-                                 {"username", impl_->endpoints.username},
-                                 {"password", impl_->endpoints.password},
-                                 {"kubeToken", impl_->endpoints.kube_token},
-                                 {"lab", impl_->spec.name}};
+  const nlohmann::json endpoints{
+      {"vcenter", impl_->endpoints.vcenter_url},  {"kube", impl_->endpoints.kube_url},
+      {"kubeconfig", kubeconfig.string()},        {"caFile", ca.string()},
+      {"username", impl_->endpoints.username},    {"password", impl_->endpoints.password},
+      {"kubeToken", impl_->endpoints.kube_token}, {"lab", impl_->spec.name}};
   // Written last and atomically (rename): its presence means the lab is listening.
   const fs::path tmp = base / "endpoints.json.tmp";
   if (auto r = write_file(tmp, endpoints.dump(2) + "\n", true); !r) return r;
   fs::rename(tmp, base / "endpoints.json", ec);
-  if (ec) return make_error(ErrorKind::io, fmt::format("Cannot write {}: {}.", (base / "endpoints.json").string(), ec.message()));
+  if (ec)
+    return make_error(ErrorKind::io,
+                      fmt::format("Cannot write {}: {}.", (base / "endpoints.json").string(), ec.message()));
   return {};
 }
 

@@ -7,7 +7,6 @@
 // Threading: the model and both fronts live on the lab's thread. From other threads, touch them only through
 // run_on_lab() (which must not be called from the lab's thread itself).
 #include <boost/asio/any_io_executor.hpp>
-
 #include <functional>
 #include <future>
 #include <memory>
@@ -34,14 +33,15 @@ struct Endpoints {
 };
 
 struct LabServerOptions {
-  std::string lab = "small";               // lab profile: name in the labs directory, or a path
-  std::optional<model::LabSpec> spec;      // when set, used instead of loading `lab`
-  std::optional<std::uint64_t> seed;       // overrides the profile's seed
+  std::string lab = "small";           // lab profile: name in the labs directory, or a path
+  std::optional<model::LabSpec> spec;  // when set, used instead of loading `lab`
+  std::optional<std::uint64_t> seed;   // overrides the profile's seed
   std::string bind_address = "127.0.0.1";
-  unsigned short vcenter_port = 0;         // 0: ephemeral
+  unsigned short vcenter_port = 0;  // 0: ephemeral
   unsigned short kube_port = 0;
   // Builds the kube server's handler over the lab (called once, before the lab thread starts, so it may use
-  // the lab freely; the handler runs on the lab's thread and whatever it owns lives as long as the server).
+  // the lab freely; the handler runs on the lab's thread). Whatever the handler owns (e.g. the front of
+  // kube::make_kube_handler) lives as long as the server and is destroyed before the lab.
   // Empty: the standard Kubernetes front of simulator/kube (kube::make_kube_handler).
   std::function<http::Handler(model::Lab&)> kube_handler_factory;
 };

@@ -40,11 +40,12 @@ inline void write_file(const fs::path& path, const std::string& text,
 }
 
 // A child process with stdin from /dev/null and stdout/stderr to files; `extra_env` ("K=V") is added to this
-// process's environment. The destructor SIGKILLs and reaps it unless it was waited for.
+// process's environment; `cwd` (when not empty) is its working directory. The destructor SIGKILLs and reaps
+// it unless it was waited for.
 class Child {
  public:
   Child(const std::vector<std::string>& argv, const fs::path& out, const fs::path& err,
-        const std::vector<std::string>& extra_env = {})
+        const std::vector<std::string>& extra_env = {}, const fs::path& cwd = {})
       : out_(out), err_(err) {
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
@@ -53,6 +54,8 @@ class Child {
                                      0600);
     posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
                                      0600);
+    // After the opens, so that relative output paths stay relative to this process's directory.
+    if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);

@@ -1,46 +1,22 @@
 // The bootstorm executable as users run it: help, version, validate on the example and invalid plans,
-// exit codes. Each test runs the binary in a shell with stdout and stderr captured to files.
+// exit codes. Each test runs the binary as a child process with stdout and stderr captured to files.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
 
+#include "tests/support/lab_process.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kBinary = std::string(BOOTSTORM_BINARY_DIR) + "/bootstorm";
-
-struct Result {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-std::string quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
+using Result = bootstorm::test_support::CliRun;
+using bootstorm::test_support::read_file;
 
 class Scratch {
  public:
@@ -63,15 +39,7 @@ class Scratch {
 // Runs `bootstorm ARGS...` in `cwd`.
 Result run(const std::vector<std::string>& args, const fs::path& cwd = fs::current_path()) {
   Scratch scratch;
-  std::string command = "cd " + quote(cwd.string()) + " && " + quote(kBinary);
-  for (const auto& a : args) command += " " + quote(a);
-  command += " >" + quote((scratch.dir() / "out").string()) + " 2>" + quote((scratch.dir() / "err").string());
-  int status = std::system(command.c_str());
-  Result r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = read_file(scratch.dir() / "out");
-  r.err = read_file(scratch.dir() / "err");
-  return r;
+  return bootstorm::test_support::run_cli(args, scratch.dir() / "cmd", std::chrono::seconds(120), {}, cwd);
 }
 
 std::vector<std::string> lines_of(const std::string& text) {
@@ -194,7 +162,8 @@ TEST(CliE2e, ValidatePrintWritesAResolvedPlanThatValidatesAgain) {
     Result r = run({"validate", "--print", plan.string()});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     // Defaults are filled in: a storm timeout (StormPlan) or the whole-migration timeout (MigrationPlan).
-    EXPECT_TRUE(r.out.find("timeout: 10m") != std::string::npos || r.out.find("timeout: 4h") != std::string::npos)
+    EXPECT_TRUE(r.out.find("timeout: 10m") != std::string::npos ||
+                r.out.find("timeout: 4h") != std::string::npos)
         << r.out;
     EXPECT_NE(r.out.find("requestsPerSecond: 50"), std::string::npos) << r.out;
     EXPECT_NE(r.err.find(": valid ("), std::string::npos) << r.err;  // the summary stays off stdout

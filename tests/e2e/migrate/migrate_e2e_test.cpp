@@ -4,7 +4,8 @@
 //  * --dry-run prints the calls and creates nothing;
 //  * against `bootstorm lab serve`: a vSphere run kept its VMs (fromRun), a DiskTransfer fault fails one VM
 //    (reported with its step and reason) while the others complete, and `bootstorm cleanup` removes every
-//    Forklift object and migrated VM of the run and leaves the source VMs — checked with kubectl and curl.
+//    Forklift object, migrated VM and namespace the run created and leaves the source VMs and a namespace
+//    that existed before — checked with kubectl and curl.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -26,8 +27,7 @@
 #include <thread>
 #include <vector>
 
-
-#include "tests/support/child_process.hpp"
+#include "tests/support/lab_fixture.hpp"
 
 namespace {
 
@@ -35,89 +35,23 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-const std::string kBinary = std::string(BOOTSTORM_BINARY_DIR) + "/bootstorm";
-const std::string kKubectl = "/usr/bin/kubectl";
+using Result = bootstorm::test_support::CliRun;
 
-using bootstorm::test_support::Child;
 using bootstorm::test_support::read_file;
 using bootstorm::test_support::write_file;
 
-struct Result {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-class MigrateE2E : public ::testing::Test {
+class MigrateE2E : public bootstorm::test_support::LabCliTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("bootstorm-migrate-e2e-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    lab_.reset();
-    if (!HasFailure())
-      fs::remove_all(dir_);
-    else
-      std::cerr << "kept scratch directory " << dir_ << " for inspection\n";
-  }
+  MigrateE2E() : LabCliTest("migrate-e2e") {}
 
-  void start_lab(const std::string& lab) {
-    state_ = dir_ / "lab";
-    lab_ = std::make_unique<Child>(
-        std::vector<std::string>{kBinary, "lab", "serve", "--lab", lab, "--state-dir", state_.string()},
-        dir_ / "lab.out", dir_ / "lab.err");
-    const auto deadline = Clock::now() + std::chrono::seconds(60);
-    while (Clock::now() < deadline) {
-      if (fs::exists(state_ / "endpoints.json")) {
-        try {
-          endpoints_ = json::parse(read_file(state_ / "endpoints.json"));
-          return;
-        } catch (const json::exception&) {
-        }
-      }
-      if (auto rc = lab_->wait_for(std::chrono::milliseconds(0)))
-        FAIL() << "lab serve exited with " << *rc << ": " << lab_->err();
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    FAIL() << "no endpoints.json after 60 s: " << lab_->err();
-  }
+  // Only the tests against `bootstorm lab serve` start one; they allow it 60 s.
+  void start_lab(const std::string& lab) { LabCliTest::start_lab(lab, std::chrono::seconds(60)); }
 
-  Result run(const std::vector<std::string>& argv, std::chrono::seconds timeout) {
-    const std::string tag = std::to_string(counter_++);
-    Child child(argv, dir_ / ("cmd" + tag + ".out"), dir_ / ("cmd" + tag + ".err"));
-    Result r;
-    auto rc = child.wait_for(timeout);
-    r.exit_code = rc ? *rc : -1000;
-    child.kill_now();
-    r.out = child.out();
-    r.err = child.err();
-    return r;
-  }
+  // Migrations (with --then-storm) outlast the base fixture's default.
   Result bootstorm(std::vector<std::string> args, std::chrono::seconds timeout = std::chrono::seconds(600)) {
-    args.insert(args.begin(), kBinary);
-    return run(args, timeout);
+    return LabCliTest::bootstorm(std::move(args), timeout);
   }
-  Result kubectl(std::vector<std::string> args) {
-    args.insert(args.begin(),
-                {"/usr/bin/kubectl", "--kubeconfig", endpoints_["kubeconfig"].get<std::string>()});
-    return run(args, std::chrono::seconds(60));
-  }
-  json kube_json(const std::vector<std::string>& args) {
-    Result r = kubectl(args);
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    return r.exit_code == 0 ? json::parse(r.out) : json::object();
-  }
-  std::vector<std::string> names_of(const std::string& resource, const std::string& ns,
-                                    const std::string& run_id) {
-    json list = kube_json({"get", resource, "-n", ns, "-l", "bootstorm.io/run=" + run_id, "-o", "json"});
-    std::vector<std::string> names;
-    for (const auto& item : list.value("items", json::array()))
-      names.push_back(item["metadata"]["name"].get<std::string>());
-    return names;
-  }
+
   // GET on the lab's vCenter REST API with a session, through curl.
   json vcenter_get(const std::string& path) {
     const std::string base = endpoints_["vcenter"].get<std::string>();
@@ -135,19 +69,23 @@ class MigrateE2E : public ::testing::Test {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return json::parse(r.out);
   }
-  static std::vector<fs::path> subdirs(const fs::path& dir) {
-    std::vector<fs::path> out;
-    if (fs::exists(dir))
-      for (const auto& e : fs::directory_iterator(dir))
-        if (e.is_directory()) out.push_back(e.path());
-    std::sort(out.begin(), out.end());
+  // The namespace as kubectl reads it; null when there is none.
+  json namespace_object(const std::string& name) {
+    Result r = kubectl({"get", "namespace", name, "--ignore-not-found", "-o", "json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out.find('{') == std::string::npos ? json() : json::parse(r.out);
+  }
+  // The namespaces a migration run's journal says it created.
+  static std::set<std::string> namespaces_created_by(const fs::path& run_dir) {
+    std::set<std::string> out;
+    std::istringstream in(read_file(run_dir / "journal.jsonl"));
+    for (std::string line; std::getline(in, line);) {
+      json e = json::parse(line, nullptr, false);
+      if (e.is_object() && e.value("type", "") == "object_created" && e.value("kind", "") == "Namespace")
+        out.insert(e.value("name", ""));
+    }
     return out;
   }
-
-  fs::path dir_, state_;
-  json endpoints_;
-  std::unique_ptr<Child> lab_;
-  int counter_ = 0;
 };
 
 const std::string kExample = std::string(BOOTSTORM_SOURCE_DIR) + "/plans/migrate-vsphere-to-openshift.yaml";
@@ -312,6 +250,17 @@ TEST_F(MigrateE2E, DiskTransferFaultFailsOneVmAndCleanupKeepsTheSources) {
   const std::string bad_id =
       json::parse(read_file(bad_runs[0] / "migration.json"))["run"]["id"].get<std::string>();
   EXPECT_EQ(names_of("plans.forklift.konveyor.io", "openshift-mtv", bad_id), std::vector<std::string>{});
+  // The lab has neither namespace: the run created both, labelled them, and its cleanup removed them.
+  EXPECT_EQ(namespaces_created_by(bad_runs[0]), (std::set<std::string>{"migrated", "openshift-mtv"}));
+  EXPECT_TRUE(namespace_object("openshift-mtv").is_null()) << "the namespace the run created is left";
+  EXPECT_TRUE(namespace_object("migrated").is_null()) << "the namespace the run created is left";
+  EXPECT_NE(bc.out.find("deleted Namespace openshift-mtv"), std::string::npos) << bc.out;
+
+  // A target namespace that exists before the run (someone else's): the run uses it, cleanup leaves it.
+  Result made = kubectl({"create", "namespace", "migrated"});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const json pre_existing = namespace_object("migrated");
+  ASSERT_TRUE(pre_existing.is_object());
 
   const fs::path plan = dir_ / "migrate.yaml";
   write_file(plan, migration_plan("lab-ds01"));
@@ -344,6 +293,10 @@ TEST_F(MigrateE2E, DiskTransferFaultFailsOneVmAndCleanupKeepsTheSources) {
   auto migrated = names_of("virtualmachines.kubevirt.io", "migrated", run_id);
   EXPECT_EQ(migrated.size(), 2u);
   EXPECT_FALSE(names_of("plans.forklift.konveyor.io", "openshift-mtv", run_id).empty());
+  EXPECT_EQ(namespaces_created_by(mig_runs[0]), std::set<std::string>{"openshift-mtv"});
+  const json forklift_ns = namespace_object("openshift-mtv");
+  ASSERT_TRUE(forklift_ns.is_object());
+  EXPECT_EQ(forklift_ns["metadata"]["labels"].value("bootstorm.io/run", ""), run_id) << forklift_ns.dump();
 
   Result cr = bootstorm({"cleanup", mig_runs[0].string()}, std::chrono::seconds(300));
   EXPECT_EQ(cr.exit_code, 0) << cr.out << cr.err;
@@ -352,6 +305,13 @@ TEST_F(MigrateE2E, DiskTransferFaultFailsOneVmAndCleanupKeepsTheSources) {
         "storagemaps.forklift.konveyor.io", "providers.forklift.konveyor.io", "secrets"})
     EXPECT_EQ(names_of(kind, "openshift-mtv", run_id), std::vector<std::string>{}) << kind;
   EXPECT_EQ(names_of("virtualmachines.kubevirt.io", "migrated", run_id), std::vector<std::string>{});
+  // The namespace the run created is gone; the one that existed before is still there, untouched.
+  EXPECT_TRUE(namespace_object("openshift-mtv").is_null()) << cr.out;
+  const json survivor = namespace_object("migrated");
+  ASSERT_TRUE(survivor.is_object()) << "cleanup deleted a namespace the run did not create\n" << cr.out;
+  EXPECT_EQ(survivor["metadata"]["uid"], pre_existing["metadata"]["uid"]);
+  EXPECT_FALSE(survivor["metadata"].contains("deletionTimestamp")) << survivor.dump();
+  EXPECT_EQ(cr.out.find("Namespace migrated"), std::string::npos) << cr.out;
   // The source VMs are still on the vCenter.
   std::string query = "/api/vcenter/vm?";
   for (const auto& s : sources) query += "names=" + s + "&";

@@ -2,11 +2,9 @@
 // endpoint as NDJSON action/document pairs. The endpoint is a real bootstorm::http server on loopback that
 // records what it receives; the run directory comes from a real storm on the embedded small lab.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -16,28 +14,15 @@
 #include <thread>
 
 #include "providers/http/server.hpp"
+#include "tests/support/lab_process.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string binary() {
-  if (const char* override_path = std::getenv("BOOTSTORM_BIN")) return override_path;
-  return std::string(BOOTSTORM_BINARY_DIR) + "/bootstorm";
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-int shell(const std::string& cmd) {
-  int status = std::system(cmd.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+using bootstorm::test_support::read_file;
+using bootstorm::test_support::run_cli;
 
 // A _bulk endpoint: answers `status` and records every request.
 class BulkEndpoint {
@@ -90,20 +75,18 @@ class ReportIndex : public ::testing::Test {
         << "platform: {kind: vsphere, endpoint: embedded, lab: small}\n"
         << "golden: {vm: tiny-golden}\n"
         << "scenarios: [{name: two hosts, placement: [{host: host-01, vms: 3}, {host: host-02, vms: 3}]}]\n"
-        << "storm: {timeout: 60s}\nready: {signal: guest_agent}\noutput: " << (dir_ / "runs").string() << "\n";
-    ASSERT_EQ(shell("'" + binary() + "' run '" + (dir_ / "plan.yaml").string() + "' --yes > '" +
-                    (dir_ / "run.out").string() + "' 2>&1"),
-              0)
-        << read_file(dir_ / "run.out");
+        << "storm: {timeout: 60s}\nready: {signal: guest_agent}\noutput: " << (dir_ / "runs").string()
+        << "\n";
+    auto run = run_cli({"run", (dir_ / "plan.yaml").string(), "--yes"}, dir_ / "run");
+    ASSERT_EQ(run.exit_code, 0) << run.all();
     for (auto& entry : fs::directory_iterator(dir_ / "runs")) run_dir_ = entry.path();
   }
   static void TearDownTestSuite() { fs::remove_all(dir_); }
 
   static int report(const std::string& url, std::string* output) {
-    int code = shell("'" + binary() + "' report '" + run_dir_.string() + "' --index '" + url + "' > '" +
-                     (dir_ / "report.out").string() + "' 2>&1");
-    *output = read_file(dir_ / "report.out");
-    return code;
+    auto result = run_cli({"report", run_dir_.string(), "--index", url}, dir_ / "report");
+    *output = result.all();
+    return result.exit_code;
   }
 
   static inline fs::path dir_;
@@ -140,7 +123,8 @@ TEST_F(ReportIndex, UploadsQuantileAndPerVmDocumentsAsBulkPairs) {
   EXPECT_TRUE(metric_names.count("vmiLatencyQuantilesMeasurement"));
   std::size_t ready_quantiles = 0;
   for (const json& d : documents)
-    if (d.value("metricName", "") == "vmiLatencyQuantilesMeasurement" && d.value("quantileName", "") == "Ready") {
+    if (d.value("metricName", "") == "vmiLatencyQuantilesMeasurement" &&
+        d.value("quantileName", "") == "Ready") {
       ++ready_quantiles;
       for (const char* field : {"P99", "P95", "P50", "min", "max", "avg", "uuid", "timestamp", "jobName"})
         EXPECT_TRUE(d.contains(field)) << field;

@@ -27,188 +27,29 @@
 #include <thread>
 #include <vector>
 
-
-#include "tests/support/child_process.hpp"
+#include "tests/support/lab_fixture.hpp"
+#include "tests/support/run_files.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
-
-const std::string kBinary = std::string(BOOTSTORM_BINARY_DIR) + "/bootstorm";
-const std::string kKubectl = "/usr/bin/kubectl";
+using Result = bootstorm::test_support::CliRun;
 
 using bootstorm::test_support::Child;
+using bootstorm::test_support::parse_utc;
+using bootstorm::test_support::read_csv;
 using bootstorm::test_support::read_file;
 using bootstorm::test_support::write_file;
 
-struct Result {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+const std::string kBinary = bootstorm::test_support::bootstorm_binary();
 
-class ShardE2E : public ::testing::Test {
+// Every test starts with the `small` lab serving.
+class ShardE2E : public bootstorm::test_support::LabCliTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("bootstorm-shard-e2e-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    state_ = dir_ / "lab";
-    lab_ = std::make_unique<Child>(
-        std::vector<std::string>{kBinary, "lab", "serve", "--lab", "small", "--state-dir", state_.string()},
-        dir_ / "lab.out", dir_ / "lab.err");
-    const auto deadline = Clock::now() + std::chrono::seconds(30);
-    const fs::path endpoints = state_ / "endpoints.json";
-    while (Clock::now() < deadline) {
-      if (fs::exists(endpoints)) {
-        try {
-          endpoints_ = json::parse(read_file(endpoints));
-          break;
-        } catch (const json::exception&) {
-          // Still being written: try again.
-        }
-      }
-      ASSERT_TRUE(lab_->running()) << "lab serve exited: " << lab_->err();
-      if (auto rc = lab_->wait_for(std::chrono::milliseconds(0)))
-        FAIL() << "lab serve exited with " << *rc << ": " << lab_->err();
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    ASSERT_TRUE(endpoints_.is_object()) << "no endpoints.json after 30 s: " << lab_->err();
-    for (const char* key : {"vcenter", "kube", "kubeconfig", "caFile", "username", "password", "kubeToken"})
-      ASSERT_TRUE(endpoints_.contains(key)) << key;
-    ASSERT_EQ(endpoints_["vcenter"].get<std::string>().rfind("https://127.0.0.1:", 0), 0u);
-    ASSERT_EQ(endpoints_["kube"].get<std::string>().rfind("https://127.0.0.1:", 0), 0u);
-  }
-
-  void TearDown() override {
-    children_.clear();
-    lab_.reset();
-    if (!HasFailure())
-      fs::remove_all(dir_);
-    else
-      std::cerr << "kept scratch directory " << dir_ << " for inspection\n";
-  }
-
-  Result run(const std::vector<std::string>& argv, std::chrono::seconds timeout = std::chrono::seconds(120)) {
-    const std::string tag = std::to_string(counter_++);
-    Child child(argv, dir_ / ("cmd" + tag + ".out"), dir_ / ("cmd" + tag + ".err"));
-    Result r;
-    auto rc = child.wait_for(timeout);
-    r.exit_code = rc ? *rc : -1000;
-    child.kill_now();
-    r.out = child.out();
-    r.err = child.err();
-    return r;
-  }
-
-  Result bootstorm(std::vector<std::string> args, std::chrono::seconds timeout = std::chrono::seconds(120)) {
-    args.insert(args.begin(), kBinary);
-    return run(args, timeout);
-  }
-
-  bool have_kubectl() const { return ::access(kKubectl.c_str(), X_OK) == 0; }
-
-  Result kubectl(std::vector<std::string> args) {
-    args.insert(args.begin(), {kKubectl, "--kubeconfig", endpoints_["kubeconfig"].get<std::string>()});
-    return run(args, std::chrono::seconds(60));
-  }
-
-  json kube_json(const std::vector<std::string>& args) {
-    Result r = kubectl(args);
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    if (r.exit_code != 0) return json::object();
-    return json::parse(r.out);
-  }
-
-  json lab_get(const std::string& path) { return kube_json({"get", "--raw", path}); }
-
-  json set_faults(const json& faults) {
-    fs::path body = dir_ / ("faults" + std::to_string(counter_++) + ".json");
-    write_file(body, faults.dump());
-    return kube_json({"create", "--raw", "/_lab/faults", "-f", body.string()});
-  }
-
-  // VMs of the namespace carrying bootstorm.io/run=<id>.
-  std::vector<std::string> run_vms(const std::string& ns, const std::string& run_id) {
-    json list = kube_json(
-        {"get", "virtualmachines.kubevirt.io", "-n", ns, "-l", "bootstorm.io/run=" + run_id, "-o", "json"});
-    std::vector<std::string> names;
-    for (const auto& item : list.value("items", json::array()))
-      names.push_back(item["metadata"]["name"].get<std::string>());
-    return names;
-  }
-
-  // The one run directory `bootstorm run --out OUT` created.
-  static fs::path run_dir_in(const fs::path& out) {
-    std::vector<fs::path> dirs;
-    if (fs::exists(out))
-      for (const auto& e : fs::directory_iterator(out))
-        if (e.is_directory()) dirs.push_back(e.path());
-    if (dirs.size() != 1) return {};
-    return dirs.front();
-  }
-
-  fs::path dir_;
-  fs::path state_;
-  json endpoints_;
-  std::unique_ptr<Child> lab_;
-  std::vector<std::unique_ptr<Child>> children_;
-  int counter_ = 0;
+  ShardE2E() : LabCliTest("shard-e2e", "small") {}
 };
-
-std::vector<std::string> split(const std::string& line, char sep) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : line) {
-    if (c == sep) {
-      out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  out.push_back(cur);
-  return out;
-}
-
-// vms.csv as rows of column -> value. Plan-controlled fields in this test (names, hosts) contain no commas.
-std::vector<std::map<std::string, std::string>> read_csv(const fs::path& path) {
-  std::istringstream in(read_file(path));
-  std::string line;
-  std::vector<std::map<std::string, std::string>> rows;
-  if (!std::getline(in, line)) return rows;
-  auto header = split(line, ',');
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    auto cells = split(line, ',');
-    std::map<std::string, std::string> row;
-    for (std::size_t i = 0; i < header.size() && i < cells.size(); ++i) row[header[i]] = cells[i];
-    rows.push_back(std::move(row));
-  }
-  return rows;
-}
-
-// "2026-11-30T06:49:19.014Z" -> unix seconds.
-double parse_utc(const std::string& s) {
-  std::tm tm{};
-  double frac = 0;
-  int y, mo, d, h, mi;
-  double sec;
-  if (std::sscanf(s.c_str(), "%d-%d-%dT%d:%d:%lfZ", &y, &mo, &d, &h, &mi, &sec) != 6) return NAN;
-  tm.tm_year = y - 1900;
-  tm.tm_mon = mo - 1;
-  tm.tm_mday = d;
-  tm.tm_hour = h;
-  tm.tm_min = mi;
-  tm.tm_sec = 0;
-  frac = sec;
-  return static_cast<double>(::timegm(&tm)) + frac;
-}
-
-
 
 // Hyndman & Fan type 7 (linear interpolation between closest ranks), written independently of the stats
 // library.
@@ -233,7 +74,8 @@ const std::vector<std::string> kMilestones = {"start_requested", "start_acknowle
                                               "guest_agent",     "ip_assigned",        "port_open", "beacon"};
 
 // Milestones reached per VM (non-empty <milestone>_s cells).
-std::map<std::string, std::set<std::string>> milestones_by_vm(const std::vector<std::map<std::string, std::string>>& rows) {
+std::map<std::string, std::set<std::string>> milestones_by_vm(
+    const std::vector<std::map<std::string, std::string>>& rows) {
   std::map<std::string, std::set<std::string>> out;
   for (const auto& row : rows) {
     auto& set = out[row.at("vm")];
@@ -253,28 +95,34 @@ TEST_F(ShardE2E, ThreeShardsFiredAtOneInstantMergeIntoTheUnshardedRun) {
              "name: shard-e2e\n"
              "platform:\n"
              "  kind: kubevirt\n"
-             "  endpoint: lab:" + state_.string() + "\n"
-             "  apiBudget: {requestsPerSecond: 100000, maxConcurrent: 256}\n"
-             "golden: {dataSource: {name: fedora-golden, namespace: golden}, clone: auto}\n"
-             "namespace: bootstorm-shard\n"
-             "scenarios:\n"
-             "  - name: storm\n"
-             "    placement: [{host: worker-0, vms: 100}, {host: worker-1, vms: 100}, {host: worker-2, vms: 100}]\n"
-             "storm: {mode: simultaneous, timeout: 5m}\n"
-             "ready: {signal: guest_agent}\n"
-             "repeat: 1\n"
-             "cleanup: always\n"
-             "output: " + (dir_ / "unused").string() + "\n");
+             "  endpoint: lab:" +
+                 state_.string() +
+                 "\n"
+                 "  apiBudget: {requestsPerSecond: 100000, maxConcurrent: 256}\n"
+                 "golden: {dataSource: {name: fedora-golden, namespace: golden}, clone: auto}\n"
+                 "namespace: bootstorm-shard\n"
+                 "scenarios:\n"
+                 "  - name: storm\n"
+                 "    placement: [{host: worker-0, vms: 100}, {host: worker-1, vms: 100}, {host: worker-2, "
+                 "vms: 100}]\n"
+                 "storm: {mode: simultaneous, timeout: 5m}\n"
+                 "ready: {signal: guest_agent}\n"
+                 "repeat: 1\n"
+                 "cleanup: always\n"
+                 "output: " +
+                 (dir_ / "unused").string() + "\n");
 
   // Usage errors first: they touch nothing.
-  Result bad_shard = bootstorm({"run", plan.string(), "--shard", "3/3", "--start-at", utc_in(std::chrono::seconds(60))});
+  Result bad_shard =
+      bootstorm({"run", plan.string(), "--shard", "3/3", "--start-at", utc_in(std::chrono::seconds(60))});
   EXPECT_EQ(bad_shard.exit_code, 2);
   EXPECT_NE(bad_shard.err.find("INDEX must be below COUNT"), std::string::npos) << bad_shard.err;
   Result past = bootstorm({"run", plan.string(), "--shard", "0/3", "--start-at", "2020-01-01T00:00:00Z"});
   EXPECT_EQ(past.exit_code, 2);
   EXPECT_NE(past.err.find("in the past"), std::string::npos) << past.err;
-  Result no_beacon = bootstorm({"run", plan.string(), "--shard", "0/3", "--start-at", utc_in(std::chrono::seconds(60)),
-                                "--beacon-advertise", "http://10.0.0.1:8080"});
+  Result no_beacon =
+      bootstorm({"run", plan.string(), "--shard", "0/3", "--start-at", utc_in(std::chrono::seconds(60)),
+                 "--beacon-advertise", "http://10.0.0.1:8080"});
   EXPECT_EQ(no_beacon.exit_code, 2);
   EXPECT_NE(no_beacon.err.find("--beacon-advertise needs a beacon"), std::string::npos) << no_beacon.err;
   Result no_instant = bootstorm({"run", plan.string(), "--shard", "0/3"});
@@ -306,7 +154,8 @@ TEST_F(ShardE2E, ThreeShardsFiredAtOneInstantMergeIntoTheUnshardedRun) {
   std::vector<std::map<std::string, std::string>> union_rows;
   std::set<std::string> shard_names;
   for (std::size_t i = 0; i < 3; ++i) {
-    EXPECT_NE(shard_dirs[i].filename().string().find("-shard" + std::to_string(i) + "of3"), std::string::npos);
+    EXPECT_NE(shard_dirs[i].filename().string().find("-shard" + std::to_string(i) + "of3"),
+              std::string::npos);
     const json summary = json::parse(read_file(shard_dirs[i] / "summary.json"));
     if (run_id.empty()) run_id = summary["run"]["id"].get<std::string>();
     EXPECT_EQ(summary["run"]["id"], run_id) << "shards derive one run id from the plan and --start-at";
@@ -333,13 +182,14 @@ TEST_F(ShardE2E, ThreeShardsFiredAtOneInstantMergeIntoTheUnshardedRun) {
   std::vector<std::string> merge_args = {"merge"};
   for (const auto& d : shard_dirs) merge_args.push_back(d.string());
   merge_args.insert(merge_args.end(), {"--out", merged.string()});
-  Result missing = bootstorm({"merge", shard_dirs[0].string(), shard_dirs[2].string(), "--out", (dir_ / "partial").string()});
+  Result missing = bootstorm(
+      {"merge", shard_dirs[0].string(), shard_dirs[2].string(), "--out", (dir_ / "partial").string()});
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("shard(s) 1 of 3 missing"), std::string::npos) << missing.err;
   Result m = bootstorm(merge_args);
   ASSERT_EQ(m.exit_code, 0) << m.out << m.err;
-  for (const char* file : {"journal.jsonl", "plan.yaml", "summary.json", "vms.csv", "report.md", "report.html",
-                           "junit.xml", "metrics.prom"})
+  for (const char* file : {"journal.jsonl", "plan.yaml", "summary.json", "vms.csv", "report.md",
+                           "report.html", "junit.xml", "metrics.prom"})
     EXPECT_TRUE(fs::exists(merged / file)) << file;
 
   const json summary = json::parse(read_file(merged / "summary.json"));
@@ -371,7 +221,8 @@ TEST_F(ShardE2E, ThreeShardsFiredAtOneInstantMergeIntoTheUnshardedRun) {
   EXPECT_NEAR(ready["stdevS"].get<double>(), std::sqrt(sq / 299.0), 1e-5);
   EXPECT_NEAR(ready["minS"].get<double>(), *std::min_element(boot.begin(), boot.end()), tol);
   EXPECT_NEAR(ready["maxS"].get<double>(), *std::max_element(boot.begin(), boot.end()), tol);
-  for (auto [key, p] : {std::pair{"p50S", 0.50}, std::pair{"p90S", 0.90}, std::pair{"p95S", 0.95}, std::pair{"p99S", 0.99}})
+  for (auto [key, p] :
+       {std::pair{"p50S", 0.50}, std::pair{"p90S", 0.90}, std::pair{"p95S", 0.95}, std::pair{"p99S", 0.99}})
     EXPECT_NEAR(ready[key].get<double>(), type7(boot, p), tol) << key;
 
   // vms.csv of the merged run: the same VMs, every row identical to its shard's row.

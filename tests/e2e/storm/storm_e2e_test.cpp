@@ -27,186 +27,29 @@
 #include <thread>
 #include <vector>
 
-
-#include "tests/support/child_process.hpp"
+#include "tests/support/lab_fixture.hpp"
+#include "tests/support/run_files.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
-
-const std::string kBinary = std::string(BOOTSTORM_BINARY_DIR) + "/bootstorm";
-const std::string kKubectl = "/usr/bin/kubectl";
+using Result = bootstorm::test_support::CliRun;
 
 using bootstorm::test_support::Child;
+using bootstorm::test_support::parse_utc;
+using bootstorm::test_support::read_csv;
 using bootstorm::test_support::read_file;
 using bootstorm::test_support::write_file;
 
-struct Result {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+const std::string kBinary = bootstorm::test_support::bootstorm_binary();
 
-class StormE2E : public ::testing::Test {
+// Every test starts with the `small` lab serving.
+class StormE2E : public bootstorm::test_support::LabCliTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("bootstorm-storm-e2e-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    state_ = dir_ / "lab";
-    lab_ = std::make_unique<Child>(
-        std::vector<std::string>{kBinary, "lab", "serve", "--lab", "small", "--state-dir", state_.string()},
-        dir_ / "lab.out", dir_ / "lab.err");
-    const auto deadline = Clock::now() + std::chrono::seconds(30);
-    const fs::path endpoints = state_ / "endpoints.json";
-    while (Clock::now() < deadline) {
-      if (fs::exists(endpoints)) {
-        try {
-          endpoints_ = json::parse(read_file(endpoints));
-          break;
-        } catch (const json::exception&) {
-          // Still being written: try again.
-        }
-      }
-      ASSERT_TRUE(lab_->running()) << "lab serve exited: " << lab_->err();
-      if (auto rc = lab_->wait_for(std::chrono::milliseconds(0)))
-        FAIL() << "lab serve exited with " << *rc << ": " << lab_->err();
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    ASSERT_TRUE(endpoints_.is_object()) << "no endpoints.json after 30 s: " << lab_->err();
-    for (const char* key : {"vcenter", "kube", "kubeconfig", "caFile", "username", "password", "kubeToken"})
-      ASSERT_TRUE(endpoints_.contains(key)) << key;
-    ASSERT_EQ(endpoints_["vcenter"].get<std::string>().rfind("https://127.0.0.1:", 0), 0u);
-    ASSERT_EQ(endpoints_["kube"].get<std::string>().rfind("https://127.0.0.1:", 0), 0u);
-  }
-
-  void TearDown() override {
-    children_.clear();
-    lab_.reset();
-    if (!HasFailure())
-      fs::remove_all(dir_);
-    else
-      std::cerr << "kept scratch directory " << dir_ << " for inspection\n";
-  }
-
-  Result run(const std::vector<std::string>& argv, std::chrono::seconds timeout = std::chrono::seconds(120)) {
-    const std::string tag = std::to_string(counter_++);
-    Child child(argv, dir_ / ("cmd" + tag + ".out"), dir_ / ("cmd" + tag + ".err"));
-    Result r;
-    auto rc = child.wait_for(timeout);
-    r.exit_code = rc ? *rc : -1000;
-    child.kill_now();
-    r.out = child.out();
-    r.err = child.err();
-    return r;
-  }
-
-  Result bootstorm(std::vector<std::string> args, std::chrono::seconds timeout = std::chrono::seconds(120)) {
-    args.insert(args.begin(), kBinary);
-    return run(args, timeout);
-  }
-
-  bool have_kubectl() const { return ::access(kKubectl.c_str(), X_OK) == 0; }
-
-  Result kubectl(std::vector<std::string> args) {
-    args.insert(args.begin(), {kKubectl, "--kubeconfig", endpoints_["kubeconfig"].get<std::string>()});
-    return run(args, std::chrono::seconds(60));
-  }
-
-  json kube_json(const std::vector<std::string>& args) {
-    Result r = kubectl(args);
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    if (r.exit_code != 0) return json::object();
-    return json::parse(r.out);
-  }
-
-  json lab_get(const std::string& path) { return kube_json({"get", "--raw", path}); }
-
-  json set_faults(const json& faults) {
-    fs::path body = dir_ / ("faults" + std::to_string(counter_++) + ".json");
-    write_file(body, faults.dump());
-    return kube_json({"create", "--raw", "/_lab/faults", "-f", body.string()});
-  }
-
-  // VMs of the namespace carrying bootstorm.io/run=<id>.
-  std::vector<std::string> run_vms(const std::string& ns, const std::string& run_id) {
-    json list = kube_json(
-        {"get", "virtualmachines.kubevirt.io", "-n", ns, "-l", "bootstorm.io/run=" + run_id, "-o", "json"});
-    std::vector<std::string> names;
-    for (const auto& item : list.value("items", json::array()))
-      names.push_back(item["metadata"]["name"].get<std::string>());
-    return names;
-  }
-
-  // The one run directory `bootstorm run --out OUT` created.
-  static fs::path run_dir_in(const fs::path& out) {
-    std::vector<fs::path> dirs;
-    if (fs::exists(out))
-      for (const auto& e : fs::directory_iterator(out))
-        if (e.is_directory()) dirs.push_back(e.path());
-    if (dirs.size() != 1) return {};
-    return dirs.front();
-  }
-
-  fs::path dir_;
-  fs::path state_;
-  json endpoints_;
-  std::unique_ptr<Child> lab_;
-  std::vector<std::unique_ptr<Child>> children_;
-  int counter_ = 0;
+  StormE2E() : LabCliTest("storm-e2e", "small") {}
 };
-
-std::vector<std::string> split(const std::string& line, char sep) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : line) {
-    if (c == sep) {
-      out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  out.push_back(cur);
-  return out;
-}
-
-// vms.csv as rows of column -> value. Plan-controlled fields in this test (names, hosts) contain no commas.
-std::vector<std::map<std::string, std::string>> read_csv(const fs::path& path) {
-  std::istringstream in(read_file(path));
-  std::string line;
-  std::vector<std::map<std::string, std::string>> rows;
-  if (!std::getline(in, line)) return rows;
-  auto header = split(line, ',');
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    auto cells = split(line, ',');
-    std::map<std::string, std::string> row;
-    for (std::size_t i = 0; i < header.size() && i < cells.size(); ++i) row[header[i]] = cells[i];
-    rows.push_back(std::move(row));
-  }
-  return rows;
-}
-
-// "2026-11-30T06:49:19.014Z" -> unix seconds.
-double parse_utc(const std::string& s) {
-  std::tm tm{};
-  double frac = 0;
-  int y, mo, d, h, mi;
-  double sec;
-  if (std::sscanf(s.c_str(), "%d-%d-%dT%d:%d:%lfZ", &y, &mo, &d, &h, &mi, &sec) != 6) return NAN;
-  tm.tm_year = y - 1900;
-  tm.tm_mon = mo - 1;
-  tm.tm_mday = d;
-  tm.tm_hour = h;
-  tm.tm_min = mi;
-  tm.tm_sec = 0;
-  frac = sec;
-  return static_cast<double>(::timegm(&tm)) + frac;
-}
 
 double percentile(std::vector<double> v, double p) {
   if (v.empty()) return NAN;
@@ -414,8 +257,8 @@ TEST_F(StormE2E, KubeVirtThousandVmStormMatchesTheSimulatorsTruthAndCleansUp) {
   std::cout << "push milestones |observed - delivered| P50 " << p50 * 1000 << " ms, P99 " << p99 * 1000
             << " ms, max " << max_observation_error * 1000 << " ms (" << worst << "); " << over_resolution
             << " beyond their stated resolution\nsimulator publication lag (delivered - model) P99 "
-            << lag_p99 * 1000 << " ms; start transit (startReceived - start_requested) P99 " << transit_p99 * 1000
-            << " ms; guest_agent boot time vs model P99 " << boot_p99 * 1000
+            << lag_p99 * 1000 << " ms; start transit (startReceived - start_requested) P99 "
+            << transit_p99 * 1000 << " ms; guest_agent boot time vs model P99 " << boot_p99 * 1000
             << " ms\nAPI requests seen by the simulator: " << requests << " (" << per_vm
             << " per VM; summary apiRequests " << sc["apiRequests"] << ")\nrun wall time " << run_wall_s
             << " s\n";

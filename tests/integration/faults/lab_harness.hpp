@@ -30,8 +30,8 @@
 #include <vector>
 
 #include "common/base64.hpp"
-#include "tests/support/child_process.hpp"
 #include "providers/http/client.hpp"
+#include "tests/support/lab_fixture.hpp"
 
 extern char** environ;
 
@@ -41,21 +41,12 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-inline std::string binary() {
-  if (const char* override_path = std::getenv("BOOTSTORM_BIN")) return override_path;
-  return std::string(BOOTSTORM_BINARY_DIR) + "/bootstorm";
-}
-
 using test_support::Child;
+using test_support::LabCliTest;
 using test_support::read_file;
 using test_support::write_file;
 
-struct CliResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-  std::string all() const { return out + err; }
-};
+using CliResult = test_support::CliRun;
 
 struct HttpResult {
   int status = 0;  // 0: no response (see error)
@@ -168,49 +159,16 @@ inline int total_vms(const PlanKnobs& k) {
 }
 
 // The lab (a `bootstorm lab serve` child) and the helpers every test of these suites uses.
-class LabFixture : public ::testing::Test {
+class LabFixture : public LabCliTest {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string name = std::string(info->test_suite_name()) + "-" + info->name();
-    for (char& c : name)
-      if (c == '/') c = '_';
-    dir_ = fs::temp_directory_path() / ("bootstorm-lab-harness-" + std::to_string(::getpid()) + "-" + name);
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-
-  void TearDown() override {
-    lab_.reset();
-    if (!HasFailure()) {
-      std::error_code ec;
-      fs::remove_all(dir_, ec);
-    } else {
-      std::cerr << "kept scratch directory " << dir_ << " for inspection\n";
-    }
-  }
+  LabFixture() : LabCliTest("lab-harness") {}
 
   // Starts `bootstorm lab serve` on a profile written from `knobs`; fatal failure when it does not listen.
   void start_lab(const LabKnobs& knobs = {}) {
     const fs::path lab_file = dir_ / "lab.yaml";
     write_file(lab_file, lab_profile(knobs));
-    state_ = dir_ / "lab";
-    lab_ =
-        std::make_unique<Child>(std::vector<std::string>{binary(), "lab", "serve", "--lab", lab_file.string(),
-                                                         "--state-dir", state_.string()},
-                                dir_ / "lab.out", dir_ / "lab.err");
-    const auto deadline = Clock::now() + std::chrono::seconds(30);
-    const fs::path endpoints = state_ / "endpoints.json";
-    while (Clock::now() < deadline) {
-      if (fs::exists(endpoints)) {
-        endpoints_ = json::parse(read_file(endpoints), nullptr, false);
-        if (endpoints_.is_object()) break;
-      }
-      if (auto rc = lab_->wait_for(std::chrono::milliseconds(0)))
-        FAIL() << "lab serve exited with " << *rc << ": " << lab_->err();
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    ASSERT_TRUE(endpoints_.is_object()) << "no endpoints.json after 30 s: " << lab_->err();
+    LabCliTest::start_lab(lab_file.string());
+    if (HasFatalFailure()) return;
     vcenter_ = std::make_unique<HttpsClient>(endpoints_["vcenter"].get<std::string>(),
                                              endpoints_["caFile"].get<std::string>());
     kube_ = std::make_unique<HttpsClient>(endpoints_["kube"].get<std::string>(),
@@ -421,37 +379,6 @@ class LabFixture : public ::testing::Test {
     return plan;
   }
 
-  CliResult bootstorm(std::vector<std::string> args, std::chrono::seconds timeout = std::chrono::seconds(120),
-                      const std::vector<std::string>& env = {}) {
-    args.insert(args.begin(), binary());
-    const std::string tag = std::to_string(counter_++);
-    Child child(args, dir_ / ("cmd" + tag + ".out"), dir_ / ("cmd" + tag + ".err"), env);
-    CliResult r;
-    auto rc = child.wait_for(timeout);
-    r.exit_code = rc ? *rc : -1000;
-    child.kill_now();
-    r.out = child.out();
-    r.err = child.err();
-    return r;
-  }
-
-  std::unique_ptr<Child> spawn_bootstorm(std::vector<std::string> args,
-                                         const std::vector<std::string>& env = {}) {
-    args.insert(args.begin(), binary());
-    const std::string tag = std::to_string(counter_++);
-    return std::make_unique<Child>(args, dir_ / ("bg" + tag + ".out"), dir_ / ("bg" + tag + ".err"), env);
-  }
-
-  // The one run directory under `out` (empty path when there is none or more than one).
-  static fs::path run_dir_in(const fs::path& out) {
-    std::vector<fs::path> dirs;
-    std::error_code ec;
-    if (fs::exists(out, ec))
-      for (const auto& e : fs::directory_iterator(out, ec))
-        if (e.is_directory()) dirs.push_back(e.path());
-    return dirs.size() == 1 ? dirs.front() : fs::path();
-  }
-
   static std::string run_id_of(const fs::path& run_dir) {
     const std::string name = run_dir.filename().string();
     return name.substr(name.rfind('-') + 1);
@@ -551,15 +478,10 @@ class LabFixture : public ::testing::Test {
     return compared;
   }
 
-  fs::path dir_;
-  fs::path state_;
-  json endpoints_;
-  std::unique_ptr<Child> lab_;
   std::unique_ptr<HttpsClient> vcenter_;
   std::unique_ptr<HttpsClient> kube_;
   std::string vcenter_token_;
   json foreign_before_;
-  int counter_ = 0;
 };
 
 inline double parse_rfc3339(const std::string& s) {

@@ -137,17 +137,7 @@ class ForkliftSimTest : public ::testing::Test {
  protected:
   void SetUp() override { start({}); }
 
-  void TearDown() override { stop(); }
-
-  void stop() {
-    if (server_ && front_) {
-      server_->run_on_lab([this](model::Lab&) {
-        front_.reset();
-        return 0;
-      });
-    }
-    server_.reset();
-  }
+  void TearDown() override { server_.reset(); }
 
   void start(const std::function<void(model::LabSpec&)>& tweak) {
     auto spec = model::load_lab_spec("small");
@@ -162,13 +152,11 @@ class ForkliftSimTest : public ::testing::Test {
     kube::KubeFrontOptions kube_options;
     kube_options.progress_interval_s = 0.1;
     kube_options.forklift_max_vm_inflight = max_inflight_;
-    // The fixture owns the front so that it goes away on the lab's thread while the lab still exists (a
-    // handler-owned front would be destroyed with the server's last session, after the lab).
-    options.kube_handler_factory = [this, kube_options](model::Lab& lab) {
-      front_ = std::make_shared<kube::KubeFront>(lab, kube_options);
-      return front_->handler();
+    // A handler-owned front: the lab server destroys it with its kube server, before the lab.
+    options.kube_handler_factory = [kube_options](model::Lab& lab) {
+      return kube::make_kube_handler(lab, kube_options);
     };
-    stop();
+    server_.reset();
     vc_session_.clear();
     auto server = LabServer::start(options);
     ASSERT_TRUE(server) << server.error().what();
@@ -348,7 +336,6 @@ class ForkliftSimTest : public ::testing::Test {
 
   std::size_t max_inflight_ = 20;
   std::string vc_session_;
-  std::shared_ptr<kube::KubeFront> front_;
   std::unique_ptr<LabServer> server_;
 };
 

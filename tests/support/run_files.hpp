@@ -1,0 +1,64 @@
+#pragma once
+// Reading what a run leaves (vms.csv, RFC 3339 times) independently of the orchestrator's own code.
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/support/child_process.hpp"
+
+namespace bootstorm::test_support {
+
+inline std::vector<std::string> split(const std::string& line, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : line) {
+    if (c == sep) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+// A CSV file as rows of column -> value. No quoting: only for files whose cells contain no commas (the
+// plan-controlled fields of the tests' vms.csv: names, hosts).
+inline std::vector<std::map<std::string, std::string>> read_csv(const fs::path& path) {
+  std::istringstream in(read_file(path));
+  std::string line;
+  std::vector<std::map<std::string, std::string>> rows;
+  if (!std::getline(in, line)) return rows;
+  auto header = split(line, ',');
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    auto cells = split(line, ',');
+    std::map<std::string, std::string> row;
+    for (std::size_t i = 0; i < header.size() && i < cells.size(); ++i) row[header[i]] = cells[i];
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+// "2026-11-30T06:49:19.014Z" -> unix seconds; NAN when it is not that shape.
+inline double parse_utc(const std::string& s) {
+  std::tm tm{};
+  int y, mo, d, h, mi;
+  double sec;
+  if (std::sscanf(s.c_str(), "%d-%d-%dT%d:%d:%lfZ", &y, &mo, &d, &h, &mi, &sec) != 6) return NAN;
+  tm.tm_year = y - 1900;
+  tm.tm_mon = mo - 1;
+  tm.tm_mday = d;
+  tm.tm_hour = h;
+  tm.tm_min = mi;
+  tm.tm_sec = 0;
+  return static_cast<double>(::timegm(&tm)) + sec;
+}
+
+}  // namespace bootstorm::test_support
