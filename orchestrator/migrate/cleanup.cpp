@@ -1,5 +1,6 @@
 // `bootstorm cleanup RUN` for migration runs (see migrate.hpp): the run's Forklift objects and migrated VMs,
-// found in the journal and by the run label, deleted newest first. Source VMs are never touched: cleanup
+// found in the journal and by the run label, deleted newest first, then the namespaces the run created (the
+// journal names them; one that existed before the run is never there). Source VMs are never touched: cleanup
 // only talks to the destination cluster.
 #include <spdlog/spdlog.h>
 
@@ -26,18 +27,18 @@ using nlohmann::json;
 namespace {
 
 struct Target {
-  std::string kind;  // Migration, Plan, NetworkMap, StorageMap, Provider, Secret, VirtualMachine
-  std::string namespace_;
+  std::string kind;  // Migration, Plan, NetworkMap, StorageMap, Provider, Secret, VirtualMachine, Namespace
+  std::string namespace_;  // empty for a Namespace
   std::string name;
   std::string path;
-  std::string label() const { return kind + " " + namespace_ + "/" + name; }
+  std::string label() const { return kind + " " + (namespace_.empty() ? "" : namespace_ + "/") + name; }
 };
 
-// Deletion order: what refers to others goes first (Migration -> Plan -> maps -> Providers -> Secrets), the
-// migrated VMs last.
+// Deletion order: what refers to others goes first (Migration -> Plan -> maps -> Providers -> Secrets), then
+// the migrated VMs, and the namespaces last, once what the run put in them is gone.
 int rank(const std::string& kind) {
-  static const std::vector<std::string> order = {"Migration", "Plan",   "NetworkMap",    "StorageMap",
-                                                 "Provider",  "Secret", "VirtualMachine"};
+  static const std::vector<std::string> order = {"Migration", "Plan",   "NetworkMap",     "StorageMap",
+                                                 "Provider",  "Secret", "VirtualMachine", "Namespace"};
   for (std::size_t i = 0; i < order.size(); ++i)
     if (order[i] == kind) return static_cast<int>(i);
   return 100;
@@ -63,6 +64,20 @@ std::string plural_of(const std::string& kind) {
 awaitable<void> pause(asio::any_io_executor ex, std::chrono::milliseconds d) {
   asio::steady_timer t(ex, d);
   co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
+}
+
+// Waits until each deleted object is gone (a VM with its DataVolumes and VMI, a namespace with its content),
+// so that the run leaves nothing behind and a namespace is not still terminating when a next run wants it.
+awaitable<void> wait_gone(asio::any_io_executor ex, KubeApi& api, const std::vector<Target>& deleted,
+                          MigrateCleanupReport& report) {
+  for (const auto& t : deleted) {
+    for (int attempt = 1; attempt <= 120; ++attempt) {
+      auto still = co_await api.get(t.path, "reading " + t.label());
+      if (!still || !still->has_value()) break;
+      co_await pause(ex, std::chrono::milliseconds(std::min(250 * attempt, 2000)));
+      if (attempt == 120) report.failed.push_back(t.label() + ": still present 2 minutes after the delete");
+    }
+  }
 }
 
 awaitable<Expected<void>> cleanup_flow(asio::any_io_executor ex, KubeApi& api, const MigrationPlan& plan,
@@ -112,7 +127,13 @@ awaitable<Expected<void>> cleanup_flow(asio::any_io_executor ex, KubeApi& api, c
                    [](const Target& a, const Target& b) { return rank(a.kind) < rank(b.kind); });
 
   std::vector<Target> deleted_vms;
+  std::vector<Target> deleted_namespaces;
+  bool vms_gone = false;
   for (const auto& t : targets) {
+    if (t.kind == "Namespace" && !vms_gone) {
+      co_await wait_gone(ex, api, deleted_vms, report);
+      vms_gone = true;
+    }
     if (reused.count(t.kind + "/" + t.namespace_ + "/" + t.name)) {
       report.kept.push_back(t.label() + " (reused, not created by this run)");
       continue;
@@ -133,6 +154,12 @@ awaitable<Expected<void>> cleanup_flow(asio::any_io_executor ex, KubeApi& api, c
       report.deleted.push_back(t.label());
       continue;
     }
+    // Already being deleted (an interrupted cleanup): Kubernetes refuses a second delete of a terminating
+    // namespace, so only wait for it.
+    if (t.kind == "Namespace" && (**current)["metadata"].contains("deletionTimestamp")) {
+      deleted_namespaces.push_back(t);
+      continue;
+    }
     auto removed = co_await api.remove(t.path, "deleting " + t.label());
     if (!removed) {
       report.failed.push_back(removed.error().what());
@@ -147,16 +174,10 @@ awaitable<Expected<void>> cleanup_flow(asio::any_io_executor ex, KubeApi& api, c
     if (journal)
       journal->write("object_deleted", {{"kind", t.kind}, {"namespace", t.namespace_}, {"name", t.name}});
     if (t.kind == "VirtualMachine") deleted_vms.push_back(t);
+    if (t.kind == "Namespace") deleted_namespaces.push_back(t);
   }
-  // VMs go with their DataVolumes and VMIs: wait until they are gone so that the run leaves nothing behind.
-  for (const auto& t : deleted_vms) {
-    for (int attempt = 1; attempt <= 120; ++attempt) {
-      auto still = co_await api.get(t.path, "reading " + t.label());
-      if (!still || !still->has_value()) break;
-      co_await pause(ex, std::chrono::milliseconds(std::min(250 * attempt, 2000)));
-      if (attempt == 120) report.failed.push_back(t.label() + ": still present 2 minutes after the delete");
-    }
-  }
+  if (!vms_gone) co_await wait_gone(ex, api, deleted_vms, report);
+  co_await wait_gone(ex, api, deleted_namespaces, report);
   co_return Expected<void>();
 }
 
@@ -184,7 +205,7 @@ Expected<MigrateCleanupReport> cleanup_migration(const std::filesystem::path& ru
     const std::string type = e.value("type", "");
     if (type == "run_started") report.run_id = e.value("runId", "");
     const std::string kind = e.value("kind", ""), ns = e.value("namespace", ""), name = e.value("name", "");
-    if (type == "object_created" && kind != "Namespace") {
+    if (type == "object_created") {
       std::string path = e.value("path", "");
       from_journal.push_back(Target{kind, ns, name, path});
     } else if (type == "object_reused") {

@@ -1,5 +1,6 @@
-// MigrationPlan loading (see migration_plan.hpp). Same approach as orchestrator/plan/load.cpp: one pass over
-// the yaml-cpp tree, every problem reported with the position of the offending node.
+// MigrationPlan loading (see migration_plan.hpp). Same approach as orchestrator/plan/load.cpp, with the same
+// field readers (orchestrator/plan/yaml_fields.hpp): one pass over the yaml-cpp tree, every problem reported
+// with the position of the offending node.
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -11,11 +12,15 @@
 
 #include "common/duration.hpp"
 #include "orchestrator/migrate/migration_plan.hpp"
+#include "orchestrator/plan/yaml_fields.hpp"
 
 namespace bootstorm::migrate {
 namespace {
 
-using Names = std::vector<std::string>;
+using plan::yaml::describe_type;
+using plan::yaml::is_dns_label;
+using plan::yaml::MapView;
+using plan::yaml::Names;
 
 const Names kRootKeys = {"apiVersion", "kind",       "name",       "source",          "destination",
                          "vms",        "networkMap", "storageMap", "targetNamespace", "warm",
@@ -45,71 +50,9 @@ const Names kStormModes = {"simultaneous", "ramp"};
 
 constexpr const char* kApiVersion = "bootstorm.io/v1";
 
-std::string join(const Names& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
-bool contains(const Names& names, const std::string& v) {
-  return std::find(names.begin(), names.end(), v) != names.end();
-}
-
-const char* describe_type(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Null:
-      return "nothing (null)";
-    case YAML::NodeType::Scalar:
-      return "a scalar";
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Map:
-      return "a mapping";
-    case YAML::NodeType::Undefined:
-      break;
-  }
-  return "an undefined value";
-}
-
-bool is_quoted(const YAML::Node& node) {
-  return node.Tag() == "!";
-}
-
-bool is_dns_label(const std::string& v) {
-  if (v.empty() || v.size() > 63) return false;
-  for (char c : v) {
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
-  }
-  return v.front() != '-' && v.back() != '-';
-}
-
-struct MapView {
-  YAML::Node node;
-  std::string context;
-  std::string prefix;
-  std::map<std::string, std::pair<YAML::Node, YAML::Node>> entries;
-  bool valid = false;
-  bool has(const std::string& k) const { return entries.count(k) != 0; }
-  const YAML::Node& value(const std::string& k) const { return entries.at(k).second; }
-  const YAML::Node& key_node(const std::string& k) const { return entries.at(k).first; }
-};
-
-class Loader {
+class Loader : public plan::yaml::FieldReader {
  public:
-  explicit Loader(std::string path) : path_(std::move(path)) {}
-  std::vector<plan::Diagnostic> diagnostics;
-
-  void error_at(const YAML::Mark& mark, std::string message) {
-    plan::Diagnostic d;
-    d.file = path_;
-    if (!mark.is_null()) {
-      d.line = mark.line + 1;
-      d.column = mark.column + 1;
-    }
-    d.message = std::move(message);
-    diagnostics.push_back(std::move(d));
-  }
-  void error(const YAML::Node& node, std::string message) { error_at(node.Mark(), std::move(message)); }
+  explicit Loader(std::string path) : FieldReader(std::move(path)) {}
 
   MigrationPlan load(const YAML::Node& root) {
     MigrationPlan p;
@@ -175,132 +118,6 @@ class Loader {
   }
 
  private:
-  std::string path_;
-
-  MapView map_view(const YAML::Node& node, std::string context, std::string prefix, const Names& allowed) {
-    MapView view;
-    view.node = node;
-    view.context = std::move(context);
-    view.prefix = std::move(prefix);
-    if (!node.IsMap()) {
-      std::string what = view.context == "plan" ? "a plan" : view.context;
-      error(node, what + " must be a mapping, got " + describe_type(node));
-      return view;
-    }
-    view.valid = true;
-    for (auto it = node.begin(); it != node.end(); ++it) {
-      // A copy: it->first lives in a proxy that dies with this statement (ASan: stack-use-after-scope).
-      const YAML::Node key = it->first;
-      if (!key.IsScalar()) {
-        error(key, "keys in " + view.context + " must be names, got " + describe_type(key));
-        continue;
-      }
-      const std::string& name = key.Scalar();
-      if (!contains(allowed, name)) {
-        error(key, "unknown key '" + name + "' in " + view.context + " (allowed: " + join(allowed) + ")");
-        continue;
-      }
-      auto [pos, inserted] = view.entries.emplace(name, std::make_pair(key, it->second));
-      if (!inserted)
-        error(key, "duplicate key '" + name + "' in " + view.context + " (first at line " +
-                       std::to_string(pos->second.first.Mark().line + 1) + ")");
-    }
-    return view;
-  }
-
-  void require(const MapView& view, const Names& keys) {
-    for (const auto& k : keys)
-      if (!view.has(k)) error(view.node, "missing required key '" + k + "' in " + view.context);
-  }
-
-  std::string field(const MapView& view, const std::string& key) const { return view.prefix + key; }
-
-  std::optional<std::string> get_string(const MapView& view, const std::string& key) {
-    if (!view.has(key)) return std::nullopt;
-    const YAML::Node& node = view.value(key);
-    if (!node.IsScalar()) {
-      error(node, field(view, key) + " must be a string, got " + describe_type(node));
-      return std::nullopt;
-    }
-    return node.Scalar();
-  }
-
-  std::optional<long long> get_int(const MapView& view, const std::string& key) {
-    if (!view.has(key)) return std::nullopt;
-    const YAML::Node& node = view.value(key);
-    if (!node.IsScalar() || is_quoted(node)) {
-      error(node, field(view, key) + " must be an integer, got " +
-                      (node.IsScalar() ? "the string \"" + node.Scalar() + "\""
-                                       : std::string(describe_type(node))));
-      return std::nullopt;
-    }
-    const std::string& t = node.Scalar();
-    long long v = 0;
-    auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-    if (ec != std::errc() || end != t.data() + t.size() || v > 1'000'000'000 || v < -1'000'000'000) {
-      error(node, field(view, key) + " must be an integer, got '" + t + "'");
-      return std::nullopt;
-    }
-    return v;
-  }
-
-  std::optional<double> get_number(const MapView& view, const std::string& key) {
-    if (!view.has(key)) return std::nullopt;
-    const YAML::Node& node = view.value(key);
-    if (!node.IsScalar() || is_quoted(node)) {
-      error(node, field(view, key) + " must be a number, got " + describe_type(node));
-      return std::nullopt;
-    }
-    const std::string& t = node.Scalar();
-    double v = 0;
-    auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-    if (ec != std::errc() || end != t.data() + t.size()) {
-      error(node, field(view, key) + " must be a number, got '" + t + "'");
-      return std::nullopt;
-    }
-    return v;
-  }
-
-  std::optional<bool> get_bool(const MapView& view, const std::string& key) {
-    if (!view.has(key)) return std::nullopt;
-    const YAML::Node& node = view.value(key);
-    if (node.IsScalar() && !is_quoted(node)) {
-      const std::string& t = node.Scalar();
-      if (t == "true" || t == "True" || t == "TRUE") return true;
-      if (t == "false" || t == "False" || t == "FALSE") return false;
-    }
-    error(node, field(view, key) + " must be true or false, got " +
-                    (node.IsScalar() ? "'" + node.Scalar() + "'" : std::string(describe_type(node))));
-    return std::nullopt;
-  }
-
-  std::optional<std::chrono::milliseconds> get_duration(const MapView& view, const std::string& key) {
-    auto text = get_string(view, key);
-    if (!text) return std::nullopt;
-    auto parsed = parse_duration(*text);
-    if (!parsed) {
-      error(view.value(key),
-            field(view, key) + " is not a valid duration: '" + *text +
-                "' (write a number with a unit h, m, s or ms, e.g. 10m, 30s, 1500ms, 1h30m)");
-      return std::nullopt;
-    }
-    return std::chrono::duration_cast<std::chrono::milliseconds>(*parsed);
-  }
-
-  void check_enum(const YAML::Node& node, const std::string& what, const std::string& v,
-                  const Names& allowed) {
-    if (!contains(allowed, v)) error(node, what + " must be one of " + join(allowed) + ", got '" + v + "'");
-  }
-
-  std::optional<std::string> get_non_empty(const MapView& view, const std::string& key) {
-    auto v = get_string(view, key);
-    if (v && v->empty()) {
-      error(view.value(key), field(view, key) + " must not be empty");
-      return std::nullopt;
-    }
-    return v;
-  }
-
   void load_tls(const YAML::Node& node, const std::string& prefix, plan::Tls& tls) {
     MapView m = map_view(node, prefix + "tls", prefix + "tls.", kTlsKeys);
     if (!m.valid) return;
@@ -614,9 +431,7 @@ MigrationLoadResult load_migration_plan_text(const std::string& text, const std:
                  "a plan file holds exactly one YAML document, found " + std::to_string(documents.size()));
   MigrationPlan plan = loader.load(documents[0]);
   plan.source_path = path_for_messages;
-  std::stable_sort(loader.diagnostics.begin(), loader.diagnostics.end(), [](const auto& a, const auto& b) {
-    return std::tie(a.line, a.column) < std::tie(b.line, b.column);
-  });
+  loader.sort_diagnostics();
   result.diagnostics = std::move(loader.diagnostics);
   if (result.diagnostics.empty()) result.plan = std::move(plan);
   return result;

@@ -12,7 +12,8 @@
 //   [--then-storm] KubeVirt storm of the migrated VMs (adopted, not cloned) + compare.md/html of both sides
 //
 // Everything created carries the label bootstorm.io/run=<run id> and is journaled, so
-// `bootstorm cleanup RUN` removes the Forklift objects and the migrated VMs — never the source VMs.
+// `bootstorm cleanup RUN` removes the Forklift objects, the migrated VMs and the namespaces the run created
+// (journaled, still carrying the run label) — never the source VMs nor a namespace that existed before.
 #include <chrono>
 #include <filesystem>
 #include <iosfwd>

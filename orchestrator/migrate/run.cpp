@@ -349,7 +349,13 @@ class Flow {
                {"kind", "Namespace"},
                {"metadata", {{"name", name}, {"labels", {{kRunLabel, run_id_}}}}}};
     auto created = co_await api_->create("/api/v1/namespaces", ns, "creating namespace " + name);
-    if (!created && created.error().kind != ErrorKind::conflict) co_return created.error();
+    if (!created) {
+      // Created by someone else between the GET and the POST: not this run's, so cleanup leaves it alone.
+      if (created.error().kind == ErrorKind::conflict) co_return Expected<void>();
+      co_return created.error();
+    }
+    // Only the namespaces this run created are journaled: `bootstorm cleanup` deletes exactly these (when
+    // they still carry the run label), never one that existed before the run.
     journal("object_created",
             {{"kind", "Namespace"}, {"namespace", ""}, {"name", name}, {"path", namespace_path(name)}});
     co_return Expected<void>();

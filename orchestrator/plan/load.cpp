@@ -2,7 +2,6 @@
 // with the position of the offending node, so a user fixes a plan in one edit cycle instead of one error at
 // a time. JSON plans go through the same parser: JSON is a subset of YAML flow syntax, and yaml-cpp keeps
 // the line/column of every node for both.
-#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -13,16 +12,21 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <string_view>
 #include <system_error>
 #include <tuple>
 
 #include "common/duration.hpp"
 #include "orchestrator/plan/plan.hpp"
+#include "orchestrator/plan/yaml_fields.hpp"
 
 namespace bootstorm::plan {
 namespace {
 
-using Names = std::vector<std::string>;
+using yaml::describe_type;
+using yaml::is_dns_label;
+using yaml::MapView;
+using yaml::Names;
 
 const Names kRootKeys = {"apiVersion", "kind",  "name",   "platform", "golden",  "namespace", "scenarios",
                          "storm",      "ready", "repeat", "slo",      "cleanup", "output"};
@@ -59,70 +63,9 @@ const Names kCleanupPolicies = {"always", "on-success", "never"};
 constexpr const char* kApiVersion = "bootstorm.io/v1";
 constexpr const char* kKind = "StormPlan";
 
-std::string join(const Names& names) {
-  std::string out;
-  for (const auto& n : names) {
-    if (!out.empty()) out += ", ";
-    out += n;
-  }
-  return out;
-}
-
-bool contains(const Names& names, const std::string& value) {
-  return std::find(names.begin(), names.end(), value) != names.end();
-}
-
-const char* describe_type(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Null:
-      return "nothing (null)";
-    case YAML::NodeType::Scalar:
-      return "a scalar";
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Map:
-      return "a mapping";
-    case YAML::NodeType::Undefined:
-      break;
-  }
-  return "an undefined value";
-}
-
-// Quoted scalars carry the non-specific tag "!"; plain ones "?". A quoted "6" is a string, not a number.
-bool is_quoted(const YAML::Node& node) {
-  return node.Tag() == "!";
-}
-
-// A map's entries by key, keeping each key's node for positions. First occurrence wins; repeats are errors.
-struct MapView {
-  YAML::Node node;
-  std::string context;  // "plan", "platform", "scenarios[1].placement[0]"
-  std::string prefix;   // "" for the root, "platform." ...
-  std::map<std::string, std::pair<YAML::Node, YAML::Node>> entries;  // key -> (key node, value node)
-  bool valid = false;
-
-  bool has(const std::string& key) const { return entries.count(key) != 0; }
-  const YAML::Node& value(const std::string& key) const { return entries.at(key).second; }
-  const YAML::Node& key_node(const std::string& key) const { return entries.at(key).first; }
-};
-
-class Loader {
+class Loader : public yaml::FieldReader {
  public:
-  explicit Loader(std::string path) : path_(std::move(path)) {}
-
-  std::vector<Diagnostic> diagnostics;
-
-  void error_at(const YAML::Mark& mark, std::string message) {
-    Diagnostic d;
-    d.file = path_;
-    if (!mark.is_null()) {
-      d.line = mark.line + 1;
-      d.column = mark.column + 1;
-    }
-    d.message = std::move(message);
-    diagnostics.push_back(std::move(d));
-  }
-  void error(const YAML::Node& node, std::string message) { error_at(node.Mark(), std::move(message)); }
+  explicit Loader(std::string path) : FieldReader(std::move(path)) {}
 
   StormPlan load(const YAML::Node& root) {
     StormPlan plan;
@@ -185,147 +128,7 @@ class Loader {
   }
 
  private:
-  std::string path_;
-
-  // --- structure ---------------------------------------------------------------------------------------
-
-  MapView map_view(const YAML::Node& node, std::string context, std::string prefix, const Names& allowed,
-                   const std::string& allowed_note = "") {
-    MapView view;
-    view.node = node;
-    view.context = std::move(context);
-    view.prefix = std::move(prefix);
-    if (!node.IsMap()) {
-      std::string what = view.context == "plan" ? "a plan" : view.context;
-      error(node, what + " must be a mapping, got " + describe_type(node));
-      return view;
-    }
-    view.valid = true;
-    for (auto it = node.begin(); it != node.end(); ++it) {
-      // A copy: it->first lives in a proxy that dies with this statement (ASan: stack-use-after-scope).
-      const YAML::Node key = it->first;
-      if (!key.IsScalar()) {
-        error(key, "keys in " + view.context + " must be names, got " + describe_type(key));
-        continue;
-      }
-      const std::string& name = key.Scalar();
-      if (!contains(allowed, name)) {
-        error(key, "unknown key '" + name + "' in " + view.context + " (allowed" + allowed_note + ": " +
-                       join(allowed) + ")");
-        continue;
-      }
-      auto [pos, inserted] = view.entries.emplace(name, std::make_pair(key, it->second));
-      if (!inserted) {
-        error(key, "duplicate key '" + name + "' in " + view.context + " (first at line " +
-                       std::to_string(pos->second.first.Mark().line + 1) + ")");
-      }
-    }
-    return view;
-  }
-
-  void require(const MapView& view, const Names& keys, const std::string& why = "") {
-    for (const auto& key : keys) {
-      if (!view.has(key)) {
-        error(view.node, "missing required key '" + key + "' in " + view.context + why);
-      }
-    }
-  }
-
-  std::string field(const MapView& view, const std::string& key) const { return view.prefix + key; }
-
-  // --- scalars -----------------------------------------------------------------------------------------
-
-  std::optional<std::string> get_string(const MapView& view, const std::string& key) {
-    if (!view.has(key)) return std::nullopt;
-    const YAML::Node& node = view.value(key);
-    if (!node.IsScalar()) {
-      error(node, field(view, key) + " must be a string, got " + describe_type(node));
-      return std::nullopt;
-    }
-    return node.Scalar();
-  }
-
-  std::optional<long long> get_int(const MapView& view, const std::string& key) {
-    if (!view.has(key)) return std::nullopt;
-    const YAML::Node& node = view.value(key);
-    if (!node.IsScalar() || is_quoted(node)) {
-      error(node, field(view, key) + " must be an integer, got " +
-                      (node.IsScalar() ? "the string \"" + node.Scalar() + "\""
-                                       : std::string(describe_type(node))));
-      return std::nullopt;
-    }
-    const std::string& text = node.Scalar();
-    long long value = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc() || end != text.data() + text.size() || value > 1'000'000'000 ||
-        value < -1'000'000'000) {
-      error(node, field(view, key) + " must be an integer, got '" + text + "'");
-      return std::nullopt;
-    }
-    return value;
-  }
-
-  std::optional<double> get_number(const MapView& view, const std::string& key) {
-    if (!view.has(key)) return std::nullopt;
-    const YAML::Node& node = view.value(key);
-    if (!node.IsScalar() || is_quoted(node)) {
-      error(node, field(view, key) + " must be a number, got " +
-                      (node.IsScalar() ? "the string \"" + node.Scalar() + "\""
-                                       : std::string(describe_type(node))));
-      return std::nullopt;
-    }
-    const std::string& text = node.Scalar();
-    double value = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) {
-      error(node, field(view, key) + " must be a number, got '" + text + "'");
-      return std::nullopt;
-    }
-    return value;
-  }
-
-  std::optional<bool> get_bool(const MapView& view, const std::string& key) {
-    if (!view.has(key)) return std::nullopt;
-    const YAML::Node& node = view.value(key);
-    if (node.IsScalar() && !is_quoted(node)) {
-      const std::string& t = node.Scalar();
-      if (t == "true" || t == "True" || t == "TRUE") return true;
-      if (t == "false" || t == "False" || t == "FALSE") return false;
-    }
-    error(node, field(view, key) + " must be true or false, got " +
-                    (node.IsScalar() ? "'" + node.Scalar() + "'" : std::string(describe_type(node))));
-    return std::nullopt;
-  }
-
-  // Durations are whole milliseconds in the model; finer values would silently round, so they are refused.
-  std::optional<std::chrono::milliseconds> get_duration(const MapView& view, const std::string& key) {
-    auto text = get_string(view, key);
-    if (!text) return std::nullopt;
-    const YAML::Node& node = view.value(key);
-    auto parsed = parse_duration(*text);
-    if (!parsed) {
-      error(node, field(view, key) + " is not a valid duration: '" + *text +
-                      "' (write a number with a unit h, m, s or ms, e.g. 10m, 30s, 1500ms, 1h30m)");
-      return std::nullopt;
-    }
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*parsed);
-    if (ms != *parsed) {
-      error(node, field(view, key) + " must be a whole number of milliseconds, got '" + *text + "'");
-      return std::nullopt;
-    }
-    return ms;
-  }
-
-  bool check_enum(const YAML::Node& node, const std::string& what, const std::string& value,
-                  const Names& allowed, const std::string& qualifier = "") {
-    if (contains(allowed, value)) return true;
-    error(node, what + " must be one of " + join(allowed) + qualifier + ", got '" + value + "'");
-    return false;
-  }
-
-  void check_non_empty(const YAML::Node& node, const std::string& what, const std::string& value) {
-    if (value.empty()) error(node, what + " must not be empty");
-  }
+  // --- checks ------------------------------------------------------------------------------------------
 
   void check_plan_name(const YAML::Node& node, const std::string& name) {
     // The name becomes part of the run directory and of every VM name, so it must be path- and DNS-friendly.
@@ -341,11 +144,7 @@ class Loader {
   }
 
   void check_dns_label(const YAML::Node& node, const std::string& what, const std::string& value) {
-    bool ok = !value.empty() && value.size() <= 63 && value.front() != '-' && value.back() != '-';
-    for (char c : value) {
-      if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) ok = false;
-    }
-    if (!ok) {
+    if (!is_dns_label(value)) {
       error(node,
             what + " '" + value +
                 "' is not a valid Kubernetes namespace (1-63 lowercase letters, digits and '-', starting "
@@ -757,6 +556,42 @@ class Loader {
   }
 };
 
+// Offset of the first byte that is not part of well-formed UTF-8 (no overlong forms, surrogates or code
+// points above U+10FFFF), or npos. yaml-cpp reads such bytes into strings but cannot write them back (its
+// emitter substitutes U+FFFD or drops the node), so a plan holding them would not survive to_yaml()
+// (found by tests/fuzz/plan).
+std::size_t invalid_utf8_offset(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    std::size_t length = 0;
+    unsigned char low = 0x80;
+    unsigned char high = 0xBF;  // the valid range of the second byte, which rules out the invalid forms
+    if (lead < 0x80) {
+      length = 1;
+    } else if (lead >= 0xC2 && lead <= 0xDF) {
+      length = 2;
+    } else if (lead >= 0xE0 && lead <= 0xEF) {
+      length = 3;
+      if (lead == 0xE0) low = 0xA0;
+      if (lead == 0xED) high = 0x9F;
+    } else if (lead >= 0xF0 && lead <= 0xF4) {
+      length = 4;
+      if (lead == 0xF0) low = 0x90;
+      if (lead == 0xF4) high = 0x8F;
+    } else {
+      return i;
+    }
+    if (i + length > text.size()) return i;
+    for (std::size_t k = 1; k < length; ++k) {
+      const auto c = static_cast<unsigned char>(text[i + k]);
+      if (k == 1 ? (c < low || c > high) : (c < 0x80 || c > 0xBF)) return i;
+    }
+    i += length;
+  }
+  return std::string_view::npos;
+}
+
 }  // namespace
 
 std::string Diagnostic::to_string() const {
@@ -764,53 +599,27 @@ std::string Diagnostic::to_string() const {
   return file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + message;
 }
 
-namespace {
-
-// Where each YAML document of a text starts. yaml-cpp 0.7's LoadAll never returns on some malformed texts
-// (a lone ",": the parser reports another document at the same place forever, allocating each time; found by
-// tests/fuzz/plan), so documents are counted here, stopping when the parser no longer advances.
-class DocumentStarts final : public YAML::EventHandler {
- public:
-  std::vector<YAML::Mark> marks;
-  void OnDocumentStart(const YAML::Mark& mark) override { marks.push_back(mark); }
-  void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {
-  }
-  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                       YAML::EmitterStyle::value) override {}
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                  YAML::EmitterStyle::value) override {}
-  void OnMapEnd() override {}
-};
-
-std::vector<YAML::Mark> document_starts(const std::string& text) {
-  std::istringstream in(text);
-  YAML::Parser parser(in);
-  DocumentStarts starts;
-  for (;;) {
-    const std::size_t before = starts.marks.size();
-    if (!parser.HandleNextDocument(starts)) break;
-    if (starts.marks.size() == before) break;
-    if (before > 0 && starts.marks.back().pos == starts.marks[before - 1].pos) {
-      starts.marks.pop_back();
-      break;
-    }
-  }
-  return starts.marks;
-}
-
-}  // namespace
-
 LoadResult load_plan_text(const std::string& text, const std::string& path_for_messages) {
   LoadResult result;
   Loader loader(path_for_messages);
+  if (const std::size_t bad = invalid_utf8_offset(text); bad != std::string_view::npos) {
+    const std::size_t line_start = text.rfind('\n', bad);  // text[bad] >= 0x80: not the newline itself
+    YAML::Mark at;
+    at.pos = static_cast<int>(bad);
+    at.line =
+        static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(bad), '\n'));
+    at.column = static_cast<int>(line_start == std::string::npos ? bad : bad - line_start - 1);
+    static constexpr char hex[] = "0123456789ABCDEF";
+    const auto byte = static_cast<unsigned char>(text[bad]);
+    loader.error_at(at, std::string("the plan is not valid UTF-8 (byte 0x") + hex[byte >> 4] +
+                            hex[byte & 15] + "): save the file as UTF-8");
+    result.diagnostics = std::move(loader.diagnostics);
+    return result;
+  }
   std::vector<YAML::Mark> starts;
   YAML::Node document;
   try {
-    starts = document_starts(text);
+    starts = yaml::document_starts(text);
     document = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
     loader.error_at(e.mark, "syntax error: " + e.msg);
@@ -831,9 +640,7 @@ LoadResult load_plan_text(const std::string& text, const std::string& path_for_m
   }
   StormPlan plan = loader.load(document);
   plan.source_path = path_for_messages;
-  std::stable_sort(loader.diagnostics.begin(), loader.diagnostics.end(), [](const auto& a, const auto& b) {
-    return std::tie(a.line, a.column) < std::tie(b.line, b.column);
-  });
+  loader.sort_diagnostics();
   result.diagnostics = std::move(loader.diagnostics);
   if (result.diagnostics.empty()) result.plan = std::move(plan);
   return result;

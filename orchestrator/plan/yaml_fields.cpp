@@ -1,0 +1,253 @@
+// The field readers behind both plan loaders (see yaml_fields.hpp). The messages here are what users read
+// for every plan kind: changing one changes the diagnostics of StormPlans and MigrationPlans alike.
+#include "orchestrator/plan/yaml_fields.hpp"
+
+#include <yaml-cpp/eventhandler.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <sstream>
+#include <system_error>
+#include <tuple>
+
+#include "common/duration.hpp"
+
+namespace bootstorm::plan::yaml {
+
+std::string join(const Names& names) {
+  std::string out;
+  for (const auto& n : names) {
+    if (!out.empty()) out += ", ";
+    out += n;
+  }
+  return out;
+}
+
+bool contains(const Names& names, const std::string& value) {
+  return std::find(names.begin(), names.end(), value) != names.end();
+}
+
+const char* describe_type(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Null:
+      return "nothing (null)";
+    case YAML::NodeType::Scalar:
+      return "a scalar";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a mapping";
+    case YAML::NodeType::Undefined:
+      break;
+  }
+  return "an undefined value";
+}
+
+bool is_quoted(const YAML::Node& node) {
+  return node.Tag() == "!";
+}
+
+bool is_dns_label(const std::string& value) {
+  if (value.empty() || value.size() > 63 || value.front() == '-' || value.back() == '-') return false;
+  for (char c : value) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+  }
+  return true;
+}
+
+namespace {
+
+class DocumentStarts final : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> marks;
+  void OnDocumentStart(const YAML::Mark& mark) override { marks.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+  }
+  void OnMapEnd() override {}
+};
+
+}  // namespace
+
+std::vector<YAML::Mark> document_starts(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentStarts starts;
+  for (;;) {
+    const std::size_t before = starts.marks.size();
+    if (!parser.HandleNextDocument(starts)) break;
+    if (starts.marks.size() == before) break;
+    if (before > 0 && starts.marks.back().pos == starts.marks[before - 1].pos) {
+      starts.marks.pop_back();
+      break;
+    }
+  }
+  return starts.marks;
+}
+
+void FieldReader::error_at(const YAML::Mark& mark, std::string message) {
+  Diagnostic d;
+  d.file = path_;
+  if (!mark.is_null()) {
+    d.line = mark.line + 1;
+    d.column = mark.column + 1;
+  }
+  d.message = std::move(message);
+  diagnostics.push_back(std::move(d));
+}
+
+void FieldReader::sort_diagnostics() {
+  std::stable_sort(diagnostics.begin(), diagnostics.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.line, a.column) < std::tie(b.line, b.column);
+  });
+}
+
+MapView FieldReader::map_view(const YAML::Node& node, std::string context, std::string prefix,
+                              const Names& allowed, const std::string& allowed_note) {
+  MapView view;
+  view.node = node;
+  view.context = std::move(context);
+  view.prefix = std::move(prefix);
+  if (!node.IsMap()) {
+    std::string what = view.context == "plan" ? "a plan" : view.context;
+    error(node, what + " must be a mapping, got " + describe_type(node));
+    return view;
+  }
+  view.valid = true;
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    // A copy: it->first lives in a proxy that dies with this statement (ASan: stack-use-after-scope).
+    const YAML::Node key = it->first;
+    if (!key.IsScalar()) {
+      error(key, "keys in " + view.context + " must be names, got " + describe_type(key));
+      continue;
+    }
+    const std::string& name = key.Scalar();
+    if (!contains(allowed, name)) {
+      error(key, "unknown key '" + name + "' in " + view.context + " (allowed" + allowed_note + ": " +
+                     join(allowed) + ")");
+      continue;
+    }
+    auto [pos, inserted] = view.entries.emplace(name, std::make_pair(key, it->second));
+    if (!inserted) {
+      error(key, "duplicate key '" + name + "' in " + view.context + " (first at line " +
+                     std::to_string(pos->second.first.Mark().line + 1) + ")");
+    }
+  }
+  return view;
+}
+
+void FieldReader::require(const MapView& view, const Names& keys, const std::string& why) {
+  for (const auto& key : keys) {
+    if (!view.has(key)) error(view.node, "missing required key '" + key + "' in " + view.context + why);
+  }
+}
+
+std::optional<std::string> FieldReader::get_string(const MapView& view, const std::string& key) {
+  if (!view.has(key)) return std::nullopt;
+  const YAML::Node& node = view.value(key);
+  if (!node.IsScalar()) {
+    error(node, field(view, key) + " must be a string, got " + describe_type(node));
+    return std::nullopt;
+  }
+  return node.Scalar();
+}
+
+std::optional<std::string> FieldReader::get_non_empty(const MapView& view, const std::string& key) {
+  auto v = get_string(view, key);
+  if (v && v->empty()) {
+    error(view.value(key), field(view, key) + " must not be empty");
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::optional<long long> FieldReader::get_int(const MapView& view, const std::string& key) {
+  if (!view.has(key)) return std::nullopt;
+  const YAML::Node& node = view.value(key);
+  if (!node.IsScalar() || is_quoted(node)) {
+    error(node,
+          field(view, key) + " must be an integer, got " +
+              (node.IsScalar() ? "the string \"" + node.Scalar() + "\"" : std::string(describe_type(node))));
+    return std::nullopt;
+  }
+  const std::string& text = node.Scalar();
+  long long value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value > 1'000'000'000 ||
+      value < -1'000'000'000) {
+    error(node, field(view, key) + " must be an integer, got '" + text + "'");
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::optional<double> FieldReader::get_number(const MapView& view, const std::string& key) {
+  if (!view.has(key)) return std::nullopt;
+  const YAML::Node& node = view.value(key);
+  if (!node.IsScalar() || is_quoted(node)) {
+    error(node,
+          field(view, key) + " must be a number, got " +
+              (node.IsScalar() ? "the string \"" + node.Scalar() + "\"" : std::string(describe_type(node))));
+    return std::nullopt;
+  }
+  const std::string& text = node.Scalar();
+  double value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) {
+    error(node, field(view, key) + " must be a number, got '" + text + "'");
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::optional<bool> FieldReader::get_bool(const MapView& view, const std::string& key) {
+  if (!view.has(key)) return std::nullopt;
+  const YAML::Node& node = view.value(key);
+  if (node.IsScalar() && !is_quoted(node)) {
+    const std::string& t = node.Scalar();
+    if (t == "true" || t == "True" || t == "TRUE") return true;
+    if (t == "false" || t == "False" || t == "FALSE") return false;
+  }
+  error(node, field(view, key) + " must be true or false, got " +
+                  (node.IsScalar() ? "'" + node.Scalar() + "'" : std::string(describe_type(node))));
+  return std::nullopt;
+}
+
+std::optional<std::chrono::milliseconds> FieldReader::get_duration(const MapView& view,
+                                                                   const std::string& key) {
+  auto text = get_string(view, key);
+  if (!text) return std::nullopt;
+  const YAML::Node& node = view.value(key);
+  auto parsed = parse_duration(*text);
+  if (!parsed) {
+    error(node, field(view, key) + " is not a valid duration: '" + *text +
+                    "' (write a number with a unit h, m, s or ms, e.g. 10m, 30s, 1500ms, 1h30m)");
+    return std::nullopt;
+  }
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*parsed);
+  if (ms != *parsed) {
+    error(node, field(view, key) + " must be a whole number of milliseconds, got '" + *text + "'");
+    return std::nullopt;
+  }
+  return ms;
+}
+
+bool FieldReader::check_enum(const YAML::Node& node, const std::string& what, const std::string& value,
+                             const Names& allowed, const std::string& qualifier) {
+  if (contains(allowed, value)) return true;
+  error(node, what + " must be one of " + join(allowed) + qualifier + ", got '" + value + "'");
+  return false;
+}
+
+void FieldReader::check_non_empty(const YAML::Node& node, const std::string& what, const std::string& value) {
+  if (value.empty()) error(node, what + " must not be empty");
+}
+
+}  // namespace bootstorm::plan::yaml
