@@ -689,6 +689,20 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
 
   awaitable<Expected<void>> prewarm(std::size_t count) {
     auto self = shared_from_this();
+    // Idle connections the peer has closed, or older than half the idle timeout, would be dropped when the
+    // burst takes them and reopened inside the fire window (at 10,000 VMs provisioning outlasts the idle
+    // timeout: the storm then reopened thousands of connections and its fire skew was 2.2 s). Replace them
+    // now.
+    const auto now = Clock::now();
+    for (auto it = idle.begin(); it != idle.end();) {
+      if (now - (*it)->last_used > options.idle_timeout / 2 || !(*it)->looks_alive()) {
+        discard(std::move(*it));
+        it = idle.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    while (!waiters.empty() && slots < options.max_connections) grant_slot();
     std::size_t target = std::min(count, options.max_connections);
     std::size_t to_open = target > slots ? target - slots : 0;
     if (to_open == 0) co_return Expected<void>();
@@ -700,7 +714,11 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
     };
     auto join = std::make_shared<Join>(executor);
     join->pending = to_open;
-    const auto deadline = Clock::now() + kPrewarmTimeout;
+    // At least kPrewarmTimeout, and 10 ms per connection: openings are queued max_connecting at a time.
+    const auto deadline =
+        Clock::now() +
+        std::max<Clock::duration>(kPrewarmTimeout,
+                                  std::chrono::milliseconds(10 * static_cast<std::int64_t>(to_open)));
     for (std::size_t i = 0; i < to_open; ++i) {
       ++slots;
       net::co_spawn(

@@ -404,6 +404,43 @@ TEST(HttpClientServer, PrewarmOpensPooledConnectionsAhead) {
   EXPECT_EQ(client.stats().requests, 6u);
 }
 
+// Connections kept since provisioning would be dropped as too old (or found closed) at the burst and
+// reopened inside the fire window: prewarm replaces the ones older than half the idle timeout now.
+TEST(HttpClientServer, PrewarmReplacesIdleConnectionsThatWouldBeStaleAtTheBurst) {
+  net::io_context io;
+  Server server(io.get_executor(), ServerOptions{},
+                [&](ServerRequest&) -> net::awaitable<ServerResponse> { co_return text(200, "ok"); });
+  ASSERT_TRUE(server.start());
+  ClientOptions options = client_options(server);
+  options.max_connections = 3;
+  options.idle_timeout = 400ms;
+  Client client(io.get_executor(), options);
+  run(io, [&]() -> net::awaitable<void> {
+    CO_ASSERT(co_await client.prewarm(3));
+    EXPECT_EQ(client.stats().connections_opened, 3u);
+    CO_ASSERT(co_await client.prewarm(3));  // fresh: nothing to do
+    EXPECT_EQ(client.stats().connections_opened, 3u);
+    co_await sleep_for(250ms);  // older than half the idle timeout
+    CO_ASSERT(co_await client.prewarm(3));
+    EXPECT_EQ(client.stats().connections_opened, 6u);
+    EXPECT_EQ(client.stats().open_connections, 3u);
+    int reused = 0, finished = 0;
+    for (int i = 0; i < 3; ++i) {
+      net::co_spawn(
+          io,
+          [&]() -> net::awaitable<void> {
+            auto response = co_await client.request(Request("GET", "/"));
+            if (response && response->status == 200 && response->reused_connection) ++reused;
+            ++finished;
+          },
+          net::detached);
+    }
+    while (finished < 3) co_await sleep_for(5ms);
+    EXPECT_EQ(reused, 3);
+  });
+  EXPECT_EQ(client.stats().connections_opened, 6u);
+}
+
 TEST(HttpClientServer, TimestampsBracketTheServerWork) {
   net::io_context io;
   Clock::time_point handler_started{};
