@@ -1,8 +1,6 @@
 // Kubeconfig / in-cluster / exec-plugin credential resolution (see kube_config.hpp).
 #include "providers/kubevirt/kube_config.hpp"
 
-#include "common/base64.hpp"
-
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -20,6 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/base64.hpp"
 #include "common/log.hpp"
 #include "providers/http/types.hpp"
 
@@ -79,8 +78,8 @@ void collect(const YAML::Node& doc, const char* list_key, const char* body_key, 
   for (const auto& item : list) {
     std::string name = scalar(item, "name");
     if (name.empty() || into.count(name)) continue;  // first file wins
-    // An entry whose body is missing or not a mapping (`user:` absent, or a string) gets an empty one: yaml-cpp
-    // throws on any later lookup in an invalid node or a scalar (found by tests/fuzz/kubeconfig).
+    // An entry whose body is missing or not a mapping (`user:` absent, or a string) gets an empty one:
+    // yaml-cpp throws on any later lookup in an invalid node or a scalar (found by tests/fuzz/kubeconfig).
     YAML::Node body = item[body_key];
     into[name] = Entry{body && body.IsMap() ? body : YAML::Node(), dir, file};
   }
@@ -159,6 +158,11 @@ std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_v
   if (pos != text.size()) return std::nullopt;
   long days = days_from_civil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
   long long secs = static_cast<long long>(days) * 86400 + hour * 3600 + minute * 60 + second - offset_s;
+  // system_clock counts nanoseconds in 64 bits (years 1678 to 2261): a time outside would overflow the
+  // conversion below (found by tests/fuzz/kubeconfig with year 4052).
+  constexpr long long representable_seconds =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::duration::max()).count();
+  if (secs >= representable_seconds || secs <= -representable_seconds) return std::nullopt;
   return std::chrono::system_clock::time_point(
       std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::seconds(secs) +
                                                                       std::chrono::nanoseconds(nanos)));
@@ -307,7 +311,15 @@ Expected<KubeClientConfig> load_kubeconfig(const std::vector<std::string>& paths
       e.command = scalar(exec, "command");
       if (e.command.find('/') != std::string::npos) e.command = resolve_relative(e.command, user_dir);
       if (YAML::Node args = exec["args"]; args && args.IsSequence()) {
-        for (const auto& a : args) e.args.push_back(a.as<std::string>());
+        for (const auto& a : args) {
+          // yaml-cpp throws on as<std::string>() of a list or mapping (found by tests/fuzz/kubeconfig).
+          if (!a.IsScalar()) {
+            return config_error(
+                "exec plugin of user \"" + user_name + "\" has an argument that is not a string",
+                "write args as a list of strings");
+          }
+          e.args.push_back(a.as<std::string>());
+        }
       }
       if (YAML::Node env = exec["env"]; env && env.IsSequence()) {
         for (const auto& kv : env) e.env.emplace_back(scalar(kv, "name"), scalar(kv, "value"));
