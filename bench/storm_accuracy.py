@@ -75,7 +75,7 @@ def main():
           f"resolutionP50Ms={ms(pct(res, .5))} resolutionP99Ms={ms(pct(res, .99))} "
           f"publicationLagP50Ms={ms(pct(lag, .5))} publicationLagP99Ms={ms(pct(lag, .99))} "
           f"bootErrorVsModelP99Ms={ms(pct(boot, .99))} startTransitP99Ms={ms(pct(transit, .99))} "
-          f"fireSkewMs={fire_skew}{cpu}")
+          f"journalFireSkewMs={fire_skew}{cpu}")
 
 
 if __name__ == "__main__":
