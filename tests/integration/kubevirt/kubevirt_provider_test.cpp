@@ -32,6 +32,7 @@
 #include "providers/kubevirt/kube_config.hpp"
 #include "simulator/kube/kube_front.hpp"
 #include "simulator/model/lab.hpp"
+#include "tests/support/sanitizers.hpp"
 #include "tests/unit/kubevirt/swagger_validator.hpp"
 
 namespace bootstorm::kubevirt {
@@ -311,7 +312,9 @@ double unix_s(std::chrono::system_clock::time_point t) {
 //  * Recovered milestones (after a dropped watch or 410) must be within their resolution (1 s timestamps, or
 //    the gap since the stream was last healthy) of the model's boot time, plus `slack_s` for transport and
 //    thread scheduling on a loaded machine.
+// Under ASan + UBSan `slack_s` (a bound on the simulator's speed) scales: tests/support/sanitizers.hpp.
 void check_against_truth(const StormResult& r, const json& truth, double slack_s) {
+  slack_s *= bootstorm::test::kSanitizerSlowdown;
   constexpr double kClockReads = 0.002;
   std::map<std::string, json> by_name;
   for (const auto& vm : truth["vms"]) by_name[vm["name"]] = vm;
