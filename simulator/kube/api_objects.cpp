@@ -181,4 +181,21 @@ bool valid_dns_label(std::string_view name) {
   return name.size() <= 63 && valid_dns_subdomain(name) && name.find('.') == std::string_view::npos;
 }
 
+const nlohmann::json& field(const nlohmann::json& object, std::initializer_list<const char*> path) {
+  static const nlohmann::json kNull;
+  const nlohmann::json* node = &object;
+  for (const char* key : path) {
+    if (!node->is_object()) return kNull;
+    auto it = node->find(key);
+    if (it == node->end()) return kNull;
+    node = &*it;
+  }
+  return *node;
+}
+
+std::string string_field(const nlohmann::json& object, std::initializer_list<const char*> path) {
+  const nlohmann::json& value = field(object, path);
+  return value.is_string() ? value.get<std::string>() : std::string();
+}
+
 }  // namespace bootstorm::sim::kube

@@ -1,6 +1,7 @@
 #pragma once
 // Small building blocks of the simulated Kubernetes API: metav1.Status error objects worded like the real
 // API server's, RFC 3339 timestamps with one-second precision, and resource quantities.
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -44,5 +45,10 @@ std::optional<double> parse_quantity(std::string_view text);
 // Kubernetes name rules: DNS-1123 subdomain (<=253, lowercase alphanumerics, '-', '.').
 bool valid_dns_subdomain(std::string_view name);
 bool valid_dns_label(std::string_view name);
+
+// The value at `path` in nested objects, or null when a step is missing or not an object.
+const nlohmann::json& field(const nlohmann::json& object, std::initializer_list<const char*> path);
+// The string at `path`, or "" when it is missing or not a string.
+std::string string_field(const nlohmann::json& object, std::initializer_list<const char*> path);
 
 }  // namespace bootstorm::sim::kube

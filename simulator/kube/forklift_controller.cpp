@@ -18,6 +18,7 @@
 
 #include "common/base64.hpp"
 #include "common/log.hpp"
+#include "simulator/kube/api_objects.hpp"
 #include "simulator/kube/kube_front_impl.hpp"
 
 namespace bootstorm::sim::kube {
@@ -35,23 +36,6 @@ constexpr const char* kStepDescriptions[kStepCount] = {"Initialize migration.", 
                                                        "Convert image to kubevirt.", "Create VM."};
 // The VM's itinerary phase while each step runs (Forklift's VM status `phase`).
 constexpr const char* kStepItinerary[kStepCount] = {"Started", "CopyDisks", "ConvertGuest", "CreateVM"};
-
-const json& at(const json& object, std::initializer_list<const char*> path) {
-  static const json kNull;
-  const json* node = &object;
-  for (const char* key : path) {
-    if (!node->is_object()) return kNull;
-    auto it = node->find(key);
-    if (it == node->end()) return kNull;
-    node = &*it;
-  }
-  return *node;
-}
-
-std::string text(const json& object, std::initializer_list<const char*> path) {
-  const json& value = at(object, path);
-  return value.is_string() ? value.get<std::string>() : std::string();
-}
 
 // A Forklift condition (libcnd.Condition).
 struct Cond {
@@ -98,7 +82,7 @@ json conditions_json(const json& old_conditions, const std::vector<Cond>& condit
 }
 
 bool condition_true(const json& object, const std::string& type) {
-  const json& conditions = at(object, {"status", "conditions"});
+  const json& conditions = field(object, {"status", "conditions"});
   if (!conditions.is_array()) return false;
   return std::any_of(conditions.begin(), conditions.end(), [&](const json& c) {
     return c.value("type", "") == type && c.value("status", "") == "True";
@@ -285,9 +269,9 @@ class Controller final : public ForkliftController, public std::enable_shared_fr
 
   // ---- Provider ----
   std::optional<std::string> secret_value(const json& secret, const std::string& key) {
-    const json& string_data = at(secret, {"stringData", key.c_str()});
+    const json& string_data = field(secret, {"stringData", key.c_str()});
     if (string_data.is_string()) return string_data.get<std::string>();
-    const json& data = at(secret, {"data", key.c_str()});
+    const json& data = field(secret, {"data", key.c_str()});
     if (!data.is_string()) return std::nullopt;
     auto decoded = base64_decode(data.get<std::string>());
     return decoded ? decoded : std::optional<std::string>(std::string());
@@ -295,8 +279,8 @@ class Controller final : public ForkliftController, public std::enable_shared_fr
 
   void reconcile_provider(const ObjectPtr& provider) {
     const json& o = provider->object;
-    std::string type = text(o, {"spec", "type"});
-    std::string url = text(o, {"spec", "url"});
+    std::string type = string_field(o, {"spec", "type"});
+    std::string url = string_field(o, {"spec", "url"});
     std::vector<Cond> conditions;
     std::string phase;
     static const std::vector<std::string> kTypes = {"openshift", "vsphere", "ovirt", "openstack", "ova"};
@@ -313,8 +297,8 @@ class Controller final : public ForkliftController, public std::enable_shared_fr
         conditions.push_back({"UrlNotValid", "NotSet", "Critical", "The `url` is not valid."});
       }
       Cond secret_cond{"SecretNotValid", "NotSet", "Critical", "The `secret` is not valid."};
-      std::string secret_name = text(o, {"spec", "secret", "name"});
-      std::string secret_ns = text(o, {"spec", "secret", "namespace"});
+      std::string secret_name = string_field(o, {"spec", "secret", "name"});
+      std::string secret_ns = string_field(o, {"spec", "secret", "namespace"});
       if (secret_ns.empty()) secret_ns = o["metadata"].value("namespace", "");
       if (secret_name.empty()) {
         phase = "ValidationFailed";
@@ -406,7 +390,7 @@ class Controller final : public ForkliftController, public std::enable_shared_fr
       conditions.push_back({"Ready", "", "Required", "The provider is ready."});
       phase = "Ready";
     }
-    std::string secret_rv = secret ? text(*secret, {"metadata", "resourceVersion"}) : "";
+    std::string secret_rv = secret ? string_field(*secret, {"metadata", "resourceVersion"}) : "";
     write_conditions(Kind::forklift_providers, provider, conditions, [&](json& status) {
       status["phase"] = phase;
       if (!secret_rv.empty()) {
@@ -443,9 +427,9 @@ class Controller final : public ForkliftController, public std::enable_shared_fr
     Providers out;
     const std::string own_ns = object["metadata"].value("namespace", "");
     auto check = [&](const char* which, const char* prefix, const char* label) -> ObjectPtr {
-      const json& ref = at(object, {"spec", "provider", which});
-      std::string name = text(ref, {"name"});
-      std::string ns = text(ref, {"namespace"});
+      const json& ref = field(object, {"spec", "provider", which});
+      std::string name = string_field(ref, {"name"});
+      std::string ns = string_field(ref, {"namespace"});
       if (ns.empty()) ns = own_ns;
       Cond invalid{std::string(prefix) + "ProviderNotValid", "NotSet", "Critical",
                    fmt::format("The {} provider is not valid.", label)};
@@ -467,7 +451,7 @@ class Controller final : public ForkliftController, public std::enable_shared_fr
     };
     out.source = check("source", "Source", "source");
     out.destination = check("destination", "Destination", "destination");
-    if (out.destination && text(out.destination->object, {"spec", "type"}) != "openshift") {
+    if (out.destination && string_field(out.destination->object, {"spec", "type"}) != "openshift") {
       conditions.push_back({"DestinationProviderNotValid", "TypeNotValid", "Critical",
                             "The destination provider is not valid."});
     }
@@ -497,12 +481,12 @@ class Controller final : public ForkliftController, public std::enable_shared_fr
                      fmt::format("Source {} not found.", network ? "network" : "storage")};
       Cond dest{fmt::format("Destination{}NotValid", noun), "NotFound", "Critical",
                 fmt::format("Destination {} not valid.", network ? "network" : "storage")};
-      const json& entries = at(o, {"spec", "map"});
+      const json& entries = field(o, {"spec", "map"});
       if (entries.is_array()) {
         for (const auto& entry : entries) {
-          const json& source = at(entry, {"source"});
-          std::string id = text(source, {"id"});
-          std::string name = text(source, {"name"});
+          const json& source = field(entry, {"source"});
+          std::string id = string_field(source, {"id"});
+          std::string name = string_field(source, {"name"});
           if (id.empty() && name.empty()) {
             if (!has(conditions, not_set.type)) conditions.push_back(not_set);
             continue;
@@ -513,8 +497,8 @@ class Controller final : public ForkliftController, public std::enable_shared_fr
             } else {
               not_found.items.push_back(ref_string(source));
             }
-            std::string type = text(entry, {"destination", "type"});
-            if (type == "multus" && text(entry, {"destination", "name"}).empty()) {
+            std::string type = string_field(entry, {"destination", "type"});
+            if (type == "multus" && string_field(entry, {"destination", "name"}).empty()) {
               dest.reason = "NotSet";
               dest.items.push_back(ref_string(source));
             } else if (type != "pod" && type != "multus" && type != "ignored") {
@@ -529,7 +513,7 @@ class Controller final : public ForkliftController, public std::enable_shared_fr
             } else {
               not_found.items.push_back(ref_string(source));
             }
-            std::string storage_class = text(entry, {"destination", "storageClass"});
+            std::string storage_class = string_field(entry, {"destination", "storageClass"});
             if (!known_storage_class(storage_class)) dest.items.push_back(storage_class);
           }
         }
@@ -562,8 +546,8 @@ class Controller final : public ForkliftController, public std::enable_shared_fr
   }
 
   ObjectPtr map_of(const json& plan, const char* which, Kind kind) const {
-    std::string name = text(plan, {"spec", "map", which, "name"});
-    std::string ns = text(plan, {"spec", "map", which, "namespace"});
+    std::string name = string_field(plan, {"spec", "map", which, "name"});
+    std::string ns = string_field(plan, {"spec", "map", which, "namespace"});
     if (ns.empty()) ns = plan["metadata"].value("namespace", "");
     return name.empty() ? nullptr : front_.store.get(kind, ns, name);
   }
@@ -578,7 +562,7 @@ class Controller final : public ForkliftController, public std::enable_shared_fr
     validate_providers(o, conditions);
     const bool executing = condition_true(o, "Executing");
     if (!has(conditions, "SourceProviderNotReady")) {
-      std::string target_ns = text(o, {"spec", "targetNamespace"});
+      std::string target_ns = string_field(o, {"spec", "targetNamespace"});
       if (target_ns.empty()) {
         conditions.push_back({"NamespaceNotValid", "NotSet", "Critical", "Target namespace is not valid."});
       } else if (!valid_dns_label(target_ns)) {
@@ -596,7 +580,7 @@ class Controller final : public ForkliftController, public std::enable_shared_fr
                                     MapCheck{"storage", Kind::forklift_storage_maps, "StorageRefNotValid",
                                              "StorageMapNotReady", "Storage"}}) {
         Cond ref_cond{check.ref_type, "NotSet", "Critical", fmt::format("Map.{} is not valid.", check.label)};
-        if (text(o, {"spec", "map", check.which, "name"}).empty()) {
+        if (string_field(o, {"spec", "map", check.which, "name"}).empty()) {
           conditions.push_back(ref_cond);
         } else if (auto map = map_of(o, check.which, check.kind); !map) {
           ref_cond.reason = "NotFound";
@@ -611,7 +595,7 @@ class Controller final : public ForkliftController, public std::enable_shared_fr
     if (!any_blocker(conditions))
       conditions.push_back({"Ready", "", "Required", "The migration plan is ready."});
     // The execution conditions belong to the running migration; keep them as they are.
-    const json& old = at(o, {"status", "conditions"});
+    const json& old = field(o, {"status", "conditions"});
     if (old.is_array()) {
       for (const auto& c : old) {
         std::string type = c.value("type", "");
@@ -637,17 +621,17 @@ class Controller final : public ForkliftController, public std::enable_shared_fr
         "VMMissingChangedBlockTracking", "MissingChangedBlockTracking", "Critical",
         "Changed Block Tracking (CBT) has not been enabled on some VM. This feature is a prerequisite for VM "
         "warm migration."};
-    const bool warm = at(o, {"spec", "warm"}) == json(true) || text(o, {"spec", "type"}) == "warm";
+    const bool warm = field(o, {"spec", "warm"}) == json(true) || string_field(o, {"spec", "type"}) == "warm";
     auto network_map = map_of(o, "network", Kind::forklift_network_maps);
     auto storage_map = map_of(o, "storage", Kind::forklift_storage_maps);
-    std::string target_ns = text(o, {"spec", "targetNamespace"});
+    std::string target_ns = string_field(o, {"spec", "targetNamespace"});
     std::set<std::string> migrated;
-    const json& migrated_vms = at(o, {"status", "migration", "vms"});
+    const json& migrated_vms = field(o, {"status", "migration", "vms"});
     if (migrated_vms.is_array()) {
       for (const auto& vm : migrated_vms) migrated.insert(vm.value("id", ""));
     }
     std::set<std::string> seen;
-    const json& vms = at(o, {"spec", "vms"});
+    const json& vms = field(o, {"spec", "vms"});
     if (!vms.is_array()) return;
     for (const auto& ref : vms) {
       if (ref.value("id", "").empty() && ref.value("name", "").empty()) {
@@ -685,7 +669,7 @@ class Controller final : public ForkliftController, public std::enable_shared_fr
   }
 
   static bool map_references(const json& map, const std::string& id) {
-    const json& refs = at(map, {"status", "references"});
+    const json& refs = field(map, {"status", "references"});
     if (!refs.is_array()) return false;
     return std::any_of(refs.begin(), refs.end(), [&](const json& r) { return r.value("id", "") == id; });
   }
@@ -704,10 +688,10 @@ class Controller final : public ForkliftController, public std::enable_shared_fr
       }
       runs_.erase(run_it);  // the name was reused by a new Migration
     }
-    if (!at(o, {"status", "completed"}).is_null()) return;
+    if (!field(o, {"status", "completed"}).is_null()) return;
     std::vector<Cond> conditions;
-    std::string plan_name = text(o, {"spec", "plan", "name"});
-    std::string plan_ns = text(o, {"spec", "plan", "namespace"});
+    std::string plan_name = string_field(o, {"spec", "plan", "name"});
+    std::string plan_ns = string_field(o, {"spec", "plan", "namespace"});
     if (plan_ns.empty()) plan_ns = ns;
     ObjectPtr plan = plan_name.empty() ? nullptr : front_.store.get(Kind::forklift_plans, plan_ns, plan_name);
     if (!plan) {
@@ -738,22 +722,22 @@ class Controller final : public ForkliftController, public std::enable_shared_fr
     run.plan_name = p["metadata"].value("name", "");
     run.plan_uid = p["metadata"].value("uid", "");
     run.plan = p;
-    run.target_ns = text(p, {"spec", "targetNamespace"});
+    run.target_ns = string_field(p, {"spec", "targetNamespace"});
     run.started = front_.now();
     run.storage_class = lab_.spec().kube.storage_class;
     run.network_type = "pod";
     if (auto storage_map = map_of(p, "storage", Kind::forklift_storage_maps)) {
-      const json& entries = at(storage_map->object, {"spec", "map"});
+      const json& entries = field(storage_map->object, {"spec", "map"});
       if (entries.is_array() && !entries.empty()) {
-        run.storage_class = text(entries[0], {"destination", "storageClass"});
+        run.storage_class = string_field(entries[0], {"destination", "storageClass"});
       }
     }
     if (auto network_map = map_of(p, "network", Kind::forklift_network_maps)) {
-      const json& entries = at(network_map->object, {"spec", "map"});
+      const json& entries = field(network_map->object, {"spec", "map"});
       if (entries.is_array() && !entries.empty()) {
-        run.network_type = text(entries[0], {"destination", "type"});
-        std::string nad_ns = text(entries[0], {"destination", "namespace"});
-        std::string nad = text(entries[0], {"destination", "name"});
+        run.network_type = string_field(entries[0], {"destination", "type"});
+        std::string nad_ns = string_field(entries[0], {"destination", "namespace"});
+        std::string nad = string_field(entries[0], {"destination", "name"});
         run.network_name = nad_ns.empty() ? nad : nad_ns + "/" + nad;
       }
     }
@@ -761,8 +745,8 @@ class Controller final : public ForkliftController, public std::enable_shared_fr
     std::vector<Cond> ignored;
     providers = validate_providers(p, ignored);
     if (providers.source) {
-      run.provider_url = text(providers.source->object, {"spec", "url"});
-      run.secret_name = text(providers.source->object, {"spec", "secret", "name"});
+      run.provider_url = string_field(providers.source->object, {"spec", "url"});
+      run.secret_name = string_field(providers.source->object, {"spec", "secret", "name"});
     }
     json history = {{"conditions", json::array()},
                     {"migration", history_ref(m)},
@@ -779,8 +763,8 @@ class Controller final : public ForkliftController, public std::enable_shared_fr
     history["map"]["storage"] = storage_map ? history_ref(storage_map->object) : empty_ref;
     run.history = history;
 
-    const json& vms = at(p, {"spec", "vms"});
-    std::string target_power = text(p, {"spec", "targetPowerState"});
+    const json& vms = field(p, {"spec", "vms"});
+    std::string target_power = string_field(p, {"spec", "targetPowerState"});
     for (const auto& ref : vms.is_array() ? vms : json::array()) {
       const model::Vm* source = find_source_vm(ref);
       if (!source) continue;  // validation guarantees existence; a VM deleted since is skipped
@@ -1051,7 +1035,7 @@ class Controller final : public ForkliftController, public std::enable_shared_fr
   }
 
   void apply_cancel(Run& run, const json& migration) {
-    const json& cancel = at(migration, {"spec", "cancel"});
+    const json& cancel = field(migration, {"spec", "cancel"});
     if (!cancel.is_array() || run.finished) return;
     for (const auto& ref : cancel) {
       std::string id = ref.value("id", "");
@@ -1203,7 +1187,7 @@ class Controller final : public ForkliftController, public std::enable_shared_fr
       front_.modify(Kind::persistent_volume_claims, run.target_ns, vm.volume_name, [&](json& o) {
         o["status"]["phase"] = "Bound";
         o["status"]["accessModes"] = o["spec"].value("accessModes", json::array({"ReadWriteMany"}));
-        std::string size = text(o, {"spec", "resources", "requests", "storage"});
+        std::string size = string_field(o, {"spec", "resources", "requests", "storage"});
         if (!size.empty()) o["status"]["capacity"] = {{"storage", size}};
       });
     }
@@ -1222,9 +1206,9 @@ class Controller final : public ForkliftController, public std::enable_shared_fr
     int cpus = source ? source->cpu_count : (profile ? profile->cpu_count : 2);
     int memory_mb = source ? source->memory_mb : (profile ? profile->memory_mb : 4096);
     json labels = json::object();
-    const json& plan_labels = at(run.plan, {"metadata", "labels"});
+    const json& plan_labels = field(run.plan, {"metadata", "labels"});
     if (plan_labels.is_object()) labels.update(plan_labels);
-    const json& target_labels = at(run.plan, {"spec", "targetLabels"});
+    const json& target_labels = field(run.plan, {"spec", "targetLabels"});
     if (target_labels.is_object()) labels.update(target_labels);
     labels["migration"] = run.uid;
     labels["plan"] = run.plan_uid;

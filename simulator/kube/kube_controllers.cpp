@@ -38,23 +38,6 @@ bool final_phase(const std::string& phase) {
   return phase == "Succeeded" || phase == "Failed";
 }
 
-const json& field(const json& object, std::initializer_list<const char*> path) {
-  static const json kNull;
-  const json* node = &object;
-  for (const char* key : path) {
-    if (!node->is_object()) return kNull;
-    auto it = node->find(key);
-    if (it == node->end()) return kNull;
-    node = &*it;
-  }
-  return *node;
-}
-
-std::string string_field(const json& object, std::initializer_list<const char*> path) {
-  const json& value = field(object, path);
-  return value.is_string() ? value.get<std::string>() : std::string();
-}
-
 json owner_reference(const json& owner) {
   return {{"apiVersion", owner.value("apiVersion", "")},
           {"kind", owner.value("kind", "")},
