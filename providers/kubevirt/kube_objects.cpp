@@ -323,6 +323,31 @@ bool parse_into(json& target, std::string_view key, std::string_view raw) {
   return true;
 }
 
+// The object with only the milestone fields (see WatchDecode); nullopt when the scanner cannot follow it.
+std::optional<json> milestone_object(std::string_view object_raw) {
+  json object = json::object();
+  Cursor cursor{object_raw};
+  const bool ok = cursor.members([&](std::string_view key, std::string_view value) {
+    if (key == "kind" || key == "apiVersion") return parse_into(object, key, value);
+    if (key == "metadata" || key == "status") {
+      json part = json::object();
+      Cursor inner{value};
+      const bool inner_ok = inner.members([&](std::string_view k, std::string_view v) {
+        const bool keep = key == "metadata"
+                              ? (k == "name" || k == "namespace" || k == "uid" || k == "resourceVersion")
+                              : (k == "phase" || k == "nodeName" || k == "phaseTransitionTimestamps" ||
+                                 k == "conditions" || k == "interfaces" || k == "progress");
+        return !keep || parse_into(part, k, v);
+      });
+      if (!inner_ok) return false;
+      object[std::string(key)] = std::move(part);
+    }
+    return true;
+  });
+  if (!ok) return std::nullopt;
+  return object;
+}
+
 // The milestone_fields fast path; nullopt: take the full parser instead.
 std::optional<WatchEvent> decode_milestone_fields(std::string_view line) {
   std::string_view type_raw, object_raw;
@@ -350,27 +375,9 @@ std::optional<WatchEvent> decode_milestone_fields(std::string_view line) {
   } else {
     return std::nullopt;  // ERROR (rare, needs the Status) and unknown types: the full parser decides
   }
-  json object = json::object();
-  Cursor cursor{object_raw};
-  const bool ok = cursor.members([&](std::string_view key, std::string_view value) {
-    if (key == "kind" || key == "apiVersion") return parse_into(object, key, value);
-    if (key == "metadata" || key == "status") {
-      json part = json::object();
-      Cursor inner{value};
-      const bool inner_ok = inner.members([&](std::string_view k, std::string_view v) {
-        const bool keep = key == "metadata"
-                              ? (k == "name" || k == "namespace" || k == "uid" || k == "resourceVersion")
-                              : (k == "phase" || k == "nodeName" || k == "phaseTransitionTimestamps" ||
-                                 k == "conditions" || k == "interfaces" || k == "progress");
-        return !keep || parse_into(part, k, v);
-      });
-      if (!inner_ok) return false;
-      object[std::string(key)] = std::move(part);
-    }
-    return true;
-  });
-  if (!ok) return std::nullopt;
-  ev.object = std::move(object);
+  auto object = milestone_object(object_raw);
+  if (!object) return std::nullopt;
+  ev.object = std::move(*object);
   return ev;
 }
 
@@ -410,6 +417,73 @@ Expected<WatchEvent> decode_watch_line(std::string_view line, WatchDecode mode) 
     if (ev.error_code == 0 && ev.object.value("reason", "") == "Expired") ev.error_code = 410;
   }
   return ev;
+}
+
+namespace {
+
+// The list's items (milestone fields only) and resourceVersion by the scanner; nullopt: take the full parser.
+std::optional<ObjectList> scan_list(std::string_view body) {
+  ObjectList list;
+  std::string_view items_raw;
+  Cursor top{body};
+  const bool top_ok = top.members([&](std::string_view key, std::string_view value) {
+    if (key == "items") items_raw = value;
+    if (key == "metadata") {
+      Cursor meta{value};
+      return meta.members([&](std::string_view k, std::string_view v) {
+        if (k != "resourceVersion") return true;
+        json rv;
+        if (!build(v, rv) || !rv.is_string()) return false;
+        list.resource_version = rv.get<std::string>();
+        return true;
+      });
+    }
+    return true;
+  });
+  top.ws();
+  if (!top_ok || top.i != body.size()) return std::nullopt;
+  if (items_raw.empty() || items_raw == "null") return list;
+  Cursor cursor{items_raw};
+  if (!cursor.eat('[')) return std::nullopt;
+  if (cursor.eat(']')) return list;
+  for (;;) {
+    cursor.ws();
+    const std::size_t start = cursor.i;
+    if (!cursor.skip_value()) return std::nullopt;
+    const std::string_view raw = items_raw.substr(start, cursor.i - start);
+    if (raw.empty() || raw.front() != '{') return std::nullopt;
+    auto object = milestone_object(raw);
+    if (!object) return std::nullopt;
+    list.items.push_back(std::move(*object));
+    if (cursor.eat(',')) continue;
+    if (!cursor.eat(']')) return std::nullopt;
+    cursor.ws();
+    return cursor.i == items_raw.size() ? std::optional<ObjectList>(std::move(list)) : std::nullopt;
+  }
+}
+
+}  // namespace
+
+Expected<ObjectList> decode_list(std::string_view body, WatchDecode mode) {
+  if (mode == WatchDecode::milestone_fields) {
+    if (auto fast = scan_list(body)) return std::move(*fast);
+  }
+  json doc = json::parse(body, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    return make_error(ErrorKind::protocol,
+                      "the list response is not a JSON object: " + std::string(body.substr(0, 200)));
+  }
+  ObjectList list;
+  if (auto meta = doc.find("metadata"); meta != doc.end() && meta->is_object()) {
+    if (auto rv = meta->find("resourceVersion"); rv != meta->end() && rv->is_string()) {
+      list.resource_version = rv->get<std::string>();
+    }
+  }
+  if (auto items = doc.find("items"); items != doc.end() && items->is_array()) {
+    list.items.reserve(items->size());
+    for (auto& item : *items) list.items.push_back(std::move(item));
+  }
+  return list;
 }
 
 DataVolumeState datavolume_state(const json& dv) {

@@ -1,6 +1,6 @@
 // Fuzz target: Kubernetes watch streams end to end on the client side — HTTP/1.1 chunked framing and line
-// splitting in http::Client::stream (over a real loopback socket), then decode_watch_line in both modes, the
-// VMI status view, the milestone tracker and the DataVolume state decoder on every object.
+// splitting in http::Client::stream (over a real loopback socket), then decode_watch_line and decode_list in
+// both modes, the VMI status view, the milestone tracker and the DataVolume state decoder on every object.
 //
 // Input: the first byte picks the framing. Odd: the rest is the raw response body after the headers
 // "Transfer-Encoding: chunked", so the fuzzer writes the chunk framing itself (sizes, extensions, trailers).
@@ -68,7 +68,27 @@ bool same_view(const kubevirt::VmiStatusView& a, const kubevirt::VmiStatusView& 
   std::abort();
 }
 
+// The same property for list responses (decode_list), on the line itself and on the line as list items.
+void check_list(std::string_view body) {
+  auto full = kubevirt::decode_list(body, kubevirt::WatchDecode::full);
+  auto fields = kubevirt::decode_list(body, kubevirt::WatchDecode::milestone_fields);
+  if (full.has_value() && !fields.has_value()) disagree("whether the body is a list", body);
+  if (!full || !fields) return;
+  if (full->resource_version != fields->resource_version) disagree("the list's resourceVersion", body);
+  if (full->items.size() != fields->items.size()) disagree("the number of items", body);
+  for (std::size_t i = 0; i < full->items.size(); ++i) {
+    if (!same_view(kubevirt::view_vmi(full->items[i]), kubevirt::view_vmi(fields->items[i])))
+      disagree("a listed VMI's status", body);
+    if (kubevirt::datavolume_state(full->items[i]).detail !=
+        kubevirt::datavolume_state(fields->items[i]).detail)
+      disagree("a listed DataVolume's state", body);
+  }
+}
+
 void check_line(std::string_view line, kubevirt::VmiTracker& tracker) {
+  check_list(line);
+  check_list("{\"metadata\":{\"resourceVersion\":\"7\"},\"items\":[" + std::string(line) + "," +
+             std::string(line) + "]}");
   auto full = kubevirt::decode_watch_line(line, kubevirt::WatchDecode::full);
   auto fields = kubevirt::decode_watch_line(line, kubevirt::WatchDecode::milestone_fields);
   // The scanner may accept lines the full parser refuses (it does not validate what it skips, e.g. invalid

@@ -241,5 +241,56 @@ TEST(WatchLines, MilestoneFieldsKeepWhatObserversReadAndSkipTheRest) {
   EXPECT_EQ(escaped->object["metadata"]["name"], "b");
 }
 
+TEST(ListResponses, MilestoneFieldsAgreeWithTheFullParser) {
+  const std::string body =
+      R"({"kind":"VirtualMachineInstanceList","apiVersion":"kubevirt.io/v1",)"
+      R"("metadata":{"resourceVersion":"4711","continue":""},"items":[)"
+      R"({"kind":"VirtualMachineInstance","metadata":{"name":"a","namespace":"ns","labels":{"l":"]}"}},)"
+      R"("spec":{"domain":{}},"status":{"phase":"Running","nodeName":"worker-0","guestOSInfo":{},)"
+      R"("conditions":[{"type":"AgentConnected","status":"True"}]}},)"
+      R"({"metadata":{"name":"b"},"status":{"phase":"Scheduling"}}]})";
+  auto full = decode_list(body);
+  auto slim = decode_list(body, WatchDecode::milestone_fields);
+  ASSERT_TRUE(full) << full.error().what();
+  ASSERT_TRUE(slim) << slim.error().what();
+  EXPECT_EQ(full->resource_version, "4711");
+  EXPECT_EQ(slim->resource_version, "4711");
+  ASSERT_EQ(full->items.size(), 2u);
+  ASSERT_EQ(slim->items.size(), 2u);
+  EXPECT_TRUE(full->items[0].contains("spec"));
+  EXPECT_FALSE(slim->items[0].contains("spec"));
+  EXPECT_FALSE(slim->items[0]["metadata"].contains("labels"));
+  EXPECT_FALSE(slim->items[0]["status"].contains("guestOSInfo"));
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(slim->items[i]["metadata"]["name"], full->items[i]["metadata"]["name"]);
+    EXPECT_EQ(view_vmi(slim->items[i]).phase, view_vmi(full->items[i]).phase);
+    EXPECT_EQ(view_vmi(slim->items[i]).agent_connected, view_vmi(full->items[i]).agent_connected);
+    EXPECT_EQ(datavolume_state(slim->items[i]).detail, datavolume_state(full->items[i]).detail);
+  }
+  // An empty or missing items list is an empty list, in both modes.
+  for (auto mode : {WatchDecode::full, WatchDecode::milestone_fields}) {
+    auto empty = decode_list(R"({"metadata":{"resourceVersion":"9"},"items":[]})", mode);
+    ASSERT_TRUE(empty);
+    EXPECT_EQ(empty->resource_version, "9");
+    EXPECT_TRUE(empty->items.empty());
+    auto none = decode_list(R"({"metadata":{"resourceVersion":"9"},"items":null})", mode);
+    ASSERT_TRUE(none);
+    EXPECT_TRUE(none->items.empty());
+  }
+  // What the scanner cannot follow falls back to the full parser; what is not JSON is an error in both.
+  auto escaped =
+      decode_list(R"({"metad\u0061ta":{"resourceVersion":"3"},"items":[{"metadata":{"name":"c"}}]})",
+                  WatchDecode::milestone_fields);
+  ASSERT_TRUE(escaped);
+  EXPECT_EQ(escaped->resource_version, "3");
+  ASSERT_EQ(escaped->items.size(), 1u);
+  EXPECT_EQ(escaped->items[0]["metadata"]["name"], "c");
+  for (auto mode : {WatchDecode::full, WatchDecode::milestone_fields}) {
+    EXPECT_FALSE(decode_list("<html>502 Bad Gateway</html>", mode));
+    EXPECT_FALSE(decode_list(R"({"items":[{"metadata":{"name":"a"}})", mode));
+    EXPECT_FALSE(decode_list("[1,2]", mode));
+  }
+}
+
 }  // namespace
 }  // namespace bootstorm::kubevirt
