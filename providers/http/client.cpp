@@ -21,6 +21,7 @@
 #include <charconv>
 #include <deque>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 
 #include "common/log.hpp"
@@ -430,32 +431,40 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
     }
   }
 
+  AttemptFailure attempt_failure(const boost::system::error_code& ec, bool nothing_received,
+                                 const char* phase, const Request& request) const {
+    const std::string what = where(request);
+    if (is_timeout(ec)) {
+      return {make_error(ErrorKind::timeout,
+                         what + " timed out after " + std::to_string(request.timeout.count()) + " ms (" +
+                             phase + ")",
+                         "the server is slow or unreachable; retry later or raise the timeout"),
+              false};
+    }
+    return {make_error(ErrorKind::io, what + " failed while " + phase + ": " + ec.message()),
+            nothing_received};
+  }
+
   template <class Stream>
   awaitable<std::optional<AttemptFailure>> exchange(Stream& stream, Connection& connection,
                                                     bhttp::request<bhttp::string_body>& message,
                                                     Clock::time_point deadline, const Request& request,
                                                     Response& response, bool& keep_alive) {
-    auto& tcp_stream = connection.tcp();
-    const std::string what = where(request);
-    auto failure = [&](const boost::system::error_code& ec, bool nothing_received,
-                       const char* phase) -> AttemptFailure {
-      if (is_timeout(ec)) {
-        return {make_error(ErrorKind::timeout,
-                           what + " timed out after " + std::to_string(request.timeout.count()) + " ms (" +
-                               phase + ")",
-                           "the server is slow or unreachable; retry later or raise the timeout"),
-                false};
-      }
-      return {make_error(ErrorKind::io, what + " failed while " + phase + ": " + ec.message()),
-              nothing_received};
-    };
-    tcp_stream.expires_at(deadline);
+    connection.tcp().expires_at(deadline);
     auto [write_ec, written] = co_await bhttp::async_write(stream, message, use_nothrow);
-    if (write_ec) co_return failure(write_ec, true, "sending the request");
+    if (write_ec) co_return attempt_failure(write_ec, true, "sending the request", request);
     response.written_at = Clock::now();
     response.written_at_wall = std::chrono::system_clock::now();
     ++stats.requests;
+    co_return co_await read_response(stream, connection, deadline, request, response, keep_alive);
+  }
 
+  // Reads one response from the connection into `response` (status, headers, body, received_at).
+  template <class Stream>
+  awaitable<std::optional<AttemptFailure>> read_response(Stream& stream, Connection& connection,
+                                                         Clock::time_point deadline, const Request& request,
+                                                         Response& response, bool& keep_alive) {
+    auto& tcp_stream = connection.tcp();
     bhttp::response_parser<bhttp::string_body> parser;
     parser.body_limit(boost::none);
     if (request.method == "HEAD") parser.skip(true);
@@ -463,14 +472,14 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
     auto [header_ec, header_bytes] =
         co_await bhttp::async_read_header(stream, connection.buffer, parser, use_nothrow);
     if (header_ec) {
-      co_return failure(header_ec, !parser.got_some() && connection.buffer.size() == 0,
-                        "reading the response");
+      co_return attempt_failure(header_ec, !parser.got_some() && connection.buffer.size() == 0,
+                                "reading the response", request);
     }
     response.received_at = Clock::now();
     if (!parser.is_done()) {
       tcp_stream.expires_at(deadline);
       auto [body_ec, body_bytes] = co_await bhttp::async_read(stream, connection.buffer, parser, use_nothrow);
-      if (body_ec) co_return failure(body_ec, false, "reading the response body");
+      if (body_ec) co_return attempt_failure(body_ec, false, "reading the response body", request);
     }
     auto& message_in = parser.get();
     response.status = static_cast<int>(message_in.result_int());
@@ -478,6 +487,140 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
     response.body = std::move(message_in.body());
     keep_alive = message_in.keep_alive() && parser.is_done();
     co_return std::nullopt;
+  }
+
+  // --- HTTP/1.1 pipelining (RFC 9112 section 9.3.2) ---
+
+  // Where a pipelined batch stands: one slot per request; `redo` lists those to send again one by one.
+  struct Batch {
+    explicit Batch(const net::any_io_executor& ex) : timer(ex) {}
+    std::vector<Request> requests;
+    std::vector<std::optional<Expected<Response>>> results;
+    std::vector<std::size_t> redo;
+    net::steady_timer timer;  // wakes the batch when the last redo finished
+    std::size_t redo_pending = 0;
+  };
+
+  // Writes every request of the batch in one write on `connection`, then reads the responses in order.
+  // Returns whether the connection can be reused. A request whose response did not come (the connection
+  // dropped or the server closed it after an earlier response) or came with a retryable status goes to
+  // `redo`: pipelined requests are idempotent, so sending them again is safe.
+  template <class Stream>
+  awaitable<bool> pipeline_exchange(Stream& stream, Connection& connection, const std::string& wire,
+                                    Clock::time_point deadline, bool reused, Batch& batch) {
+    const std::size_t n = batch.requests.size();
+    auto redo_from = [&](std::size_t first) {
+      for (std::size_t j = first; j < n; ++j) batch.redo.push_back(j);
+    };
+    connection.tcp().expires_at(deadline);
+    auto [write_ec, written] = co_await net::async_write(stream, net::buffer(wire), use_nothrow);
+    if (write_ec) {
+      redo_from(0);
+      co_return false;
+    }
+    const auto written_at = Clock::now();
+    const auto written_wall = std::chrono::system_clock::now();
+    stats.requests += n;
+    for (std::size_t i = 0; i < n; ++i) {
+      Response response;
+      response.written_at = written_at;
+      response.written_at_wall = written_wall;
+      response.reused_connection = reused;
+      bool keep_alive = false;
+      auto failed =
+          co_await read_response(stream, connection, deadline, batch.requests[i], response, keep_alive);
+      if (failed) {
+        // A timeout is final for this request (its deadline passed); the ones behind it had the same deadline
+        // but nothing was read for them yet, so they get a fresh one.
+        if (failed->error.kind == ErrorKind::timeout) {
+          batch.results[i] = std::move(failed->error);
+          redo_from(i + 1);
+        } else {
+          redo_from(i);
+        }
+        co_return false;
+      }
+      if (is_retryable_status(response.status) && options.retry.max_attempts > 1) {
+        batch.redo.push_back(i);
+      } else {
+        batch.results[i] = std::move(response);
+      }
+      if (!keep_alive) {
+        // The server closes after this response and does not process what was pipelined behind it.
+        redo_from(i + 1);
+        co_return false;
+      }
+    }
+    co_return true;
+  }
+
+  // Sends one request of a batch again on its own (the normal path: pool, retries, backoff).
+  static awaitable<void> redo_one(std::shared_ptr<Impl> self, std::shared_ptr<Batch> batch,
+                                  std::size_t index) {
+    auto result = co_await self->run(batch->requests[index]);
+    if (result) result->attempts += 1;  // the pipelined attempt
+    batch->results[index] = std::move(result);
+    if (--batch->redo_pending == 0) batch->timer.cancel();
+  }
+
+  awaitable<std::vector<Expected<Response>>> pipeline(std::vector<Request> requests) {
+    auto self = shared_from_this();
+    for (const auto& request : requests) {
+      if (!request.idempotent.value_or(default_idempotent(request.method))) {
+        throw std::invalid_argument("http::Client::pipeline: " + request.method + " " + request.target +
+                                    " is not idempotent; only idempotent requests may be pipelined");
+      }
+    }
+    auto batch = std::make_shared<Batch>(executor);
+    batch->results.resize(requests.size());
+    batch->requests = std::move(requests);
+    const std::size_t n = batch->requests.size();
+    if (n > 1) {
+      auto timeout = std::chrono::milliseconds::zero();
+      std::string wire;
+      for (const auto& request : batch->requests) {
+        timeout = std::max(timeout, request.timeout);
+        Request copy = request;  // build_message consumes the body; the original stays for a resend
+        std::ostringstream text;
+        text << build_message(copy);
+        wire += text.str();
+      }
+      const auto deadline = Clock::now() + timeout;
+      bool reused = false;
+      const std::string what =
+          where(batch->requests.front()) + " and " + std::to_string(n - 1) + " more requests, pipelined";
+      auto acquired = co_await acquire(deadline, reused, what);
+      if (acquired) {
+        ConnectionPtr connection = std::move(acquired.value());
+        bool reusable = false;
+        if (connection->tls) {
+          reusable =
+              co_await pipeline_exchange(*connection->tls, *connection, wire, deadline, reused, *batch);
+        } else {
+          reusable =
+              co_await pipeline_exchange(*connection->plain, *connection, wire, deadline, reused, *batch);
+        }
+        release(std::move(connection), reusable);
+      } else if (acquired.error().kind == ErrorKind::connect) {
+        for (std::size_t i = 0; i < n; ++i) batch->redo.push_back(i);  // nothing was sent
+      } else {
+        for (auto& result : batch->results) result = acquired.error();
+      }
+    } else if (n == 1) {
+      batch->results[0] = co_await run(std::move(batch->requests[0]));
+    }
+    if (!batch->redo.empty()) {
+      stats.retries += batch->redo.size();
+      batch->redo_pending = batch->redo.size();
+      for (std::size_t index : batch->redo)
+        net::co_spawn(executor, redo_one(self, batch, index), net::detached);
+      batch->timer.expires_at(Clock::time_point::max());
+      while (batch->redo_pending > 0) co_await batch->timer.async_wait(use_nothrow);
+    }
+    std::vector<Expected<Response>> out;
+    out.reserve(n);
+    for (auto& result : batch->results) out.push_back(std::move(*result));
+    co_return out;
   }
 
   bhttp::request<bhttp::string_body> build_message(Request& request) const {
@@ -760,6 +903,11 @@ Client::~Client() {
 boost::asio::awaitable<Expected<Response>> Client::request(Request request) {
   auto impl = impl_;
   co_return co_await impl->run(std::move(request));
+}
+
+boost::asio::awaitable<std::vector<Expected<Response>>> Client::pipeline(std::vector<Request> requests) {
+  auto impl = impl_;
+  co_return co_await impl->pipeline(std::move(requests));
 }
 
 boost::asio::awaitable<Expected<void>> Client::stream(Request request, HeadersHandler on_headers,
