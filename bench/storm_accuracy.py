@@ -10,6 +10,7 @@ compares the journal's observation (full-precision wall time, stated resolution)
   publication lag   = delivered - model time (the simulator's own lag, not a measurement error)
   boot-time error   = offset from start_requested - (model time - startReceived) (both lags included)
   start transit     = startReceived - start_requested
+  received spread   = last startReceived - first startReceived (the fire as the API server saw it)
 CPU_SAMPLES: lines "unix_time cpu_seconds" of the `bootstorm run` process (bench/run samples /proc/PID/stat);
 the CPU during observe is the CPU used from the first start written to the last milestone observed.
 Prints one line of key=value figures.
@@ -37,7 +38,7 @@ def main():
             fire_skew = event.get("fireSkewMs")
         if event.get("type") == "milestone":
             seen.setdefault(event["vm"], {})[event["milestone"]] = event
-    obs, lag, boot, transit, res = [], [], [], [], []
+    obs, lag, boot, transit, res, received = [], [], [], [], [], []
     over = missing = 0
     first_start, last_seen = math.inf, 0.0
     for vm, events in seen.items():
@@ -47,6 +48,7 @@ def main():
         start = events["start_requested"]["wall"]
         first_start = min(first_start, start)
         transit.append(t["startReceived"] - start)
+        received.append(t["startReceived"])
         for m in ("scheduled", "running", "guest_agent", "ip_assigned"):
             e = events.get(m)
             if not e or e.get("source") != "watch":
@@ -75,6 +77,7 @@ def main():
           f"resolutionP50Ms={ms(pct(res, .5))} resolutionP99Ms={ms(pct(res, .99))} "
           f"publicationLagP50Ms={ms(pct(lag, .5))} publicationLagP99Ms={ms(pct(lag, .99))} "
           f"bootErrorVsModelP99Ms={ms(pct(boot, .99))} startTransitP99Ms={ms(pct(transit, .99))} "
+          f"receivedSpreadMs={ms(max(received) - min(received)) if received else float('nan')} "
           f"journalFireSkewMs={fire_skew}{cpu}")
 
 

@@ -160,6 +160,7 @@ api::ProviderConfig base_provider_config(const plan::StormPlan& plan, const std:
   c.insecure_skip_verify = plan.platform.tls.insecure_skip_verify;
   c.requests_per_second = plan.platform.api_budget.requests_per_second;
   c.max_concurrent = plan.platform.api_budget.max_concurrent;
+  c.starts_per_connection = plan.platform.api_budget.starts_per_connection;
   c.golden_vm = plan.golden.vm;
   c.clone_type = plan.golden.clone;
   c.golden_datasource = plan.golden.datasource_name;

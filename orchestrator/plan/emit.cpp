@@ -52,6 +52,9 @@ void emit_platform(YAML::Emitter& out, const Platform& p) {
   out << YAML::Key << "apiBudget" << YAML::Value << YAML::Flow << YAML::BeginMap;
   out << YAML::Key << "requestsPerSecond" << YAML::Value << number(p.api_budget.requests_per_second);
   out << YAML::Key << "maxConcurrent" << YAML::Value << p.api_budget.max_concurrent;
+  if (p.api_budget.starts_per_connection > 0) {
+    out << YAML::Key << "startsPerConnection" << YAML::Value << p.api_budget.starts_per_connection;
+  }
   out << YAML::EndMap;
   out << YAML::EndMap;
 }

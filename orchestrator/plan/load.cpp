@@ -36,7 +36,7 @@ const Names kVsphereCredentialKeys = {"usernameEnv", "passwordEnv", "file"};
 const Names kKubevirtCredentialKeys = {"kubeconfig", "context"};
 const Names kAnyCredentialKeys = {"usernameEnv", "passwordEnv", "file", "kubeconfig", "context"};
 const Names kTlsKeys = {"caFile", "insecureSkipVerify"};
-const Names kApiBudgetKeys = {"requestsPerSecond", "maxConcurrent"};
+const Names kApiBudgetKeys = {"requestsPerSecond", "maxConcurrent", "startsPerConnection"};
 const Names kVsphereGoldenKeys = {"vm", "clone", "datastore"};
 const Names kKubevirtGoldenKeys = {"dataSource", "pvc", "clone"};
 const Names kAnyGoldenKeys = {"vm", "clone", "datastore", "dataSource", "pvc"};
@@ -217,6 +217,20 @@ class Loader : public yaml::FieldReader {
                   "platform.apiBudget.maxConcurrent must be greater than 0, got " + std::to_string(*v));
           }
           platform.api_budget.max_concurrent = static_cast<int>(*v);
+        }
+        if (auto v = get_int(budget, "startsPerConnection")) {
+          if (*v < 1 || *v > kMaxStartsPerConnection) {
+            error(budget.value("startsPerConnection"),
+                  "platform.apiBudget.startsPerConnection must be between 1 and " +
+                      std::to_string(kMaxStartsPerConnection) + ", got " + std::to_string(*v));
+          } else if (platform.kind == "vsphere") {
+            // vCenter's power start answers only when the VM is on: starts pipelined on one connection
+            // would be powered on one after another.
+            error(budget.value("startsPerConnection"),
+                  "platform.apiBudget.startsPerConnection applies only to platform kind kubevirt (a vCenter "
+                  "power start blocks until the VM is on, so vSphere starts need a connection each)");
+          }
+          platform.api_budget.starts_per_connection = static_cast<int>(*v);
         }
       }
     }

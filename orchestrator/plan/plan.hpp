@@ -27,9 +27,17 @@ struct Tls {
   bool operator==(const Tls&) const = default;
 };
 
+// Deeper pipelines only make the last start of each connection wait longer behind the others.
+constexpr int kMaxStartsPerConnection = 1000;
+
 struct ApiBudget {
   double requests_per_second = 50;
   int max_concurrent = 64;
+  // KubeVirt: start requests written back to back on one connection (HTTP/1.1 pipelining), so that a burst of
+  // maxConcurrent starts holds maxConcurrent / startsPerConnection connections. 0 (absent): automatic, one
+  // start per connection up to api::kAutoStartConnections, then as many per connection as keep the
+  // connection count there.
+  int starts_per_connection = 0;
 
   bool operator==(const ApiBudget&) const = default;
 };

@@ -21,6 +21,19 @@
 
 namespace bootstorm::api {
 
+// KubeVirt start burst, automatic pipelining: up to this many concurrent starts each get a connection of
+// their own; beyond it, starts share connections (HTTP/1.1 pipelining) so that the burst holds about this
+// many. A pre-opened TLS connection costs ~90 KB of client memory (Asio's SSL stream and OpenSSL state).
+constexpr int kAutoStartConnections = 500;
+
+// How many starts share one connection for `max_concurrent` concurrent starts (`configured` > 0 wins).
+constexpr int starts_per_connection(int configured, int max_concurrent) {
+  if (configured > 0) return configured;
+  return max_concurrent <= kAutoStartConnections
+             ? 1
+             : (max_concurrent + kAutoStartConnections - 1) / kAutoStartConnections;
+}
+
 // What a provider needs to know, resolved from the plan by the engine (providers never see the plan type).
 struct ProviderConfig {
   std::string kind;        // "vsphere" | "kubevirt"
@@ -39,6 +52,7 @@ struct ProviderConfig {
   // API budget
   double requests_per_second = 50;
   int max_concurrent = 64;
+  int starts_per_connection = 0;  // KubeVirt start burst: pipelined starts per connection; 0 = automatic
   // Golden image
   std::string golden_vm;  // vSphere: VM name
   std::string clone_type =

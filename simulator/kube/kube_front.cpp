@@ -124,6 +124,8 @@ asio::awaitable<http::ServerResponse> KubeFront::Impl::handle(http::ServerReques
   std::string route_key;
   http::ServerResponse response = route_request(request, route_key);
   count_request(request.method + " " + (route_key.empty() ? request.path : route_key));
+  if (request.method == "PUT" && route_key == "virtualmachines/start")
+    stats.start_connections.insert(request.connection_id);
   if (response.status >= 400) ++stats.errors;
   co_return response;
 }
@@ -734,6 +736,7 @@ json KubeFront::Impl::stats_json() const {
           {"faultsInjected",
            stats.injected_errors + stats.injected_latency + stats.forced_gone + stats.watches_dropped},
           {"vms", lab.vm_count()},
+          {"startConnections", stats.start_connections.size()},
           {"byRoute", stats.by_route},
           {"byAuthorization", stats.by_authorization},
           {"errors", stats.errors},

@@ -65,6 +65,8 @@ struct FrontStats {
   std::uint64_t watches_gone = 0;     // 410 sent
   std::uint64_t watch_events_sent = 0;
   std::uint64_t bookmarks_sent = 0;
+  // Connections that carried VirtualMachine start requests: fewer than the starts when the client pipelines.
+  std::set<std::uint64_t> start_connections;
 };
 
 // Per-VirtualMachine controller state that is not part of the API object.

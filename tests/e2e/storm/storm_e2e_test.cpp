@@ -60,7 +60,8 @@ double percentile(std::vector<double> v, double p) {
 }
 
 std::string kubevirt_plan(const std::string& name, const fs::path& state, const std::string& placement,
-                          const std::string& storm, const std::string& cleanup, const fs::path& out) {
+                          const std::string& storm, const std::string& cleanup, const fs::path& out,
+                          const std::string& api_budget = "{requestsPerSecond: 100000, maxConcurrent: 256}") {
   return "apiVersion: bootstorm.io/v1\n"
          "kind: StormPlan\n"
          "name: " +
@@ -71,7 +72,9 @@ std::string kubevirt_plan(const std::string& name, const fs::path& state, const 
          "  endpoint: lab:" +
          state.string() +
          "\n"
-         "  apiBudget: {requestsPerSecond: 100000, maxConcurrent: 256}\n"
+         "  apiBudget: " +
+         api_budget +
+         "\n"
          "golden: {dataSource: {name: fedora-golden, namespace: golden}, clone: auto}\n"
          "namespace: bootstorm-storm\n"
          "scenarios:\n"
@@ -97,10 +100,12 @@ TEST_F(StormE2E, KubeVirtThousandVmStormMatchesTheSimulatorsTruthAndCleansUp) {
   const fs::path out = dir_ / "out";
   const fs::path plan = dir_ / "plan.yaml";
   const std::map<std::string, int> placement = {{"worker-0", 334}, {"worker-1", 333}, {"worker-2", 333}};
+  // Starts pipelined 8 per connection: the timings below hold for starts that share a connection.
   write_file(plan, kubevirt_plan("storm-thousand", state_,
                                  "[{host: worker-0, vms: 334}, {host: worker-1, vms: 333}, "
                                  "{host: worker-2, vms: 333}]",
-                                 "{mode: simultaneous, timeout: 5m, settle: 0s}", "never", out));
+                                 "{mode: simultaneous, timeout: 5m, settle: 0s}", "never", out,
+                                 "{requestsPerSecond: 100000, maxConcurrent: 256, startsPerConnection: 8}"));
   const json stats_before = lab_get("/_lab/stats");
   ASSERT_TRUE(stats_before.contains("requestsTotal"));
 
@@ -112,6 +117,9 @@ TEST_F(StormE2E, KubeVirtThousandVmStormMatchesTheSimulatorsTruthAndCleansUp) {
   // Request count first, before this test's own truth/list queries add to it.
   const json stats = lab_get("/_lab/stats");
   const double requests = stats["requestsTotal"].get<double>() - stats_before["requestsTotal"].get<double>();
+  // 256 starts in flight, 8 per connection: the lab saw them on at most 32 connections (the pool's cap).
+  EXPECT_GE(stats["startConnections"].get<int>(), 1);
+  EXPECT_LE(stats["startConnections"].get<int>(), 32);
 
   const fs::path run_dir = run_dir_in(out);
   ASSERT_FALSE(run_dir.empty()) << "expected exactly one run directory under " << out;

@@ -230,6 +230,8 @@ TEST(Json, JsonPlanLoadsLikeTheEquivalentYaml) {
   EXPECT_EQ(json.platform.kind, "kubevirt");
   EXPECT_EQ(json.platform.endpoint, "kubeconfig");
   EXPECT_EQ(json.platform.credentials.context, "lab");
+  EXPECT_EQ(json.platform.api_budget.max_concurrent, 4000);
+  EXPECT_EQ(json.platform.api_budget.starts_per_connection, 8);
   EXPECT_EQ(json.golden.pvc, "golden/fedora-root");
   EXPECT_EQ(json.golden.clone, "csi-clone");
   EXPECT_EQ(json.ready.signal, "scheduled");
