@@ -32,6 +32,10 @@ constexpr auto kUseAwaitable = asio::as_tuple(asio::use_awaitable);
 constexpr int kWatchTimeoutSeconds = 300;
 constexpr auto kCatchUpWindow = std::chrono::milliseconds(500);
 constexpr auto kDataVolumeFallbackPoll = std::chrono::seconds(10);
+// How long the DataVolume watch outlives its last waiter. Creates paced by the request budget finish one at a
+// time: a watch stopped as soon as no DataVolume was pending was listed again for nearly every VM (3.6
+// requests per VM instead of 2 for 1,000 VMs at 50 requests/s).
+constexpr auto kDataVolumeWatchLinger = std::chrono::seconds(5);
 
 // Requests per second with a burst: callers reserve a slot (tokens may go negative) and sleep until it comes.
 class TokenBucket {
@@ -288,7 +292,7 @@ class Impl : public std::enable_shared_from_this<Impl> {
   }
 
   void shutdown() {
-    dv_watch_cancel_.cancel();
+    stop_dv_watch();
     wake_all_dv_waiters();
   }
 
@@ -507,9 +511,7 @@ class Impl : public std::enable_shared_from_this<Impl> {
     ensure_dv_watch();
     struct Release {
       Impl* self;
-      ~Release() {
-        if (--self->dv_waiter_count_ == 0) self->stop_dv_watch();
-      }
+      ~Release() { self->release_dv_waiter(); }
     } release{this};
     auto last_poll = steady_clock::now();
     while (true) {
@@ -557,6 +559,7 @@ class Impl : public std::enable_shared_from_this<Impl> {
 
   awaitable<Expected<void>> prepare_storm(std::size_t expected_starts) {
     if (!client_) co_return make_error(ErrorKind::internal, "prepare_storm before connect");
+    if (dv_waiter_count_ == 0) stop_dv_watch();  // provisioning is over
     if (auto auth = refresh_auth(); !auth) co_return auth.error();
     std::size_t count = start_connections(std::min<std::size_t>(
         expected_starts, static_cast<std::size_t>(std::max(1, config_.max_concurrent))));
@@ -650,14 +653,8 @@ class Impl : public std::enable_shared_from_this<Impl> {
     pending->done.expires_at(steady_clock::time_point::max());
     while (!pending->response) co_await pending->done.async_wait(asio::as_tuple(asio::use_awaitable));
     auto resp = std::move(*pending->response);
-    if (!resp) {
-      stats_.requests++;
-      stats_.errors++;
-      co_return tls_aware(resp.error(), what);
-    }
-    stats_.requests += static_cast<std::uint64_t>(std::max(1, resp->attempts));
-    stats_.retries += static_cast<std::uint64_t>(std::max(0, resp->attempts - 1));
-    if (resp->status >= 400) stats_.errors++;
+    count_call(resp);
+    if (!resp) co_return tls_aware(resp.error(), what);
     if (resp->status == 401 && (kube_.auth.exec || !kube_.auth.token_file.empty())) {
       // Credentials expired under the burst: this start goes again on its own with fresh ones.
       creds_->invalidate();
@@ -700,10 +697,7 @@ class Impl : public std::enable_shared_from_this<Impl> {
     }
     for (std::size_t i = 0; i < batch.size(); ++i) {
       auto& resp = results[i];
-      if (resp && resp->attempts <= 1 && resp->written_at >= handed_mono) {
-        resp->written_at = handed_mono;
-        resp->written_at_wall = handed_wall;
-      }
+      stamp_handed(resp, handed_mono, handed_wall);
       batch[i]->response = std::move(resp);
       batch[i]->done.cancel();
     }
@@ -934,6 +928,28 @@ class Impl : public std::enable_shared_from_this<Impl> {
         "context); tls.insecureSkipVerify: true is for labs only");
   }
 
+  // A first attempt's start instant is when the request was handed to the client (see call()); a resend's is
+  // the client's own.
+  static void stamp_handed(Expected<http::Response>& resp, steady_clock::time_point handed_mono,
+                           system_clock::time_point handed_wall) {
+    if (resp && resp->attempts <= 1 && resp->written_at >= handed_mono) {
+      resp->written_at = handed_mono;
+      resp->written_at_wall = handed_wall;
+    }
+  }
+
+  // ApiStats for one call's outcome (every attempt counts as a request).
+  void count_call(const Expected<http::Response>& resp) {
+    if (!resp) {
+      stats_.requests++;
+      stats_.errors++;
+      return;
+    }
+    stats_.requests += static_cast<std::uint64_t>(std::max(1, resp->attempts));
+    stats_.retries += static_cast<std::uint64_t>(std::max(0, resp->attempts - 1));
+    if (resp->status >= 400) stats_.errors++;
+  }
+
   // One API call: credentials, QPS budget, dry run, TLS-aware errors, one retry after a 401 when credentials
   // can be refreshed. Any HTTP status comes back as a Response. Start requests pass `budgeted = false`: the
   // storm is bounded by apiBudget.maxConcurrent only — pacing them by requestsPerSecond would turn a
@@ -967,18 +983,9 @@ class Impl : public std::enable_shared_from_this<Impl> {
       const auto handed_mono = steady_clock::now();
       const auto handed_wall = system_clock::now();
       auto resp = co_await client_->request(std::move(req));
-      if (resp && resp->attempts <= 1 && resp->written_at >= handed_mono) {
-        resp->written_at = handed_mono;
-        resp->written_at_wall = handed_wall;
-      }
-      if (!resp) {
-        stats_.requests++;
-        stats_.errors++;
-        co_return tls_aware(resp.error(), what);
-      }
-      stats_.requests += static_cast<std::uint64_t>(std::max(1, resp->attempts));
-      stats_.retries += static_cast<std::uint64_t>(std::max(0, resp->attempts - 1));
-      if (resp->status >= 400) stats_.errors++;
+      stamp_handed(resp, handed_mono, handed_wall);
+      count_call(resp);
+      if (!resp) co_return tls_aware(resp.error(), what);
       if (resp->status == 401 && auth_attempt == 0 && (kube_.auth.exec || !kube_.auth.token_file.empty())) {
         creds_->invalidate();
         continue;
@@ -1212,7 +1219,8 @@ class Impl : public std::enable_shared_from_this<Impl> {
               self->update_dv(name_of(ev.object), datavolume_state(ev.object));
             }
           };
-          h.done = [self] { return self->dv_waiter_count_ == 0; };
+          // No `done`: the watch ends when stop_dv_watch() cancels it (kDataVolumeWatchLinger after the last
+          // waiter, at prepare_storm, or at shutdown).
           co_await self->list_watch(datavolumes_path(self->config_.namespace_), h, cancel, "DataVolumes");
           self->dv_watch_running_ = false;
           // A waiter may have arrived after the cancel: it needs a watch of its own.
@@ -1221,7 +1229,23 @@ class Impl : public std::enable_shared_from_this<Impl> {
         asio::detached);
   }
 
-  void stop_dv_watch() { dv_watch_cancel_.cancel(); }
+  void stop_dv_watch() {
+    if (dv_linger_) dv_linger_->cancel();
+    dv_linger_.reset();
+    dv_watch_cancel_.cancel();
+  }
+
+  void release_dv_waiter() {
+    if (--dv_waiter_count_ > 0) return;
+    auto timer = std::make_shared<asio::steady_timer>(executor_, kDataVolumeWatchLinger);
+    if (dv_linger_) dv_linger_->cancel();
+    dv_linger_ = timer;
+    timer->async_wait([weak = weak_from_this(), timer](boost::system::error_code ec) {
+      auto self = weak.lock();
+      if (ec || !self || self->dv_linger_ != timer || self->dv_waiter_count_ > 0) return;
+      self->stop_dv_watch();
+    });
+  }
 
   void update_dv(const std::string& name, DataVolumeState state) {
     if (name.empty()) return;
@@ -1264,6 +1288,7 @@ class Impl : public std::enable_shared_from_this<Impl> {
   std::map<std::string, std::vector<std::shared_ptr<asio::steady_timer>>> dv_waiters_;
   std::size_t dv_waiter_count_ = 0;
   bool dv_watch_running_ = false;
+  std::shared_ptr<asio::steady_timer> dv_linger_;  // pending stop of the DataVolume watch
   CancelSignal dv_watch_cancel_;
 
  public:
