@@ -323,6 +323,14 @@ bool parse_into(json& target, std::string_view key, std::string_view raw) {
   return true;
 }
 
+// Whether WatchDecode::milestone_fields keeps `key` of the object's `section` (metadata or status).
+bool keeps(std::string_view section, std::string_view key) {
+  return section == "metadata"
+             ? (key == "name" || key == "namespace" || key == "uid" || key == "resourceVersion")
+             : (key == "phase" || key == "nodeName" || key == "phaseTransitionTimestamps" ||
+                key == "conditions" || key == "interfaces" || key == "progress");
+}
+
 // The object with only the milestone fields (see WatchDecode); nullopt when the scanner cannot follow it.
 std::optional<json> milestone_object(std::string_view object_raw) {
   json object = json::object();
@@ -332,13 +340,8 @@ std::optional<json> milestone_object(std::string_view object_raw) {
     if (key == "metadata" || key == "status") {
       json part = json::object();
       Cursor inner{value};
-      const bool inner_ok = inner.members([&](std::string_view k, std::string_view v) {
-        const bool keep = key == "metadata"
-                              ? (k == "name" || k == "namespace" || k == "uid" || k == "resourceVersion")
-                              : (k == "phase" || k == "nodeName" || k == "phaseTransitionTimestamps" ||
-                                 k == "conditions" || k == "interfaces" || k == "progress");
-        return !keep || parse_into(part, k, v);
-      });
+      const bool inner_ok = inner.members(
+          [&](std::string_view k, std::string_view v) { return !keeps(key, k) || parse_into(part, k, v); });
       if (!inner_ok) return false;
       object[std::string(key)] = std::move(part);
     }
@@ -484,6 +487,51 @@ Expected<ObjectList> decode_list(std::string_view body, WatchDecode mode) {
     for (auto& item : *items) list.items.push_back(std::move(item));
   }
   return list;
+}
+
+std::optional<std::string> compact_watch_line(std::string_view line) {
+  std::string_view type_raw, object_raw;
+  Cursor top{line};
+  const bool top_ok = top.members([&](std::string_view key, std::string_view value) {
+    if (key == "type") type_raw = value;
+    if (key == "object") object_raw = value;
+    return true;
+  });
+  top.ws();
+  if (!top_ok || top.i != line.size() || type_raw.empty() || object_raw.empty() || object_raw.front() != '{')
+    return std::nullopt;
+  if (type_raw == "\"ERROR\"") return std::nullopt;  // a Status: kept whole
+  std::string out;
+  out.reserve(512);
+  out.append("{\"type\":").append(type_raw).append(",\"object\":{");
+  bool first = true;
+  auto member = [&](std::string_view key, std::string_view raw) {
+    if (!first) out += ',';
+    first = false;
+    out.append("\"").append(key).append("\":").append(raw);
+  };
+  Cursor cursor{object_raw};
+  const bool ok = cursor.members([&](std::string_view key, std::string_view value) {
+    if (key == "kind" || key == "apiVersion") {
+      member(key, value);
+    } else if (key == "metadata" || key == "status") {
+      if (value.empty() || value.front() != '{') return false;
+      std::string part = "{";
+      Cursor inner{value};
+      const bool inner_ok = inner.members([&](std::string_view k, std::string_view v) {
+        if (!keeps(key, k)) return true;
+        if (part.size() > 1) part += ',';
+        part.append("\"").append(k).append("\":").append(v);
+        return true;
+      });
+      if (!inner_ok) return false;
+      member(key, part + "}");
+    }
+    return true;
+  });
+  if (!ok) return std::nullopt;
+  out += "}}";
+  return out;
 }
 
 DataVolumeState datavolume_state(const json& dv) {

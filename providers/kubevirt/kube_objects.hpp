@@ -87,6 +87,12 @@ struct WatchEvent {
 // whichever path decoded the line.
 enum class WatchDecode { full, milestone_fields };
 Expected<WatchEvent> decode_watch_line(std::string_view line, WatchDecode mode = WatchDecode::full);
+// The watch line with only what `milestone_fields` keeps, as text: a scan and copies, no parsing. A 10,000-VM
+// storm's VMI lines waiting for the provider's loop took 147 MB as they came (a VMI line is ~3 KB); compacted
+// they take a fraction, and decoding them later is cheaper. decode_watch_line(*compact, milestone_fields)
+// equals decode_watch_line(line, milestone_fields). nullopt: the scanner cannot follow the line (escaped
+// keys, odd nesting) or it is an ERROR event — keep the line as it is.
+std::optional<std::string> compact_watch_line(std::string_view line);
 
 // A list response (VirtualMachineInstanceList, DataVolumeList): its resourceVersion and its items. With
 // `milestone_fields` the items keep only the fields decode_watch_line keeps, and a 10,000-object list is not

@@ -95,6 +95,14 @@ void check_line(std::string_view line, kubevirt::VmiTracker& tracker) {
   // UTF-8 inside a key it drops: corpus/kube_watch/scanner-lenient-invalid-utf8.txt); it must never refuse a
   // line the full parser accepts, and where both accept they must agree.
   if (full.has_value() && !fields.has_value()) disagree("whether the line is an event", line);
+  // A compacted line (what the watch thread posts) decodes to exactly what the line decodes to.
+  if (auto compact = kubevirt::compact_watch_line(line)) {
+    auto from_compact = kubevirt::decode_watch_line(*compact, kubevirt::WatchDecode::milestone_fields);
+    if (from_compact.has_value() != fields.has_value())
+      disagree("whether the compacted line is an event", line);
+    if (fields && (from_compact->type != fields->type || from_compact->object != fields->object))
+      disagree("the compacted line's event", line);
+  }
   if (!full || !fields) return;
   if (full->type != fields->type) disagree("the event type", line);
   if (full->error_code != fields->error_code) disagree("the error code", line);
