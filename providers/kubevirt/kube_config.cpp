@@ -412,8 +412,13 @@ Expected<ExecCredential> parse_exec_credential(std::string_view output,
                       "the exec credential plugin did not print an ExecCredential JSON object",
                       "run the plugin command by hand and check its output");
   }
-  std::string kind = doc.value("kind", "");
-  std::string api_version = doc.value("apiVersion", "");
+  // A field of another type reads as absent (json::value would throw): the checks below then name it.
+  auto text = [](const json& object, const char* key) {
+    auto it = object.find(key);
+    return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  std::string kind = text(doc, "kind");
+  std::string api_version = text(doc, "apiVersion");
   if (kind != "ExecCredential") {
     return make_error(ErrorKind::auth,
                       "the exec credential plugin printed kind \"" + kind + "\" instead of ExecCredential");
@@ -424,13 +429,14 @@ Expected<ExecCredential> parse_exec_credential(std::string_view output,
                           "\" but the kubeconfig asks for \"" + expected_api_version + "\"",
                       "make the kubeconfig's exec.apiVersion match the plugin");
   }
-  const json status = doc.value("status", json::object());
+  const auto status_it = doc.find("status");
+  const json status = status_it != doc.end() ? *status_it : json::object();
   if (!status.is_object()) return make_error(ErrorKind::auth, "the ExecCredential has no status object");
   ExecCredential cred;
-  cred.token = status.value("token", "");
-  cred.client_certificate_data = status.value("clientCertificateData", "");
-  cred.client_key_data = status.value("clientKeyData", "");
-  if (std::string exp = status.value("expirationTimestamp", ""); !exp.empty()) {
+  cred.token = text(status, "token");
+  cred.client_certificate_data = text(status, "clientCertificateData");
+  cred.client_key_data = text(status, "clientKeyData");
+  if (std::string exp = text(status, "expirationTimestamp"); !exp.empty()) {
     cred.expiry = parse_rfc3339(exp);
     if (!cred.expiry) {
       return make_error(ErrorKind::auth,

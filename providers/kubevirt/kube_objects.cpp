@@ -484,7 +484,14 @@ Expected<ObjectList> decode_list(std::string_view body, WatchDecode mode) {
   }
   if (auto items = doc.find("items"); items != doc.end() && items->is_array()) {
     list.items.reserve(items->size());
-    for (auto& item : *items) list.items.push_back(std::move(item));
+    for (auto& item : *items) {
+      // The observers read fields of every item: an item that is not an object is a malformed list.
+      if (!item.is_object()) {
+        return make_error(ErrorKind::protocol, "the list response has an item that is not an object: " +
+                                                   item.dump().substr(0, 200));
+      }
+      list.items.push_back(std::move(item));
+    }
   }
   return list;
 }

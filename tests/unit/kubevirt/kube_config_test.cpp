@@ -357,6 +357,14 @@ TEST(ExecPlugin, ParsesExecCredential) {
       R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{}})",
       "client.authentication.k8s.io/v1"));
   EXPECT_FALSE(parse_exec_credential("not json", "client.authentication.k8s.io/v1"));
+  // Fields of the wrong type are errors, not exceptions (found by fuzzing: "kind": {}).
+  auto odd_kind = parse_exec_credential(R"({"apiVersion":"client.authentication.k8s.io/v1","kind":{}})",
+                                        "client.authentication.k8s.io/v1");
+  ASSERT_FALSE(odd_kind);
+  EXPECT_NE(odd_kind.error().message.find("instead of ExecCredential"), std::string::npos);
+  EXPECT_FALSE(parse_exec_credential(
+      R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":7}})",
+      "client.authentication.k8s.io/v1"));
 }
 
 TEST(Encoding, Rfc3339AndBase64) {

@@ -321,6 +321,7 @@ TEST(ListResponses, MilestoneFieldsAgreeWithTheFullParser) {
     EXPECT_FALSE(decode_list("<html>502 Bad Gateway</html>", mode));
     EXPECT_FALSE(decode_list(R"({"items":[{"metadata":{"name":"a"}})", mode));
     EXPECT_FALSE(decode_list("[1,2]", mode));
+    EXPECT_FALSE(decode_list(R"({"items":[{"metadata":{"name":"a"}},7]})", mode));
   }
 }
 
