@@ -424,18 +424,7 @@ TEST(HttpClientServer, PrewarmReplacesIdleConnectionsThatWouldBeStaleAtTheBurst)
     CO_ASSERT(co_await client.prewarm(3));
     EXPECT_EQ(client.stats().connections_opened, 6u);
     EXPECT_EQ(client.stats().open_connections, 3u);
-    int reused = 0, finished = 0;
-    for (int i = 0; i < 3; ++i) {
-      net::co_spawn(
-          io,
-          [&]() -> net::awaitable<void> {
-            auto response = co_await client.request(Request("GET", "/"));
-            if (response && response->status == 200 && response->reused_connection) ++reused;
-            ++finished;
-          },
-          net::detached);
-    }
-    while (finished < 3) co_await sleep_for(5ms);
+    const int reused = co_await concurrent_gets_on_reused_connections(client, 3);
     EXPECT_EQ(reused, 3);
   });
   EXPECT_EQ(client.stats().connections_opened, 6u);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -61,6 +62,25 @@ inline Request with_timeout(Request request, std::chrono::milliseconds timeout) 
 inline Request as_idempotent(Request request) {
   request.idempotent = true;
   return request;
+}
+
+// Sends `n` GET / at once (each in its own coroutine) and waits for all of them; returns how many were
+// answered 200 on a reused (pooled or prewarmed) connection.
+inline net::awaitable<int> concurrent_gets_on_reused_connections(Client& client, int n) {
+  auto executor = co_await net::this_coro::executor;
+  int reused = 0, finished = 0;
+  for (int i = 0; i < n; ++i) {
+    net::co_spawn(
+        executor,
+        [&]() -> net::awaitable<void> {
+          auto response = co_await client.request(Request("GET", "/"));
+          if (response && response->status == 200 && response->reused_connection) ++reused;
+          ++finished;
+        },
+        net::detached);
+  }
+  while (finished < n) co_await sleep_for(std::chrono::milliseconds(5));
+  co_return reused;
 }
 
 inline ServerResponse text(int status, std::string body) {

@@ -86,18 +86,7 @@ TEST_F(HttpTls, PrewarmedConnectionsAreReused) {
     auto warmed = co_await client.prewarm(3);
     CO_ASSERT(warmed);
     co_await sleep_for(20ms);  // lets TLS 1.3 session tickets arrive on the idle connections
-    int finished = 0;
-    for (int i = 0; i < 3; ++i) {
-      net::co_spawn(
-          io_,
-          [&]() -> net::awaitable<void> {
-            auto response = co_await client.request(Request("GET", "/"));
-            if (response && response->status == 200 && response->reused_connection) ++reused;
-            ++finished;
-          },
-          net::detached);
-    }
-    while (finished < 3) co_await sleep_for(5ms);
+    reused = co_await concurrent_gets_on_reused_connections(client, 3);
   });
   EXPECT_EQ(reused, 3);
   EXPECT_EQ(server->stats().connections_accepted, 3u);
