@@ -351,21 +351,30 @@ std::optional<json> milestone_object(std::string_view object_raw) {
   return object;
 }
 
-// The milestone_fields fast path; nullopt: take the full parser instead.
-std::optional<WatchEvent> decode_milestone_fields(std::string_view line) {
-  std::string_view type_raw, object_raw;
+// A watch line's raw `type` and `object` values, by the scanner; nullopt when it cannot follow the line or
+// the object is not a JSON object.
+struct RawEvent {
+  std::string_view type, object;
+};
+std::optional<RawEvent> split_event(std::string_view line) {
+  RawEvent raw;
   Cursor top{line};
   const bool top_ok = top.members([&](std::string_view key, std::string_view value) {
-    if (key == "type") type_raw = value;
-    if (key == "object") object_raw = value;
+    if (key == "type") raw.type = value;
+    if (key == "object") raw.object = value;
     return true;
   });
   top.ws();
-  if (!top_ok || top.i != line.size() || type_raw.size() < 2 || type_raw.front() != '"' ||
-      object_raw.empty() || object_raw.front() != '{') {
+  if (!top_ok || top.i != line.size() || raw.type.empty() || raw.object.empty() || raw.object.front() != '{')
     return std::nullopt;
-  }
-  const std::string_view type = type_raw.substr(1, type_raw.size() - 2);
+  return raw;
+}
+
+// The milestone_fields fast path; nullopt: take the full parser instead.
+std::optional<WatchEvent> decode_milestone_fields(std::string_view line) {
+  auto raw = split_event(line);
+  if (!raw || raw->type.size() < 2 || raw->type.front() != '"') return std::nullopt;
+  const std::string_view type = raw->type.substr(1, raw->type.size() - 2);
   WatchEvent ev;
   if (type == "ADDED") {
     ev.type = WatchEvent::Type::added;
@@ -378,7 +387,7 @@ std::optional<WatchEvent> decode_milestone_fields(std::string_view line) {
   } else {
     return std::nullopt;  // ERROR (rare, needs the Status) and unknown types: the full parser decides
   }
-  auto object = milestone_object(object_raw);
+  auto object = milestone_object(raw->object);
   if (!object) return std::nullopt;
   ev.object = std::move(*object);
   return ev;
@@ -497,27 +506,18 @@ Expected<ObjectList> decode_list(std::string_view body, WatchDecode mode) {
 }
 
 std::optional<std::string> compact_watch_line(std::string_view line) {
-  std::string_view type_raw, object_raw;
-  Cursor top{line};
-  const bool top_ok = top.members([&](std::string_view key, std::string_view value) {
-    if (key == "type") type_raw = value;
-    if (key == "object") object_raw = value;
-    return true;
-  });
-  top.ws();
-  if (!top_ok || top.i != line.size() || type_raw.empty() || object_raw.empty() || object_raw.front() != '{')
-    return std::nullopt;
-  if (type_raw == "\"ERROR\"") return std::nullopt;  // a Status: kept whole
+  auto raw = split_event(line);
+  if (!raw || raw->type == "\"ERROR\"") return std::nullopt;  // ERROR: a Status, kept whole
   std::string out;
   out.reserve(512);
-  out.append("{\"type\":").append(type_raw).append(",\"object\":{");
+  out.append("{\"type\":").append(raw->type).append(",\"object\":{");
   bool first = true;
   auto member = [&](std::string_view key, std::string_view raw) {
     if (!first) out += ',';
     first = false;
     out.append("\"").append(key).append("\":").append(raw);
   };
-  Cursor cursor{object_raw};
+  Cursor cursor{raw->object};
   const bool ok = cursor.members([&](std::string_view key, std::string_view value) {
     if (key == "kind" || key == "apiVersion") {
       member(key, value);

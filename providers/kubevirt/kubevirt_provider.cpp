@@ -641,10 +641,8 @@ class Impl : public std::enable_shared_from_this<Impl> {
   awaitable<Expected<http::Response>> start_pipelined(const std::string& path, const std::string& what) {
     if (!client_) co_return make_error(ErrorKind::internal, what + ": not connected");
     if (auto auth = refresh_auth(); !auth) co_return auth.error();
-    http::Request req("PUT", prefix_ + path, start_options().dump());
-    req.headers.emplace_back("Content-Type", "application/json");
-    req.timeout = config_.request_timeout;
-    auto pending = std::make_shared<PendingStart>(executor_, std::move(req));
+    auto pending =
+        std::make_shared<PendingStart>(executor_, api_request("PUT", path, start_options().dump()));
     start_queue_.push_back(pending);
     if (!start_flush_posted_) {
       start_flush_posted_ = true;
@@ -680,7 +678,7 @@ class Impl : public std::enable_shared_from_this<Impl> {
                                           std::vector<std::shared_ptr<PendingStart>> batch) {
     std::vector<http::Request> requests;
     requests.reserve(batch.size());
-    for (const auto& pending : batch) requests.push_back(pending->request);
+    for (const auto& pending : batch) requests.push_back(std::move(pending->request));  // not needed after
     // As in call(): stamped as the batch is handed over; the client writes it before it first suspends.
     const auto handed_mono = steady_clock::now();
     const auto handed_wall = system_clock::now();
@@ -928,6 +926,15 @@ class Impl : public std::enable_shared_from_this<Impl> {
         "context); tls.insecureSkipVerify: true is for labs only");
   }
 
+  // An API request to the server's `target` (below the kubeconfig server's path), JSON body, the plan's
+  // timeout.
+  http::Request api_request(std::string method, const std::string& target, std::string body) const {
+    http::Request req(std::move(method), prefix_ + target, std::move(body));
+    if (!req.body.empty()) req.headers.emplace_back("Content-Type", "application/json");
+    req.timeout = config_.request_timeout;
+    return req;
+  }
+
   // A first attempt's start instant is when the request was handed to the client (see call()); a resend's is
   // the client's own.
   static void stamp_handed(Expected<http::Response>& resp, steady_clock::time_point handed_mono,
@@ -970,12 +977,7 @@ class Impl : public std::enable_shared_from_this<Impl> {
     for (int auth_attempt = 0;; ++auth_attempt) {
       if (auto auth = refresh_auth(); !auth) co_return auth.error();
       if (budgeted) co_await bucket_.acquire(executor_);
-      http::Request req;
-      req.method = method;
-      req.target = prefix_ + target;
-      req.body = body;
-      if (!body.empty()) req.headers.emplace_back("Content-Type", "application/json");
-      req.timeout = config_.request_timeout;
+      http::Request req = api_request(method, target, body);
       // Stamped just before the request is handed to the client, which writes it to the (pre-opened,
       // dedicated) connection before it first suspends. The client's own written_at is stamped when the write
       // completion runs: during a storm that is queued behind the other starts' writes and comes measurably
