@@ -15,6 +15,7 @@
 
 #include "common/base64.hpp"
 #include "common/expected.hpp"
+#include "common/rfc3339.hpp"
 #include "providers/api/provider.hpp"
 #include "providers/http/tls.hpp"
 
@@ -71,8 +72,8 @@ Expected<KubeClientConfig> resolve_client_config(const api::ProviderConfig& conf
 using bootstorm::base64_decode;
 using bootstorm::base64_encode;
 
-// RFC 3339 timestamps as Kubernetes writes them ("2026-11-30T10:00:05Z", fractions and offsets accepted).
-std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_view text);
+// RFC 3339 timestamps as Kubernetes writes them (common/rfc3339.hpp).
+using bootstorm::parse_rfc3339;
 
 // --- exec credential plugins ---
 
