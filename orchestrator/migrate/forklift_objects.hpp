@@ -1,6 +1,6 @@
 #pragma once
 // The Forklift (Migration Toolkit for Virtualization) objects bootstorm sends, built to the CRDs of
-// forklift.konveyor.io/v1beta1 (../shared/api-specs/forklift): the vSphere credentials Secret, Provider,
+// forklift.konveyor.io/v1beta1 (tests/data/api-specs/forklift): the vSphere credentials Secret, Provider,
 // NetworkMap, StorageMap, Plan and Migration, each labelled with the run id; their API paths; and the
 // decoding of what comes back (Ready and validation conditions, status.migration.vms[].pipeline[]).
 #include <nlohmann/json.hpp>

@@ -1,5 +1,5 @@
 #pragma once
-// The simulator's vCenter REST front: the `/api` paths of vSphere 7.0U3 (../shared/api-specs/vsphere) over
+// The simulator's vCenter REST front: the `/api` paths of vSphere 7.0U3 (tests/data/api-specs/vsphere) over
 // the shared lab model, plus the lab-only `/_lab/*` endpoints. Mounted by the LabServer on an HTTPS
 // http::Server whose executor is the lab's executor (everything runs on that one thread).
 //

@@ -1,4 +1,4 @@
-// Every Forklift object bootstorm sends, validated against the CRD schemas of ../shared/api-specs/forklift
+// Every Forklift object bootstorm sends, validated against the CRD schemas of tests/data/api-specs/forklift
 // (openAPIV3Schema of forklift.konveyor.io/v1beta1), plus the builders' content and the dry-run calls.
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
