@@ -193,6 +193,13 @@ const nlohmann::json& field(const nlohmann::json& object, std::initializer_list<
   return *node;
 }
 
+bool query_bool(const std::optional<std::string>& value) {
+  if (!value) return false;
+  std::string lower(*value);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower != "false" && lower != "0";
+}
+
 std::string string_field(const nlohmann::json& object, std::initializer_list<const char*> path) {
   const nlohmann::json& value = field(object, path);
   return value.is_string() ? value.get<std::string>() : std::string();

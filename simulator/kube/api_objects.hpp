@@ -46,6 +46,11 @@ std::optional<double> parse_quantity(std::string_view text);
 bool valid_dns_subdomain(std::string_view name);
 bool valid_dns_label(std::string_view name);
 
+// A boolean query parameter as the API server converts it (apimachinery's string-to-bool conversion):
+// absent is false; "false" or "0" in any letter case is false; anything else, the empty value included
+// (`?watch`), is true. `value` is the parameter's value, nullopt when absent.
+bool query_bool(const std::optional<std::string>& value);
+
 // The value at `path` in nested objects, or null when a step is missing or not an object.
 const nlohmann::json& field(const nlohmann::json& object, std::initializer_list<const char*> path);
 // The string at `path`, or "" when it is missing or not a string.

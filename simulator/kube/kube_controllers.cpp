@@ -498,7 +498,8 @@ void KubeFront::Impl::after_update(Kind kind, const ObjectPtr& before, const Obj
 // ---------------------------------------------------------------------------------------------------------
 // Deletion
 
-ApiResult KubeFront::Impl::delete_object(Kind kind, const std::string& ns, const std::string& name) {
+ApiResult KubeFront::Impl::delete_object(Kind kind, const std::string& ns, const std::string& name,
+                                         Propagation propagation) {
   auto current = store.get(kind, ns, name);
   if (!current) return not_found(resource_type(kind), name);
   std::string key = key_of(ns, name);
@@ -520,6 +521,25 @@ ApiResult KubeFront::Impl::delete_object(Kind kind, const std::string& ns, const
       for (const auto& dv : store.list(Kind::data_volumes, ns).items) {
         if (!owned_by(dv->object, current->object)) continue;
         std::string dv_name = dv->object["metadata"].value("name", "");
+        if (propagation == Propagation::orphan) {
+          // The garbage collector removes the owner's reference and leaves the dependents.
+          const std::string owner_uid = current->object["metadata"].value("uid", "");
+          auto drop_owner = [&](json& object) {
+            json& refs = object["metadata"]["ownerReferences"];
+            if (!refs.is_array()) return;
+            json kept = json::array();
+            for (const auto& ref : refs)
+              if (ref.value("uid", "") != owner_uid) kept.push_back(ref);
+            if (kept.empty()) {
+              object["metadata"].erase("ownerReferences");
+            } else {
+              refs = std::move(kept);
+            }
+          };
+          modify(Kind::data_volumes, ns, dv_name, drop_owner);
+          modify(Kind::persistent_volume_claims, ns, dv_name, drop_owner);
+          continue;
+        }
         clones.erase(key_of(ns, dv_name));
         store.remove(Kind::data_volumes, ns, dv_name);
         store.remove(Kind::persistent_volume_claims, ns, dv_name);

@@ -54,14 +54,27 @@ std::vector<std::string> split_path(std::string_view path) {
   return out;
 }
 
-bool query_flag(const http::ServerRequest& request, std::string_view name) {
-  auto value = request.query_param(name);
-  return value && (*value == "true" || *value == "1");
-}
-
 bool is_dry_run(const http::ServerRequest& request) {
   auto value = request.query_param("dryRun");
   return value && *value == "All";
+}
+
+// dryRun accepts only "All" (as often as it is given); anything else is refused, not ignored.
+std::optional<ApiError> invalid_dry_run(const http::ServerRequest& request, const std::string& options_kind) {
+  for (const auto& value : request.query_params("dryRun")) {
+    if (value == "All") continue;
+    return status_error(
+        422, "Invalid",
+        options_kind + ".meta.k8s.io \"\" is invalid: dryRun: Unsupported value: \"" + value +
+            "\": supported values: \"All\"",
+        {{"group", "meta.k8s.io"},
+         {"kind", options_kind},
+         {"causes",
+          json::array({{{"reason", "FieldValueNotSupported"},
+                        {"message", "Unsupported value: \"" + value + "\": supported values: \"All\""},
+                        {"field", "dryRun"}}})}});
+  }
+  return std::nullopt;
 }
 
 // The object's content apart from metadata and status: a change bumps metadata.generation.
@@ -192,21 +205,19 @@ http::ServerResponse KubeFront::Impl::route_request(http::ServerRequest& request
   if (path == "/apis")
     return read ? json_response(200, api_group_list().dump()) : error_response(method_not_allowed());
   if (path == "/openapi/v2") {
-    // client-go fetches the v2 document as protobuf (kubectl apply's client-side validation). The lab
-    // publishes no schemas: an empty protobuf Document (zero bytes) is valid and makes kubectl skip
-    // client-side validation of kinds it has no model for; JSON clients get an empty Swagger document.
+    // client-go fetches the v2 document as protobuf: kubectl up to 1.25 looks there for a PATCH operation of
+    // the object's kind that takes dryRun before it sends --dry-run=server, and validates against its
+    // definitions. The lab publishes the operations and no definitions, so kubectl leaves validation to the
+    // server; JSON clients get the same document as Swagger JSON.
     std::string accept(request.header("Accept").value_or(""));
     http::ServerResponse response;
     if (accept.find("protobuf") != std::string::npos) {
       response.headers.emplace_back("Content-Type",
                                     "application/com.github.proto-openapi.spec.v2.v1.0+protobuf");
+      response.body = openapi_v2_protobuf();
       return response;
     }
-    json doc = {{"swagger", "2.0"},
-                {"info", {{"title", "Kubernetes"}, {"version", lab.spec().kube.server_version}}},
-                {"paths", json::object()},
-                {"definitions", json::object()}};
-    return json_response(200, doc.dump());
+    return json_response(200, openapi_v2().dump());
   }
   if (path == "/openapi/v3") return json_response(200, openapi_v3_root().dump());
   if (path.starts_with("/openapi/v3/")) {
@@ -275,13 +286,13 @@ http::ServerResponse KubeFront::Impl::route_request(http::ServerRequest& request
   if (!route.type) return error_response(path_not_found());
   route.kind = static_cast<Kind>(route.type - resource_types().data());
   route_key = route.type->plural + (tail.size() == 2 ? "/" + tail[1] : "") +
-              (route.watch_prefix || query_flag(request, "watch") ? " (watch)" : "");
+              (route.watch_prefix || query_bool(request.query_param("watch")) ? " (watch)" : "");
   if (tail.size() > 2) return error_response(path_not_found());
   if (!tail.empty()) route.name = tail[0];
   if (tail.size() == 2) route.subresource = tail[1];
   {
     // The RBAC attributes of this request (what a Role must allow), counted for /_lab/stats.
-    const bool watching = route.watch_prefix || query_flag(request, "watch");
+    const bool watching = route.watch_prefix || query_bool(request.query_param("watch"));
     std::string verb = method == "POST"     ? "create"
                        : method == "PUT"    ? "update"
                        : method == "PATCH"  ? "patch"
@@ -308,10 +319,34 @@ http::ServerResponse KubeFront::Impl::route_request(http::ServerRequest& request
     return error_response(path_not_found());
   }
 
+  if (read) {
+    auto shape = negotiate_response(request.header("Accept").value_or(""));
+    if (!shape) {
+      return error_response(status_error(406, "NotAcceptable",
+                                         "only the following media types are accepted: application/json, "
+                                         "application/json;as=Table;v=v1;g=meta.k8s.io, "
+                                         "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io"));
+    }
+    route.shape = *shape;
+    auto include = parse_include_object(request.query_param("includeObject").value_or(""));
+    if (!include) {
+      return error_response(bad_request("Invalid value: \"" +
+                                        request.query_param("includeObject").value_or("") +
+                                        "\": must be one of None, Metadata, Object"));
+    }
+    route.include = *include;
+  }
+  if (!read) {
+    const char* options_kind = method == "POST"     ? "CreateOptions"
+                               : method == "PATCH"  ? "PatchOptions"
+                               : method == "DELETE" ? "DeleteOptions"
+                                                    : "UpdateOptions";
+    if (auto error = invalid_dry_run(request, options_kind)) return error_response(*error);
+  }
   bool dry_run = is_dry_run(request);
   if (route.name.empty()) {
     if (read) {
-      if (route.watch_prefix || query_flag(request, "watch")) return watch(route, request);
+      if (route.watch_prefix || query_bool(request.query_param("watch"))) return watch(route, request);
       return list(route, request);
     }
     if (method == "POST") return result_response(create(route.kind, route.ns, request.body, dry_run), 201);
@@ -332,13 +367,19 @@ http::ServerResponse KubeFront::Impl::route_request(http::ServerRequest& request
     return result_response(update(route, std::move(body), dry_run), 200);
   }
   if (method == "PATCH") return result_response(patch(route, request, dry_run), 200);
-  if (method == "DELETE") return result_response(remove(route, request.body, dry_run), 200);
+  if (method == "DELETE") return result_response(remove(route, request, dry_run), 200);
   return error_response(method_not_allowed());
 }
 
 http::ServerResponse KubeFront::Impl::get(const Route& route) {
   auto object = store.get(route.kind, route.ns, route.name);
   if (!object) return error_response(not_found(*route.type, route.name));
+  if (route.shape.as != ResponseShape::As::object) {
+    json metadata = {{"resourceVersion", object->object["metadata"].value("resourceVersion", "")}};
+    return json_response(
+        200, render_shaped(route.kind, {&object->object}, metadata, route.shape, route.include, now(), false)
+                 .dump());
+  }
   return json_response(200, object->text);
 }
 
@@ -404,9 +445,8 @@ http::ServerResponse KubeFront::Impl::list(const Route& route, const http::Serve
 
   auto result = store.list(route.kind, route.ns, after_key);
   std::uint64_t list_rv = token_rv.value_or(result.resource_version);
-  std::string items;
-  items.reserve(result.items.size() * 1024);
-  std::size_t emitted = 0;
+  std::vector<const StoredObject*> selected;
+  selected.reserve(result.items.size());
   std::size_t remaining = 0;
   std::string last_key;
   bool filtering = !labels->empty() || !fields->empty();
@@ -417,12 +457,11 @@ http::ServerResponse KubeFront::Impl::list(const Route& route, const http::Serve
       if (!labels->matches(labels_it == meta.end() ? json() : *labels_it)) continue;
       if (!fields->matches(object->object)) continue;
     }
-    if (limit > 0 && emitted >= limit) {
+    if (limit > 0 && selected.size() >= limit) {
       ++remaining;
       continue;
     }
-    if (emitted++) items.push_back(',');
-    items += object->text;
+    selected.push_back(object.get());
     last_key = ObjectStore::key(meta.value("namespace", ""), meta.value("name", ""));
   }
   json metadata = {{"resourceVersion", std::to_string(list_rv)}};
@@ -430,6 +469,18 @@ http::ServerResponse KubeFront::Impl::list(const Route& route, const http::Serve
     json token = {{"v", "meta.k8s.io/v1"}, {"rv", list_rv}, {"start", last_key}};
     metadata["continue"] = base64_encode(token.dump());
     if (!filtering) metadata["remainingItemCount"] = remaining;
+  }
+  if (route.shape.as != ResponseShape::As::object) {
+    std::vector<const json*> objects;
+    for (const StoredObject* object : selected) objects.push_back(&object->object);
+    return json_response(
+        200, render_shaped(route.kind, objects, metadata, route.shape, route.include, now(), true).dump());
+  }
+  std::string items;
+  items.reserve(selected.size() * 1024);
+  for (const StoredObject* object : selected) {
+    if (!items.empty()) items.push_back(',');
+    items += object->text;
   }
   std::string body = R"({"apiVersion":)" + json(type.api_version()).dump() + R"(,"items":[)" + items +
                      R"(],"kind":)" + json(type.list_kind()).dump() + R"(,"metadata":)" + metadata.dump() +
@@ -446,9 +497,16 @@ ApiResult KubeFront::Impl::create(Kind kind, const std::string& path_ns, const s
         "the body of the request was in an unknown format - accepted media types include: "
         "application/json, application/yaml");
   }
-  if (!object.contains("kind") || !object["kind"].is_string() || object["kind"].get<std::string>().empty()) {
-    return bad_request("Object 'Kind' is missing in '" + body_text.substr(0, 200) + "'");
+  // A built-in type's kind and apiVersion default to those of the request path (the official Python client
+  // omits them unless set); a custom resource is decoded as unstructured data, which must name its kind.
+  auto missing = [&](const char* field) {
+    return !object.contains(field) || !object[field].is_string() || object[field].get<std::string>().empty();
+  };
+  if (type.group.empty()) {
+    if (missing("kind")) object["kind"] = type.kind;
+    if (missing("apiVersion")) object["apiVersion"] = type.api_version();
   }
+  if (missing("kind")) return bad_request("Object 'Kind' is missing in '" + body_text.substr(0, 200) + "'");
   if (object["kind"] != type.kind || object.value("apiVersion", "") != type.api_version()) {
     return bad_request("the API version in the data (" + object.value("apiVersion", "") +
                        ") does not match the expected API version (" + type.api_version() + ")");
@@ -609,12 +667,42 @@ ApiResult KubeFront::Impl::patch(const Route& route, const http::ServerRequest& 
   return update(route, std::move(patched), dry_run);
 }
 
-ApiResult KubeFront::Impl::remove(const Route& route, const std::string& body, bool dry_run) {
+ApiResult KubeFront::Impl::remove(const Route& route, const http::ServerRequest& request, bool dry_run) {
   const ResourceType& type = *route.type;
+  const std::string& body = request.body;
+  // DeleteOptions.propagationPolicy, from the query or the body (the body wins, as the API server decodes it
+  // over the query); orphanDependents is its deprecated boolean form.
+  std::string policy = request.query_param("propagationPolicy").value_or("");
+  json options = body.empty() ? json::object() : json::parse(body, nullptr, false);
+  if (options.is_object()) {
+    if (options.contains("propagationPolicy") && options["propagationPolicy"].is_string())
+      policy = options["propagationPolicy"].get<std::string>();
+    if (options.contains("orphanDependents") && options["orphanDependents"].is_boolean()) {
+      if (!policy.empty()) {
+        return status_error(
+            422, "Invalid",
+            "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Invalid value: \"" + policy +
+                "\": orphanDependents and deletionPropagation cannot be both set",
+            {{"group", "meta.k8s.io"}, {"kind", "DeleteOptions"}});
+      }
+      policy = options["orphanDependents"].get<bool>() ? "Orphan" : "Background";
+    }
+  }
+  Propagation propagation = Propagation::background;
+  if (policy == "Orphan") {
+    propagation = Propagation::orphan;
+  } else if (policy == "Foreground") {
+    propagation = Propagation::foreground;
+  } else if (!policy.empty() && policy != "Background") {
+    return status_error(
+        422, "Invalid",
+        "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Unsupported value: \"" + policy +
+            "\": supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\"",
+        {{"group", "meta.k8s.io"}, {"kind", "DeleteOptions"}});
+  }
   auto current = store.get(route.kind, route.ns, route.name);
   if (!current) return not_found(type, route.name);
   if (!body.empty()) {
-    json options = json::parse(body, nullptr, false);
     if (options.is_object() && options.contains("preconditions") && options["preconditions"].is_object()) {
       const json& pre = options["preconditions"];
       const json& meta = current->object["metadata"];
@@ -637,7 +725,21 @@ ApiResult KubeFront::Impl::remove(const Route& route, const std::string& body, b
     }
   }
   if (dry_run) return current;
-  return delete_object(route.kind, route.ns, route.name);
+  if (propagation == Propagation::foreground && route.kind != Kind::namespaces) {
+    // The object is marked first (deletionTimestamp and the foregroundDeletion finalizer: what the caller
+    // gets back and watchers see), then removed once its dependents are gone, which in the lab is at once.
+    ObjectPtr marked = modify(route.kind, route.ns, route.name, [&](json& object) {
+      object["metadata"]["deletionTimestamp"] = format_time(now());
+      object["metadata"]["deletionGracePeriodSeconds"] = 0;
+      json& finalizers = object["metadata"]["finalizers"];
+      if (!finalizers.is_array()) finalizers = json::array();
+      finalizers.push_back("foregroundDeletion");
+    });
+    auto removed = delete_object(route.kind, route.ns, route.name, propagation);
+    if (failed(removed)) return removed;
+    return marked;
+  }
+  return delete_object(route.kind, route.ns, route.name, propagation);
 }
 
 std::string KubeFront::Impl::new_uid() {

@@ -18,6 +18,7 @@
 #include "simulator/kube/api_objects.hpp"
 #include "simulator/kube/kube_front.hpp"
 #include "simulator/kube/object_store.hpp"
+#include "simulator/kube/printer_columns.hpp"
 #include "simulator/kube/resource_types.hpp"
 #include "simulator/model/lab.hpp"
 
@@ -32,6 +33,9 @@ inline bool failed(const ApiResult& result) {
   return std::holds_alternative<ApiError>(result);
 }
 
+// DeleteOptions.propagationPolicy: what happens to the objects the deleted one owns.
+enum class Propagation { background, foreground, orphan };
+
 // A parsed resource URL.
 struct Route {
   const ResourceType* type = nullptr;
@@ -41,6 +45,9 @@ struct Route {
   std::string subresource;         // "status", "start", "stop", "restart"
   bool watch_prefix = false;       // legacy /watch/ path
   bool subresource_group = false;  // under /apis/subresources.kubevirt.io
+  // Reads: what the Accept header asked for (a Table for kubectl get) and the Table's includeObject.
+  ResponseShape shape;
+  IncludeObject include = IncludeObject::metadata;
 };
 
 struct FrontStats {
@@ -125,7 +132,7 @@ struct KubeFront::Impl : std::enable_shared_from_this<KubeFront::Impl> {
   ApiResult create(Kind kind, const std::string& path_ns, const std::string& body, bool dry_run);
   ApiResult update(const Route& route, json object, bool dry_run);
   ApiResult patch(const Route& route, const http::ServerRequest& request, bool dry_run);
-  ApiResult remove(const Route& route, const std::string& body, bool dry_run);
+  ApiResult remove(const Route& route, const http::ServerRequest& request, bool dry_run);
   http::ServerResponse subresource_action(const Route& route, const http::ServerRequest& request);
 
   // ---- Watch (kube_watch.cpp) ----
@@ -153,7 +160,9 @@ struct KubeFront::Impl : std::enable_shared_from_this<KubeFront::Impl> {
   void after_create(Kind kind, const ObjectPtr& object);
   void after_update(Kind kind, const ObjectPtr& before, const ObjectPtr& after);
   // Deletes the object with its cascade; returns the object as last stored.
-  ApiResult delete_object(Kind kind, const std::string& ns, const std::string& name);
+  // Deletes an object and, unless `propagation` is orphan, what it owns (a VM's VMI, DataVolumes and PVCs).
+  ApiResult delete_object(Kind kind, const std::string& ns, const std::string& name,
+                          Propagation propagation = Propagation::background);
 
   void on_lab_event(const model::VmEvent& event);
   void reconcile_vm(const std::string& ns, const std::string& name);

@@ -27,6 +27,8 @@ struct WatchState {
   std::chrono::milliseconds timeout{0};
   ObjectStore::Subscription subscription;
   std::string gone_message;  // non-empty: answer a 410 ERROR event and end
+  ResponseShape shape;       // kubectl get -w asks for each event's object as a one-row Table
+  IncludeObject include = IncludeObject::metadata;
 };
 
 bool selected(const WatchState& state, const ObjectPtr& object) {
@@ -48,26 +50,39 @@ void append_event(std::string& out, const char* type, const std::string& object_
   out += "}\n";
 }
 
+// Appends an event of `object` in the shape the watcher asked for; `now` (Unix seconds) dates Table ages.
+void append_object_event(std::string& out, const WatchState& state, const char* type, const ObjectPtr& object,
+                         double now) {
+  if (state.shape.as == ResponseShape::As::object) {
+    append_event(out, type, object->text);
+    return;
+  }
+  const json metadata = {{"resourceVersion", object->object["metadata"].value("resourceVersion", "")}};
+  append_event(
+      out, type,
+      render_shaped(state.kind, {&object->object}, metadata, state.shape, state.include, now, false).dump());
+}
+
 // Appends the event as this watcher sees it; returns whether anything was appended.
-bool append_filtered(const WatchState& state, const WatchEvent& event, std::string& out) {
+bool append_filtered(const WatchState& state, const WatchEvent& event, std::string& out, double now) {
   bool now_in = selected(state, event.object);
   switch (event.type) {
     case EventType::added:
       if (!now_in) return false;
-      append_event(out, "ADDED", event.object->text);
+      append_object_event(out, state, "ADDED", event.object, now);
       return true;
     case EventType::deleted:
       if (!selected(state, event.previous ? event.previous : event.object)) return false;
-      append_event(out, "DELETED", event.object->text);
+      append_object_event(out, state, "DELETED", event.object, now);
       return true;
     case EventType::modified: {
       bool was_in = selected(state, event.previous);
       if (was_in && now_in) {
-        append_event(out, "MODIFIED", event.object->text);
+        append_object_event(out, state, "MODIFIED", event.object, now);
       } else if (was_in) {
-        append_event(out, "DELETED", event.object->text);
+        append_object_event(out, state, "DELETED", event.object, now);
       } else if (now_in) {
-        append_event(out, "ADDED", event.object->text);
+        append_object_event(out, state, "ADDED", event.object, now);
       } else {
         return false;
       }
@@ -151,10 +166,11 @@ http::ServerResponse KubeFront::Impl::watch(const Route& route, const http::Serv
   };
   if (!labels) return error_out(bad_request(labels.error().message));
   if (!fields) return error_out(bad_request(fields.error().message));
+  state->shape = route.shape;
+  state->include = route.include;
   state->labels = std::move(*labels);
   state->fields = std::move(*fields);
-  state->bookmarks = request.query_param("allowWatchBookmarks").value_or("") == "true" ||
-                     request.query_param("allowWatchBookmarks").value_or("") == "1";
+  state->bookmarks = query_bool(request.query_param("allowWatchBookmarks"));
   state->timeout = options.default_watch_timeout;
   if (auto text = request.query_param("timeoutSeconds")) {
     try {
@@ -166,7 +182,7 @@ http::ServerResponse KubeFront::Impl::watch(const Route& route, const http::Serv
   }
   std::optional<std::uint64_t> from;
   std::string rv_text = request.query_param("resourceVersion").value_or("");
-  bool send_initial = request.query_param("sendInitialEvents").value_or("") == "true";
+  bool send_initial = query_bool(request.query_param("sendInitialEvents"));
   if (!rv_text.empty() && rv_text != "0" && !send_initial) {
     try {
       from = std::stoull(rv_text);
@@ -236,7 +252,7 @@ http::ServerResponse KubeFront::Impl::watch(const Route& route, const http::Serv
     std::string chunk;
     Carried carried;  // VMI versions in `chunk`, for the truth's "delivered"
     for (const auto& event : state->subscription.backlog) {
-      if (append_filtered(*state, event, chunk)) {
+      if (append_filtered(*state, event, chunk, self->now())) {
         ++self->stats.watch_events_sent;
         if (event.kind == Kind::virtual_machine_instances)
           carried.emplace_back(chunk.size(), event.resource_version);
@@ -259,7 +275,7 @@ http::ServerResponse KubeFront::Impl::watch(const Route& route, const http::Serv
       auto events = queue->take();
       if (queue->overflowed()) co_return;  // too slow a consumer: end the watch, the client re-lists
       for (const auto& event : events) {
-        if (append_filtered(*state, event, chunk)) {
+        if (append_filtered(*state, event, chunk, self->now())) {
           ++self->stats.watch_events_sent;
           if (event.kind == Kind::virtual_machine_instances)
             carried.emplace_back(chunk.size(), event.resource_version);

@@ -10,6 +10,12 @@ using json = nlohmann::json;
 
 const std::vector<std::string> kMetaFields = {"metadata.name", "metadata.namespace"};
 
+// The item path of a served type and the query parameters its PATCH takes.
+std::string item_path(const ResourceType& type) {
+  return type.path_prefix() + (type.namespaced ? "/namespaces/{namespace}/" : "/") + type.plural + "/{name}";
+}
+constexpr const char* kPatchQueryParameters[] = {"dryRun", "fieldManager", "fieldValidation", "force"};
+
 std::vector<std::string> with_meta(std::vector<std::string> extra) {
   extra.insert(extra.begin(), kMetaFields.begin(), kMetaFields.end());
   return extra;
@@ -266,10 +272,9 @@ json openapi_v3_group_version(const std::string& group, const std::string& versi
   json paths = json::object();
   for (const auto& type : resource_types()) {
     if (type.group != group || type.version != version) continue;
-    std::string path =
-        type.path_prefix() + (type.namespaced ? "/namespaces/{namespace}/" : "/") + type.plural + "/{name}";
+    std::string path = item_path(type);
     json params = json::array();
-    for (const char* name : {"dryRun", "fieldManager", "fieldValidation", "force"}) {
+    for (const char* name : kPatchQueryParameters) {
       params.push_back(
           {{"name", name}, {"in", "query"}, {"schema", {{"type", "string"}, {"uniqueItems", true}}}});
     }
@@ -286,6 +291,113 @@ json openapi_v3_group_version(const std::string& group, const std::string& versi
           {"info", {{"title", "Kubernetes"}, {"version", kServerVersion}}},
           {"paths", paths},
           {"components", json::object()}};
+}
+
+// ------------------------------------------------------------------ OpenAPI v2 (/openapi/v2)
+
+namespace {
+
+// Protocol-buffer wire format, enough for gnostic's openapi_v2.Document: length-delimited fields (strings and
+// nested messages) and booleans.
+struct ProtoWriter {
+  std::string out;
+  void varint(std::uint64_t v) {
+    while (v >= 0x80) {
+      out.push_back(static_cast<char>((v & 0x7F) | 0x80));
+      v >>= 7;
+    }
+    out.push_back(static_cast<char>(v));
+  }
+  void bytes(int field, const std::string& value) {
+    varint(static_cast<std::uint64_t>(field) << 3 | 2);
+    varint(value.size());
+    out += value;
+  }
+  void boolean(int field, bool value) {
+    varint(static_cast<std::uint64_t>(field) << 3);
+    varint(value ? 1 : 0);
+  }
+};
+
+// NamedAny{name = 1, value = Any{yaml = 2}}
+std::string named_yaml(const std::string& name, const std::string& yaml) {
+  ProtoWriter any, named;
+  any.bytes(2, yaml);
+  named.bytes(1, name);
+  named.bytes(2, any.out);
+  return named.out;
+}
+
+// The PATCH Operation of `type` in gnostic's encoding: operation_id = 5, consumes = 7, produces = 6,
+// parameters = 8 (ParametersItem.parameter = 1 -> Parameter.non_body_parameter = 2 ->
+// NonBodyParameter.query_parameter_sub_schema = 3 -> {in = 2, name = 4, type = 6, unique_items = 20}),
+// vendor_extension = 13.
+std::string patch_operation_proto(const ResourceType& type) {
+  ProtoWriter op;
+  op.bytes(5, "patch" + type.kind);
+  op.bytes(6, "application/json");
+  for (const char* media : {"application/json-patch+json", "application/merge-patch+json"})
+    op.bytes(7, media);
+  if (type.group.empty()) op.bytes(7, "application/strategic-merge-patch+json");
+  for (const char* name : kPatchQueryParameters) {
+    ProtoWriter query, non_body, parameter, item;
+    query.bytes(2, "query");
+    query.bytes(4, name);
+    query.bytes(6, "string");
+    query.boolean(20, true);
+    non_body.bytes(3, query.out);
+    parameter.bytes(2, non_body.out);
+    item.bytes(1, parameter.out);
+    op.bytes(8, item.out);
+  }
+  op.bytes(13, named_yaml("x-kubernetes-action", "patch\n"));
+  op.bytes(13,
+           named_yaml("x-kubernetes-group-version-kind", "group: \"" + type.group + "\"\nkind: " + type.kind +
+                                                             "\nversion: " + type.version + "\n"));
+  return op.out;
+}
+
+}  // namespace
+
+json openapi_v2() {
+  json paths = json::object();
+  for (const auto& type : resource_types()) {
+    json params = json::array();
+    for (const char* name : kPatchQueryParameters)
+      params.push_back({{"name", name}, {"in", "query"}, {"type", "string"}, {"uniqueItems", true}});
+    json consumes = {"application/json-patch+json", "application/merge-patch+json"};
+    if (type.group.empty()) consumes.push_back("application/strategic-merge-patch+json");
+    paths[item_path(type)] = {{"patch",
+                               {{"operationId", "patch" + type.kind},
+                                {"consumes", consumes},
+                                {"produces", {"application/json"}},
+                                {"parameters", params},
+                                {"responses", {{"200", {{"description", "OK"}}}}},
+                                {"x-kubernetes-action", "patch"},
+                                {"x-kubernetes-group-version-kind",
+                                 {{"group", type.group}, {"version", type.version}, {"kind", type.kind}}}}}};
+  }
+  return {{"swagger", "2.0"},
+          {"info", {{"title", "Kubernetes"}, {"version", kServerVersion}}},
+          {"paths", paths},
+          {"definitions", json::object()}};
+}
+
+std::string openapi_v2_protobuf() {
+  ProtoWriter info, paths, doc;
+  info.bytes(1, "Kubernetes");
+  info.bytes(2, kServerVersion);
+  for (const auto& type : resource_types()) {
+    ProtoWriter item, named;
+    item.bytes(8, patch_operation_proto(type));  // PathItem.patch = 8
+    named.bytes(1, item_path(type));             // NamedPathItem{name = 1, value = 2}
+    named.bytes(2, item.out);
+    paths.bytes(2, named.out);  // Paths.path = 2
+  }
+  doc.bytes(1, "2.0");      // Document.swagger = 1
+  doc.bytes(2, info.out);   // Document.info = 2
+  doc.bytes(8, paths.out);  // Document.paths = 8
+  return doc.out;
 }
 
 }  // namespace bootstorm::sim::kube

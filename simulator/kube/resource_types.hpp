@@ -67,6 +67,12 @@ nlohmann::json api_group_list();                                 // GET /apis
 nlohmann::json api_group(const std::string& group);
 // GET /api/v1 or /apis/<group>/<version>; null when not served.
 nlohmann::json api_resource_list(const std::string& group, const std::string& version);
+// GET /openapi/v2: every served type's PATCH operation with its group/version/kind and the dryRun query
+// parameter, no schemas (kubectl up to 1.25 checks server-side dry-run support there; with no definitions it
+// leaves validation to the server). JSON, and the protobuf encoding of gnostic's openapi_v2.Document that
+// client-go asks for.
+nlohmann::json openapi_v2();
+std::string openapi_v2_protobuf();
 nlohmann::json openapi_v3_root();  // GET /openapi/v3
 // GET /openapi/v3/api/v1 or /openapi/v3/apis/<group>/<version>; null when not served.
 nlohmann::json openapi_v3_group_version(const std::string& group, const std::string& version);
