@@ -14,13 +14,12 @@
 #include <vector>
 
 #include "tests/support/lab_process.hpp"
+#include "tests/support/tools.hpp"
 
 namespace bootstorm::test_support {
 
 class LabCliTest : public ::testing::Test {
  protected:
-  static constexpr const char* kKubectl = "/usr/bin/kubectl";
-
   // `scratch_prefix` names the scratch directory: <tmp>/bootstorm-<prefix>-<pid>-<suite>-<test>. With a
   // `lab` profile, every test starts with that lab serving (see start_lab); without, tests start their own.
   explicit LabCliTest(std::string scratch_prefix, std::string lab = {})
@@ -65,10 +64,24 @@ class LabCliTest : public ::testing::Test {
   }
 
   // ------------------------------------------------------------------ kubectl against the lab's kubeconfig
-  static bool have_kubectl() { return ::access(kKubectl, X_OK) == 0; }
+  // The first kubectl on PATH (tests/support/tools.hpp); empty when there is none.
+  static const std::string& kubectl_binary() {
+    static const std::string path = find_kubectl().value_or(fs::path()).string();
+    return path;
+  }
+  static bool have_kubectl() { return !kubectl_binary().empty(); }
 
+  // kubectl ARGS against the lab; a test failure naming the package when there is no kubectl (tests that
+  // need it check have_kubectl() first, so a developer's machine skips them: tests/support/tools.hpp).
   CliRun kubectl(std::vector<std::string> args) {
-    args.insert(args.begin(), {kKubectl, "--kubeconfig", endpoints_["kubeconfig"].get<std::string>()});
+    if (!have_kubectl()) {
+      CliRun missing;
+      missing.err = missing_tool_message("kubectl", "kubernetes-client", kubectl_detail(""));
+      ADD_FAILURE() << missing.err;
+      return missing;
+    }
+    args.insert(args.begin(),
+                {kubectl_binary(), "--kubeconfig", endpoints_["kubeconfig"].get<std::string>()});
     return run(args, std::chrono::seconds(60));
   }
 

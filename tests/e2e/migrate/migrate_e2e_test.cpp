@@ -44,6 +44,13 @@ class MigrateE2E : public bootstorm::test_support::LabCliTest {
  protected:
   MigrateE2E() : LabCliTest("migrate-e2e") {}
 
+  void SetUp() override {
+    LabCliTest::SetUp();
+    if (!have_kubectl()) BOOTSTORM_MISSING_KUBECTL("it checks the lab independently");
+    if (!bootstorm::test_support::find_tool("curl"))
+      BOOTSTORM_MISSING_TOOL("curl", "curl", "it reads the vCenter front independently");
+  }
+
   // Only the tests against `bootstorm lab serve` start one; they allow it 60 s.
   void start_lab(const std::string& lab) { LabCliTest::start_lab(lab, std::chrono::seconds(60)); }
 
@@ -57,15 +64,15 @@ class MigrateE2E : public bootstorm::test_support::LabCliTest {
     const std::string base = endpoints_["vcenter"].get<std::string>();
     const std::string ca = endpoints_["caFile"].get<std::string>();
     Result login =
-        run({"/usr/bin/curl", "-sS", "--cacert", ca, "-X", "POST", "-u",
+        run({bootstorm::test_support::find_tool("curl")->string(), "-sS", "--cacert", ca, "-X", "POST", "-u",
              endpoints_["username"].get<std::string>() + ":" + endpoints_["password"].get<std::string>(),
              base + "/api/session"},
             std::chrono::seconds(30));
     EXPECT_EQ(login.exit_code, 0) << login.err;
     std::string token = json::parse(login.out).get<std::string>();
-    Result r =
-        run({"/usr/bin/curl", "-sS", "--cacert", ca, "-H", "vmware-api-session-id: " + token, base + path},
-            std::chrono::seconds(30));
+    Result r = run({bootstorm::test_support::find_tool("curl")->string(), "-sS", "--cacert", ca, "-H",
+                    "vmware-api-session-id: " + token, base + path},
+                   std::chrono::seconds(30));
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return json::parse(r.out);
   }

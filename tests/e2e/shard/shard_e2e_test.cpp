@@ -86,7 +86,7 @@ std::map<std::string, std::set<std::string>> milestones_by_vm(
 }
 
 TEST_F(ShardE2E, ThreeShardsFiredAtOneInstantMergeIntoTheUnshardedRun) {
-  if (!have_kubectl()) GTEST_SKIP() << kKubectl << " not installed: cannot check the lab independently";
+  if (!have_kubectl()) BOOTSTORM_MISSING_KUBECTL("it checks the lab independently");
   const fs::path plan = dir_ / "plan.yaml";
   const fs::path shards_out = dir_ / "shards";
   write_file(plan,

@@ -95,7 +95,7 @@ std::string kubevirt_plan(const std::string& name, const fs::path& state, const 
 }
 
 TEST_F(StormE2E, KubeVirtThousandVmStormMatchesTheSimulatorsTruthAndCleansUp) {
-  if (!have_kubectl()) GTEST_SKIP() << kKubectl << " not installed: cannot check the lab independently";
+  if (!have_kubectl()) BOOTSTORM_MISSING_KUBECTL("it checks the lab independently");
   const auto t0 = Clock::now();
   const fs::path out = dir_ / "out";
   const fs::path plan = dir_ / "plan.yaml";
@@ -287,7 +287,7 @@ TEST_F(StormE2E, KubeVirtThousandVmStormMatchesTheSimulatorsTruthAndCleansUp) {
 }
 
 TEST_F(StormE2E, SigkillMidStormThenCleanupRemovesOnlyTheRunsVms) {
-  if (!have_kubectl()) GTEST_SKIP() << kKubectl << " not installed: cannot check the lab independently";
+  if (!have_kubectl()) BOOTSTORM_MISSING_KUBECTL("it checks the lab independently");
   const std::string ns = "bootstorm-storm";
   // A VM the run did not create, in the run's namespace: cleanup must never touch it.
   write_file(dir_ / "ns.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: " + ns + "}\n");
@@ -381,7 +381,7 @@ TEST_F(StormE2E, SigkillMidStormThenCleanupRemovesOnlyTheRunsVms) {
 }
 
 TEST_F(StormE2E, VsphereStormBootTimesMatchTheVcenterTruthAndCleanupEmptiesTheLab) {
-  if (!have_kubectl()) GTEST_SKIP() << kKubectl << " not installed: cannot check the lab independently";
+  if (!have_kubectl()) BOOTSTORM_MISSING_KUBECTL("it checks the lab independently");
   // kubectl is used as a plain HTTPS client of the vCenter front's /_lab endpoints (no authentication; the
   // same CA signed both fronts, so the kubeconfig's CA verifies it).
   const std::string vcenter = endpoints_["vcenter"].get<std::string>();

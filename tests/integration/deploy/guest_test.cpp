@@ -23,6 +23,7 @@
 
 #include "orchestrator/beacon/listener.hpp"
 #include "providers/kubevirt/kube_objects.hpp"
+#include "tests/support/tools.hpp"
 
 namespace bootstorm::beacon {
 namespace {
@@ -54,12 +55,8 @@ Shell shell(const std::string& command) {
   return r;
 }
 
-bool have(const char* tool) {
-  return shell(std::string("command -v ") + tool + " >/dev/null").exit_code == 0;
-}
-
 TEST(GuestScripts, LinuxAgentAndSetupAreShellcheckClean) {
-  if (!have("shellcheck")) GTEST_SKIP() << "shellcheck not installed (deploy/setup installs it)";
+  if (!bootstorm::test_support::find_tool("shellcheck")) BOOTSTORM_MISSING_TOOL("shellcheck", "shellcheck");
   for (const fs::path& script :
        {kGuest / "linux" / "bootstorm-beacon.sh", fs::path(BOOTSTORM_SOURCE_DIR) / "deploy" / "setup"}) {
     Shell r = shell("shellcheck --severity=style '" + script.string() + "'");
@@ -162,7 +159,7 @@ class GuestAgentTest : public ::testing::Test {
 };
 
 TEST_F(GuestAgentTest, LinuxAgentWithTheProvidersConfigMarksTheVmReady) {
-  if (!have("curl")) GTEST_SKIP() << "curl not installed";
+  if (!bootstorm::test_support::find_tool("curl")) BOOTSTORM_MISSING_TOOL("curl", "curl");
   Shell r = run_linux_agent(provider_beacon_env(token()));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("ready reported for " + std::string(kVm)), std::string::npos) << r.output;
@@ -178,7 +175,7 @@ TEST_F(GuestAgentTest, LinuxAgentWithTheProvidersConfigMarksTheVmReady) {
 }
 
 TEST_F(GuestAgentTest, LinuxAgentWithABaseUrlAppendsThePath) {
-  if (!have("curl")) GTEST_SKIP() << "curl not installed";
+  if (!bootstorm::test_support::find_tool("curl")) BOOTSTORM_MISSING_TOOL("curl", "curl");
   std::string base = url();
   base.erase(base.size() - std::string("/v1/ready").size());
   const fs::path conf = dir_ / "base.env";
@@ -190,7 +187,7 @@ TEST_F(GuestAgentTest, LinuxAgentWithABaseUrlAppendsThePath) {
 }
 
 TEST_F(GuestAgentTest, LinuxAgentWithABadTokenIsRejectedAndGivesUp) {
-  if (!have("curl")) GTEST_SKIP() << "curl not installed";
+  if (!bootstorm::test_support::find_tool("curl")) BOOTSTORM_MISSING_TOOL("curl", "curl");
   std::string bad = token();
   bad[0] = bad[0] == '0' ? '1' : '0';
   Shell r = run_linux_agent(provider_beacon_env(bad));
@@ -202,7 +199,7 @@ TEST_F(GuestAgentTest, LinuxAgentWithABadTokenIsRejectedAndGivesUp) {
 }
 
 TEST_F(GuestAgentTest, WindowsAgentRequestShapeIsAcceptedByTheListener) {
-  if (!have("curl")) GTEST_SKIP() << "curl not installed";
+  if (!bootstorm::test_support::find_tool("curl")) BOOTSTORM_MISSING_TOOL("curl", "curl");
   const std::string ps1 = slurp(kGuest / "windows" / "bootstorm-beacon.ps1");
   // The body: a hashtable converted to JSON; its keys are the fields the agent sends.
   std::smatch m;

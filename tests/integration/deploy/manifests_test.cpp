@@ -23,6 +23,8 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/tools.hpp"
+
 extern char** environ;
 
 namespace {
@@ -33,7 +35,6 @@ using Clock = std::chrono::steady_clock;
 
 const fs::path kManifests = fs::path(BOOTSTORM_SOURCE_DIR) / "deploy" / "kubernetes";
 const std::string kBinary = std::string(BOOTSTORM_BINARY_DIR) + "/bootstorm";
-const std::string kKubectl = "/usr/bin/kubectl";
 
 struct Doc {
   std::string file;
@@ -318,8 +319,9 @@ class Child {
 class DeployRbacOnLab : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (::access(kKubectl.c_str(), X_OK) != 0)
-      GTEST_SKIP() << kKubectl << " not installed: cannot read /_lab/stats";
+    const auto kubectl = bootstorm::test_support::find_kubectl();
+    if (!kubectl) BOOTSTORM_MISSING_KUBECTL("it reads /_lab/stats");
+    kubectl_ = kubectl->string();
     dir_ = fs::temp_directory_path() / ("bootstorm-deploy-rbac-" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
@@ -349,11 +351,12 @@ class DeployRbacOnLab : public ::testing::Test {
   json lab_stats() {
     std::string out;
     const std::string tag = std::to_string(counter_++);
-    Child c({kKubectl, "--kubeconfig", (dir_ / "lab" / "kubeconfig").string(), "get", "--raw", "/_lab/stats"},
+    Child c({kubectl_, "--kubeconfig", (dir_ / "lab" / "kubeconfig").string(), "get", "--raw", "/_lab/stats"},
             dir_ / ("k" + tag + ".out"), dir_ / ("k" + tag + ".err"));
     EXPECT_EQ(c.wait_for(std::chrono::seconds(60)), 0) << c.err();
     return json::parse(c.out(), nullptr, false);
   }
+  std::string kubectl_;
   fs::path dir_;
   std::unique_ptr<Child> lab_;
   int counter_ = 0;

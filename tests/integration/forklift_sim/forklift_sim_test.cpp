@@ -27,6 +27,7 @@
 #include "simulator/kube/kube_front.hpp"
 #include "simulator/lab/lab_server.hpp"
 #include "tests/integration/kube_front/kube_test_support.hpp"
+#include "tests/support/tools.hpp"
 #include "tests/unit/simulator/swagger_validator.hpp"
 
 namespace bootstorm::sim {
@@ -694,10 +695,11 @@ TEST_F(ForkliftSimTest, InFlightLimitQueuesVmsAndPoweredOnSourcesArePoweredOffTh
   }
 }
 
-// kubectl apply of the same objects (skipped when kubectl is absent).
+// kubectl apply of the same objects, with the first kubectl on PATH.
 TEST_F(ForkliftSimTest, KubectlApplyDrivesAMigration) {
-  constexpr const char* kKubectl = "/usr/bin/kubectl";
-  if (access(kKubectl, X_OK) != 0) GTEST_SKIP() << "kubectl is not installed at " << kKubectl;
+  const auto kubectl_path = test_support::find_kubectl();
+  if (!kubectl_path) BOOTSTORM_MISSING_KUBECTL("");
+  const std::string kubectl_bin = kubectl_path->string();
   clone_source_vms({"desk-k"});
   char tmpl[] = "/tmp/forklift-sim-XXXXXX";
   ASSERT_NE(mkdtemp(tmpl), nullptr);
@@ -736,7 +738,7 @@ TEST_F(ForkliftSimTest, KubectlApplyDrivesAMigration) {
         << "spec: {plan: {name: kplan, namespace: mtv}}\n";
   }
   auto kubectl = [&](std::vector<std::string> args) {
-    std::vector<std::string> all = {kKubectl, "--kubeconfig=" + dir + "/kubeconfig",
+    std::vector<std::string> all = {kubectl_bin, "--kubeconfig=" + dir + "/kubeconfig",
                                     "--cache-dir=" + dir + "/cache", "--request-timeout=20s"};
     all.insert(all.end(), args.begin(), args.end());
     std::vector<char*> argv;
@@ -752,7 +754,7 @@ TEST_F(ForkliftSimTest, KubectlApplyDrivesAMigration) {
     for (auto& e : env_strings) envp.push_back(e.data());
     envp.push_back(nullptr);
     pid_t pid = 0;
-    EXPECT_EQ(posix_spawn(&pid, kKubectl, &actions, nullptr, argv.data(), envp.data()), 0);
+    EXPECT_EQ(posix_spawn(&pid, kubectl_bin.c_str(), &actions, nullptr, argv.data(), envp.data()), 0);
     posix_spawn_file_actions_destroy(&actions);
     int status = 0;
     waitpid(pid, &status, 0);

@@ -1,4 +1,4 @@
-// Drives the Kubernetes front with the real kubectl (skipped when /usr/bin/kubectl is absent) through a
+// Drives the Kubernetes front with the real kubectl (the first on PATH; tests/support/tools.hpp) through a
 // generated kubeconfig: server URL, certificate-authority-data and a bearer token.
 #include <fcntl.h>
 #include <signal.h>
@@ -12,13 +12,12 @@
 
 #include "common/base64.hpp"
 #include "kube_test_support.hpp"
+#include "tests/support/tools.hpp"
 
 extern char** environ;
 
 namespace bootstorm::sim::kube::testing {
 namespace {
-
-constexpr const char* kKubectl = "/usr/bin/kubectl";
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
@@ -30,7 +29,9 @@ std::string read_file(const std::string& path) {
 class KubectlTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (access(kKubectl, X_OK) != 0) GTEST_SKIP() << "kubectl is not installed at " << kKubectl;
+    const auto kubectl = test_support::find_kubectl();
+    if (!kubectl) BOOTSTORM_MISSING_KUBECTL("");
+    kubectl_ = kubectl->string();
     lab_ = std::make_unique<TestLab>();
     char tmpl[] = "/tmp/kubefront-kubectl-XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
@@ -48,7 +49,7 @@ class KubectlTest : public ::testing::Test {
   }
 
   std::vector<std::string> base_args() const {
-    return {kKubectl, "--kubeconfig=" + kubeconfig_, "--cache-dir=" + dir_ + "/cache",
+    return {kubectl_, "--kubeconfig=" + kubeconfig_, "--cache-dir=" + dir_ + "/cache",
             "--request-timeout=20s"};
   }
 
@@ -77,13 +78,14 @@ class KubectlTest : public ::testing::Test {
     for (auto& e : env_strings) envp.push_back(e.data());
     envp.push_back(nullptr);
     pid_t pid = 0;
-    int rc = posix_spawn(&pid, kKubectl, &actions, nullptr, argv.data(), envp.data());
+    int rc = posix_spawn(&pid, kubectl_.c_str(), &actions, nullptr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&actions);
     EXPECT_EQ(rc, 0);
     return pid;
   }
 
   std::unique_ptr<TestLab> lab_;
+  std::string kubectl_;
   std::string dir_;
   std::string kubeconfig_;
   int runs_ = 0;

@@ -1,17 +1,33 @@
-// Renders report.html in headless Chromium and checks the DOM it built: the page parses as intended and the
-// SVG charts are there. Skipped when Chromium is not installed.
+// Renders report.html in headless Chromium (the first `chromium` on PATH) and checks what the browser built
+// and drew, not the HTML text: a copy of the report with a measuring script appended is loaded with
+// --dump-dom, and the script records, for every SVG figure, how many paths and bars the parsed DOM holds
+// and how many have real rendered geometry (path length, bounding box inside the figure's viewBox). A
+// screenshot of the unmodified report is kept beside the DOM in <build>/test-artifacts/browser/.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
+#include <string>
 
 #include "reports/reports.hpp"
+#include "tests/support/tools.hpp"
 #include "tests/unit/reports/fixture.hpp"
 
 namespace bootstorm::reports {
 namespace {
+
+namespace fs = std::filesystem;
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
 
 std::size_t count(const std::string& haystack, const std::string& needle) {
   std::size_t n = 0;
@@ -19,40 +35,143 @@ std::size_t count(const std::string& haystack, const std::string& needle) {
   return n;
 }
 
-TEST(Browser, ChromiumRendersTheChartsOfReportHtml) {
-  const std::filesystem::path chromium = "/usr/bin/chromium";
-  if (!std::filesystem::exists(chromium)) GTEST_SKIP() << "chromium is not installed at /usr/bin/chromium";
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("bootstorm-browser-" + std::to_string(reinterpret_cast<std::uintptr_t>(&count)));
-  std::filesystem::remove_all(dir);
+// Appended to a copy of report.html: runs after the page is parsed and writes its measurements into the DOM
+// as JSON, where --dump-dom shows them. Paths count as drawn when they have a length; bars (the rects of a
+// <g>: histogram bins, timeline segments) when their box has an area; every mark must lie inside the viewBox.
+constexpr const char* kMeasureScript = R"(<script>
+(function () {
+  const figures = [];
+  for (const svg of document.querySelectorAll('svg.chart')) {
+    const vb = svg.viewBox.baseVal;
+    const inside = (b) => b.x >= vb.x - 1 && b.y >= vb.y - 1 &&
+        b.x + b.width <= vb.x + vb.width + 1 && b.y + b.height <= vb.y + vb.height + 1;
+    const f = {id: svg.id, paths: 0, drawnPaths: 0, bars: 0, drawnBars: 0, outside: 0};
+    for (const p of svg.querySelectorAll('path')) {
+      f.paths++;
+      if (p.getTotalLength() > 0) f.drawnPaths++;
+      if (!inside(p.getBBox())) f.outside++;
+    }
+    for (const r of svg.querySelectorAll('g > rect')) {
+      f.bars++;
+      const b = r.getBBox();
+      if (b.width > 0 && b.height > 0) f.drawnBars++;
+      if (!inside(b)) f.outside++;
+    }
+    const box = svg.getBoundingClientRect();
+    f.width = box.width;
+    f.height = box.height;
+    figures.push(f);
+  }
+  const pre = document.createElement('pre');
+  pre.id = 'bootstorm-measure';
+  pre.textContent = JSON.stringify(figures);
+  document.body.appendChild(pre);
+})();
+</script>
+)";
+
+// The number of `<path` elements inside the figure with id `id` in the report's own HTML.
+std::size_t source_paths(const std::string& html, const std::string& id) {
+  const auto open = html.find("id=\"" + id + "\" viewBox");
+  if (open == std::string::npos) return 0;
+  const auto close = html.find("</svg>", open);
+  return count(html.substr(open, close - open), "<path ");
+}
+
+class Browser : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto found = test_support::find_tool("chromium");
+    if (!found) BOOTSTORM_MISSING_TOOL("chromium", "chromium", "the report's browser test");
+    chromium_ = *found;
+    dir_ = fs::path(BOOTSTORM_BINARY_DIR) / "test-artifacts" / "browser";
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+
+  // Runs headless Chromium with `args` (no sandbox: CI runs as root); its stdout goes to `out`.
+  int chromium(const std::string& args, const fs::path& out) {
+    const std::string command =
+        "timeout 120 " + chromium_.string() +
+        " --headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update "
+        "--disable-sync --no-first-run --disable-dev-shm-usage --hide-scrollbars --user-data-dir=" +
+        (dir_ / "profile").string() + " " + args + " > " + out.string() + " 2>> " +
+        (dir_ / "chromium.log").string();
+    return std::system(command.c_str());
+  }
+
+  fs::path chromium_;
+  fs::path dir_;
+};
+
+TEST_F(Browser, ChromiumDrawsEveryFigureOfReportHtml) {
   const auto record = testing::fixture_record();
   ASSERT_TRUE(
-      write_run_outputs(dir / "run", record, stats::summarize(record), testing::kGeneratedAt).has_value());
-  const auto dom_file = dir / "dom.html";
-  const std::string command =
-      "timeout 120 " + chromium.string() +
-      " --headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update "
-      "--disable-sync --no-first-run --disable-dev-shm-usage --user-data-dir=" +
-      (dir / "profile").string() + " --dump-dom file://" + (dir / "run" / "report.html").string() + " > " +
-      dom_file.string() + " 2> " + (dir / "chromium.log").string();
-  const int rc = std::system(command.c_str());
-  std::ostringstream dom;
-  dom << std::ifstream(dom_file).rdbuf();
-  if (rc != 0 && dom.str().empty()) {
-    std::ostringstream log;
-    log << std::ifstream(dir / "chromium.log").rdbuf();
-    std::filesystem::remove_all(dir);
-    GTEST_SKIP() << "chromium could not run here (exit " << rc << "): " << log.str().substr(0, 400);
+      write_run_outputs(dir_ / "run", record, stats::summarize(record), testing::kGeneratedAt).has_value());
+  const std::string html = read(dir_ / "run" / "report.html");
+  {
+    std::string measured = html;
+    const auto body_end = measured.rfind("</body>");
+    ASSERT_NE(body_end, std::string::npos);
+    measured.insert(body_end, kMeasureScript);
+    std::ofstream(dir_ / "measured.html") << measured;
   }
-  const std::string d = dom.str();
-  EXPECT_EQ(count(d, "<svg "), 5u);
-  for (const char* id :
-       {"id=\"cdf\"", "id=\"histogram\"", "id=\"ready-over-time\"", "id=\"timeline-1\"", "id=\"timeline-2\""})
-    EXPECT_NE(d.find(id), std::string::npos) << id;
-  EXPECT_NE(d.find("<path d=\"M"), std::string::npos);  // the CDF curves survived parsing
-  EXPECT_NE(d.find("Simulated lab"), std::string::npos);
-  EXPECT_EQ(d.find("<parsererror"), std::string::npos);
-  std::filesystem::remove_all(dir);
+  const int rc = chromium("--dump-dom file://" + (dir_ / "measured.html").string(), dir_ / "dom.html");
+  const std::string dom = read(dir_ / "dom.html");
+  if (rc != 0 && dom.empty()) {
+    const std::string log = read(dir_ / "chromium.log").substr(0, 600);
+    BOOTSTORM_MISSING_TOOL("chromium", "chromium",
+                           "it did not run here, exit " + std::to_string(rc) + ": " + log);
+  }
+
+  EXPECT_EQ(count(dom, "<svg "), 5u);
+  EXPECT_EQ(dom.find("<parsererror"), std::string::npos);
+  EXPECT_NE(dom.find("Simulated lab"), std::string::npos);
+
+  const std::string open_tag = "<pre id=\"bootstorm-measure\">";
+  const auto at = dom.find(open_tag);
+  ASSERT_NE(at, std::string::npos) << "the measuring script did not run; DOM in " << dir_ / "dom.html";
+  const auto end = dom.find("</pre>", at);
+  const auto figures = nlohmann::json::parse(dom.substr(at + open_tag.size(), end - at - open_tag.size()));
+  std::map<std::string, nlohmann::json> by_id;
+  for (const auto& f : figures) by_id[f["id"].get<std::string>()] = f;
+  ASSERT_EQ(by_id.size(), 5u) << figures.dump();
+  for (const char* id : {"cdf", "histogram", "ready-over-time", "timeline-1", "timeline-2"}) {
+    ASSERT_TRUE(by_id.count(id)) << id << " missing from " << figures.dump();
+    const auto& f = by_id[id];
+    SCOPED_TRACE(f.dump());
+    EXPECT_EQ(f["paths"].get<std::size_t>(), source_paths(html, id)) << id << ": paths lost in parsing";
+    EXPECT_EQ(f["drawnPaths"], f["paths"]) << id << ": a path with no length";
+    EXPECT_EQ(f["drawnBars"], f["bars"]) << id << ": a bar with no area";
+    EXPECT_GT(f["drawnPaths"].get<int>() + f["drawnBars"].get<int>(), 0) << id << " drew no data";
+    EXPECT_EQ(f["outside"], 0) << id << ": marks outside the figure";
+    EXPECT_GT(f["width"].get<double>(), 200) << id << " is not laid out on the page";
+    EXPECT_GT(f["height"].get<double>(), 50) << id << " is not laid out on the page";
+  }
+  // The curves and the histogram carry data of their own kind.
+  EXPECT_GT(by_id["cdf"]["drawnPaths"].get<int>(), 0);
+  EXPECT_GT(by_id["ready-over-time"]["drawnPaths"].get<int>(), 0);
+  EXPECT_GT(by_id["histogram"]["drawnBars"].get<int>(), 0);
+  EXPECT_GT(by_id["timeline-1"]["drawnBars"].get<int>(), 0);
+
+  // The screenshot, kept for a person to look at: a PNG of the requested size.
+  const fs::path png = dir_ / "report.png";
+  ASSERT_EQ(chromium("--window-size=1280,2400 --screenshot=" + png.string() + " file://" +
+                         (dir_ / "run" / "report.html").string(),
+                     dir_ / "screenshot.out"),
+            0)
+      << read(dir_ / "chromium.log");
+  const std::string image = read(png);
+  ASSERT_GT(image.size(), 24u);
+  EXPECT_EQ(image.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+  auto be32 = [&](std::size_t at) {
+    return (std::uint32_t(std::uint8_t(image[at])) << 24) |
+           (std::uint32_t(std::uint8_t(image[at + 1])) << 16) |
+           (std::uint32_t(std::uint8_t(image[at + 2])) << 8) | std::uint32_t(std::uint8_t(image[at + 3]));
+  };
+  EXPECT_EQ(be32(16), 1280u);  // IHDR width
+  EXPECT_EQ(be32(20), 2400u);  // IHDR height
+  fs::remove_all(dir_ / "profile");
 }
 
 }  // namespace
