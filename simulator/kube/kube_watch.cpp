@@ -251,8 +251,11 @@ http::ServerResponse KubeFront::Impl::watch(const Route& route, const http::Serv
     // The backlog: synthetic ADDED events of a fresh watch, or the history after the requested version.
     std::string chunk;
     Carried carried;  // VMI versions in `chunk`, for the truth's "delivered"
+    // Tables date each row's age; plain events need no clock.
+    auto table_now = [&] { return state->shape.as == ResponseShape::As::object ? 0.0 : self->now(); };
+    double now = table_now();
     for (const auto& event : state->subscription.backlog) {
-      if (append_filtered(*state, event, chunk, self->now())) {
+      if (append_filtered(*state, event, chunk, now)) {
         ++self->stats.watch_events_sent;
         if (event.kind == Kind::virtual_machine_instances)
           carried.emplace_back(chunk.size(), event.resource_version);
@@ -274,8 +277,9 @@ http::ServerResponse KubeFront::Impl::watch(const Route& route, const http::Serv
       notified->store(false);
       auto events = queue->take();
       if (queue->overflowed()) co_return;  // too slow a consumer: end the watch, the client re-lists
+      now = table_now();
       for (const auto& event : events) {
-        if (append_filtered(*state, event, chunk, self->now())) {
+        if (append_filtered(*state, event, chunk, now)) {
           ++self->stats.watch_events_sent;
           if (event.kind == Kind::virtual_machine_instances)
             carried.emplace_back(chunk.size(), event.resource_version);
