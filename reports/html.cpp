@@ -116,8 +116,9 @@ std::string detail::render_report_html_with(const stats::RunRecord& record, cons
   out += "<header class=\"top\">\n";
   out += fmt::format("<h1>{}</h1>\n", escape_xml(title));
   out += fmt::format(
-      "<p class=\"meta\"><span>Run <strong>{}</strong></span><span>Platform <strong>{}</strong>{}</span>"
-      "<span>Started {}</span><span>Ended {}</span><span>Outcome <strong>{}</strong></span>"
+      // Spaces between the spans: each keeps its words together, and the line breaks between them.
+      "<p class=\"meta\"><span>Run <strong>{}</strong></span> <span>Platform <strong>{}</strong>{}</span> "
+      "<span>Started {}</span> <span>Ended {}</span> <span>Outcome <strong>{}</strong></span> "
       "<span>Ready = <strong>{}</strong></span></p>\n",
       escape_xml(record.run_id), escape_xml(record.platform),
       record.simulated ? " (lab " + escape_xml(record.lab) + ")" : "", escape_xml(record.started_at),

@@ -62,9 +62,10 @@ constexpr const char* kMeasureScript = R"(<script>
     f.height = box.height;
     figures.push(f);
   }
+  const root = document.documentElement;
   const pre = document.createElement('pre');
   pre.id = 'bootstorm-measure';
-  pre.textContent = JSON.stringify(figures);
+  pre.textContent = JSON.stringify({figures: figures, overflowX: root.scrollWidth - root.clientWidth});
   document.body.appendChild(pre);
 })();
 </script>
@@ -116,7 +117,8 @@ TEST_F(Browser, ChromiumDrawsEveryFigureOfReportHtml) {
     measured.insert(body_end, kMeasureScript);
     std::ofstream(dir_ / "measured.html") << measured;
   }
-  const int rc = chromium("--dump-dom file://" + (dir_ / "measured.html").string(), dir_ / "dom.html");
+  const int rc = chromium("--window-size=1280,2400 --dump-dom file://" + (dir_ / "measured.html").string(),
+                          dir_ / "dom.html");
   const std::string dom = read(dir_ / "dom.html");
   if (rc != 0 && dom.empty()) {
     const std::string log = read(dir_ / "chromium.log").substr(0, 600);
@@ -132,7 +134,11 @@ TEST_F(Browser, ChromiumDrawsEveryFigureOfReportHtml) {
   const auto at = dom.find(open_tag);
   ASSERT_NE(at, std::string::npos) << "the measuring script did not run; DOM in " << dir_ / "dom.html";
   const auto end = dom.find("</pre>", at);
-  const auto figures = nlohmann::json::parse(dom.substr(at + open_tag.size(), end - at - open_tag.size()));
+  const auto measured = nlohmann::json::parse(dom.substr(at + open_tag.size(), end - at - open_tag.size()));
+  // Nothing wider than a 1280-pixel window: a line that cannot wrap would be cut off on screen.
+  EXPECT_LE(measured["overflowX"].get<double>(), 0)
+      << "the page scrolls sideways; DOM in " << dir_ / "dom.html";
+  const auto& figures = measured["figures"];
   std::map<std::string, nlohmann::json> by_id;
   for (const auto& f : figures) by_id[f["id"].get<std::string>()] = f;
   ASSERT_EQ(by_id.size(), 5u) << figures.dump();
