@@ -28,6 +28,8 @@ def reason(case):
                     message.append(follow.strip())
             if message:
                 return " ".join(message)
+    if case.get("status") == "disabled":
+        return "disabled (a DISABLED_ test): enable it or delete it"
     skipped = case.find("skipped")
     if skipped is not None and skipped.get("message"):
         return skipped.get("message")
@@ -56,7 +58,8 @@ def main(argv):
     root = ET.parse(argv[1]).getroot()
     patterns = by_design_patterns(argv[3]) if len(argv) == 4 else None
     cases = list(root.iter("testcase"))
-    skipped = sorted((c.get("name", "?"), reason(c)) for c in cases
+    # A parameterized test's name carries "  # GetParam() = ..." in ctest's report: match on the name alone.
+    skipped = sorted((c.get("name", "?").split("  #")[0].strip(), reason(c)) for c in cases
                      if c.get("status", "") in ("notrun", "skipped", "disabled") or c.find("skipped") is not None)
     if not skipped:
         print(f"[tests] {len(cases)} tests, none skipped")

@@ -868,25 +868,5 @@ TEST_F(VcenterFrontTest, CertificateIsVerifiedAgainstTheLabCa) {
   EXPECT_EQ(out->error().kind, ErrorKind::tls);
 }
 
-// Request rate of the front over HTTPS keep-alive (a measurement, not an assertion: run with
-// --gtest_also_run_disabled_tests). Reported in bench/README.md.
-TEST_F(VcenterFrontTest, DISABLED_Throughput) {
-  start();
-  login();
-  const std::string vm = golden_id();
-  std::vector<std::pair<std::string, std::string>> batch(64, {"/api/vcenter/vm/" + vm + "/power", ""});
-  call_all(batch, "GET");  // warm up: open the pool's connections
-  const auto before = std::chrono::steady_clock::now();
-  int requests = 0;
-  for (int round = 0; round < 60; ++round) {
-    for (const auto& r : call_all(batch, "GET")) EXPECT_EQ(r.status, 200);
-    requests += static_cast<int>(batch.size());
-  }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - before).count();
-  std::cout << "vCenter front: " << requests << " requests in " << seconds << " s = " << requests / seconds
-            << " requests/s (64 in flight, HTTPS keep-alive)\n";
-  RecordProperty("requests_per_second", std::to_string(requests / seconds));
-}
-
 }  // namespace
 }  // namespace bootstorm::sim
