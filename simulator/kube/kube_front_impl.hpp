@@ -1,6 +1,6 @@
 #pragma once
-// Internal to bootstorm::sim_kube: the state shared by the HTTP layer (kube_front.cpp, kube_watch.cpp) and
-// the controllers that play virt-controller, virt-handler and CDI against the lab model
+// Internal to bootstorm::sim_kube: the state shared by the HTTP layer (kube_front.cpp, kube_rest.cpp,
+// kube_watch.cpp) and the controllers that play virt-controller, virt-handler and CDI against the lab model
 // (kube_controllers.cpp).
 #include <cstdint>
 #include <deque>
@@ -26,6 +26,10 @@ namespace bootstorm::sim::kube {
 
 using json = nlohmann::json;
 class ForkliftController;
+
+// A JSON response, and an API error as the API server answers it (a metav1.Status body).
+http::ServerResponse json_response(int status, std::string body);
+http::ServerResponse error_response(const ApiError& error);
 
 // The outcome of an API operation: the stored object or an API error.
 using ApiResult = std::variant<ObjectPtr, ApiError>;
