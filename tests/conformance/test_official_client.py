@@ -255,7 +255,7 @@ class OfficialClient(LabTestCase):
 
     def test_a_stale_resource_version_conflicts(self):
         ns = self.namespace("stale")
-        first = self.create_vm(ns, "st")
+        first = self.settled_vm(ns, "st")  # no controller writes its status between the GET and the PUT below
         self.custom.patch_namespaced_custom_object(GROUP, VERSION, ns, VMS, "st", {"metadata": {"labels": {"a": "1"}}})
         first["metadata"]["labels"]["b"] = "2"
         with self.assertRaises(client.ApiException) as raised:
