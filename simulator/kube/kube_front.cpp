@@ -10,11 +10,9 @@
 #include <cmath>
 #include <cstring>
 
-#include "common/base64.hpp"
 #include "common/log.hpp"
 #include "simulator/kube/forklift_controller.hpp"
 #include "simulator/kube/kube_front_impl.hpp"
-#include "simulator/kube/selectors.hpp"
 
 namespace bootstorm::sim::kube {
 namespace {

@@ -133,9 +133,9 @@ std::string age(const json& timestamp, double now) {
   return t ? human_duration(now - *t) : "<unknown>";
 }
 
-std::string text(const json& value, const char* missing = "") {
+std::string text(const json& value) {
   if (value.is_string()) return value.get<std::string>();
-  if (value.is_null()) return missing;
+  if (value.is_null()) return "";
   return value.dump();
 }
 
