@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "reports/csv.hpp"
-#include "reports/format.hpp"
+#include "reports/detail/format.hpp"
 #include "reports/reports.hpp"
 #include "reports/svg.hpp"
 

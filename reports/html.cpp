@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "reports/format.hpp"
-#include "reports/html_style.hpp"
+#include "reports/detail/format.hpp"
+#include "reports/detail/html_style.hpp"
 #include "reports/reports.hpp"
 #include "reports/svg.hpp"
 
@@ -157,7 +157,7 @@ std::string detail::render_report_html_with(const stats::RunRecord& record, cons
   for (std::size_t i = 0; i < summary.scenarios.size(); ++i) {
     const auto& sc = summary.scenarios[i];
     const auto& r = sc.ready();
-    const std::string label = detail::scenario_label(sc.name, sc.repeat, repeats);
+    const std::string label = scenario_label(sc.name, sc.repeat, repeats);
     const std::string color(svg::series_color(i));
     out += fmt::format("<div class=\"card\" style=\"--series:{}\">\n<h3>{}</h3>\n", color, escape_xml(label));
     out += fmt::format("<div class=\"big\">{} <small>mean boot time</small></div>\n",
@@ -168,7 +168,7 @@ std::string detail::render_report_html_with(const stats::RunRecord& record, cons
     out += fmt::format("<dt>P99 / max</dt><dd>{} / {}</dd>", seconds(r.p99), seconds(r.max));
     out += fmt::format("<dt>Time to all ready</dt><dd>{}</dd>", seconds(sc.time_to_all_ready_s));
     out += fmt::format("<dt>Ready</dt><dd class=\"{}\">{} ({} of {})</dd>",
-                       r.ready_fraction >= 1.0 ? "pass" : "fail", detail::percent(r.ready_fraction, 1),
+                       r.ready_fraction >= 1.0 ? "pass" : "fail", percent(r.ready_fraction, 1),
                        r.count, sc.vms);
     out += fmt::format("<dt>Fire skew</dt><dd>{:.2f} ms</dd>", sc.fire_skew_ms);
     out += fmt::format("<dt>Clone time (mean)</dt><dd>{}</dd>", seconds(sc.clone_mean_s));
@@ -213,9 +213,9 @@ std::string detail::render_report_html_with(const stats::RunRecord& record, cons
     const auto& sc = summary.scenarios[i];
     const auto& r = sc.ready();
     out += fmt::format("<tr><th scope=\"row\"><span class=\"swatch\" style=\"background:{}\"></span>{}</th>",
-                       svg::series_color(i), escape_xml(detail::scenario_label(sc.name, sc.repeat, repeats)));
+                       svg::series_color(i), escape_xml(scenario_label(sc.name, sc.repeat, repeats)));
     out += td_num(std::to_string(sc.vms)) + td_num(std::to_string(sc.hosts)) +
-           td_num(detail::percent(r.ready_fraction, 1)) + td_num(seconds(r.mean)) + td_num(seconds(r.p50)) +
+           td_num(percent(r.ready_fraction, 1)) + td_num(seconds(r.mean)) + td_num(seconds(r.p50)) +
            td_num(seconds(r.p95)) + td_num(seconds(r.p99)) + td_num(seconds(r.max)) +
            td_num(seconds(sc.time_to_all_ready_s)) + td_num(fmt::format("{:.2f} ms", sc.fire_skew_ms)) +
            td_num(seconds(sc.clone_mean_s)) + td_num(std::to_string(sc.api_requests));
@@ -263,7 +263,7 @@ std::string detail::render_report_html_with(const stats::RunRecord& record, cons
         "</tr></thead>\n<tbody>\n";
     for (const auto& r : summary.slo) {
       out += fmt::format("<tr><td>{}</td><td>{}</td>{}<td class=\"{}\">{}</td></tr>\n",
-                         escape_xml(detail::scenario_label(r.scenario, r.repeat, repeats)),
+                         escape_xml(scenario_label(r.scenario, r.repeat, repeats)),
                          escape_xml(detail::slo_name(r)), td_num(detail::slo_value(r.stat, r.value)),
                          r.pass ? "pass" : "fail", r.pass ? "\u2714 pass" : "\u2718 FAIL");
     }
@@ -272,7 +272,7 @@ std::string detail::render_report_html_with(const stats::RunRecord& record, cons
 
   for (std::size_t i = 0; i < summary.scenarios.size(); ++i) {
     const auto& sc = summary.scenarios[i];
-    const std::string label = detail::scenario_label(sc.name, sc.repeat, repeats);
+    const std::string label = scenario_label(sc.name, sc.repeat, repeats);
     out += fmt::format("<section>\n<h2><span class=\"swatch\" style=\"background:{}\"></span>{}</h2>\n",
                        svg::series_color(i), escape_xml(label));
     out += fmt::format(

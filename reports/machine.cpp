@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "reports/csv.hpp"
-#include "reports/format.hpp"
+#include "reports/detail/format.hpp"
 #include "reports/reports.hpp"
 
 namespace bootstorm::reports {
@@ -68,7 +68,7 @@ std::string render_vms_csv(const stats::RunRecord& record) {
     out += ',' + std::to_string(vm->repeat);
     out += ',' + csv_field(vm->name);
     out += ',' + csv_field(vm->host);
-    out += ',' + detail::utc_iso(vm->start_requested_unix_s);
+    out += ',' + utc_iso(vm->start_requested_unix_s);
     for (auto m : api::kAllMilestones) {
       auto it = vm->milestones.find(m);
       if (it == vm->milestones.end()) {
@@ -101,7 +101,7 @@ std::string render_junit_xml(const stats::RunRecord& record, const stats::Summar
     for (const auto& r : summary.slo)
       if (r.scenario == sc.name && r.repeat == sc.repeat) results.push_back(&r);
     const auto failed = std::count_if(results.begin(), results.end(), [](auto* r) { return !r->pass; });
-    const std::string suite = detail::scenario_label(sc.name, sc.repeat, repeats);
+    const std::string suite = scenario_label(sc.name, sc.repeat, repeats);
     out += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\">\n",
                        escape_xml(suite), results.size(), failed);
     out += "    <properties>\n";
@@ -270,7 +270,7 @@ nlohmann::ordered_json vm_documents(const stats::RunRecord& record, const stats:
     ready_signal = summary.scenarios.front().ready_milestone;
   for (const auto* vm : detail::ordered_vms(record)) {
     nlohmann::ordered_json d;
-    d["timestamp"] = detail::utc_iso(vm->start_requested_unix_s);
+    d["timestamp"] = utc_iso(vm->start_requested_unix_s);
     d["uuid"] = record.run_id;
     d["metricName"] = "vmiLatencyMeasurement";
     d["jobName"] = vm->scenario;

@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "providers/api/milestone.hpp"
-#include "reports/format.hpp"
+#include "reports/detail/format.hpp"
 
 namespace bootstorm::reports::svg {
 namespace {
@@ -22,7 +22,7 @@ std::string f1(double v) {
 }
 
 std::string tick_label(double v) {
-  return detail::number(v, 2);
+  return number(v, 2);
 }
 
 double nice_step(double range, int target) {
@@ -240,7 +240,7 @@ std::string histogram_chart(std::string_view id, std::string_view title, const s
   std::string out =
       open_svg(id, title,
                fmt::format("Number of VMs per boot-time bin of {} s, one bar per scenario in each bin.",
-                           detail::number(width)),
+                           number(width)),
                f.height);
   out += axes(f, xticks, yticks, "boot time (s)", "VMs", false);
   out += legend(items, f.left, 18);
@@ -257,7 +257,7 @@ std::string histogram_chart(std::string_view id, std::string_view title, const s
           "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>{}: {}\u2013{} s: {} "
           "VM{}</title></rect>\n",
           f1(x), f1(y), f1(bar_px), f1(f.py(0) - y), escape_xml(series[s].label),
-          detail::number(width * static_cast<double>(b)), detail::number(width * static_cast<double>(b + 1)),
+          number(width * static_cast<double>(b)), number(width * static_cast<double>(b + 1)),
           counts[s][b], counts[s][b] == 1 ? "" : "s");
     }
     out += "</g>\n";

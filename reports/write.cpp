@@ -7,7 +7,7 @@
 #include <system_error>
 
 #include "reports/compare.hpp"
-#include "reports/format.hpp"
+#include "reports/detail/format.hpp"
 #include "reports/reports.hpp"
 
 namespace bootstorm::reports {
@@ -76,7 +76,7 @@ Expected<void> write_run_outputs(const std::filesystem::path& dir, const stats::
 std::string utc_now_iso() {
   const auto now = std::chrono::system_clock::now();
   const double unix_s = std::chrono::duration<double>(now.time_since_epoch()).count();
-  return detail::utc_iso(unix_s);
+  return utc_iso(unix_s);
 }
 
 }  // namespace bootstorm::reports

@@ -8,12 +8,11 @@
 #include "orchestrator/migrate/migration_record.hpp"
 #include "orchestrator/stats/descriptive.hpp"
 #include "reports/csv.hpp"
-#include "reports/format.hpp"
+#include "reports/text.hpp"
 
 namespace bootstorm::migrate {
 using nlohmann::json;
 using nlohmann::ordered_json;
-namespace detail = reports::detail;
 
 namespace {
 
@@ -31,7 +30,7 @@ std::string mbps(const std::optional<double>& v) {
 }
 
 std::string csv_number(const std::optional<double>& v) {
-  return v ? detail::number(*v, 3) : "";
+  return v ? reports::number(*v, 3) : "";
 }
 
 }  // namespace
@@ -92,17 +91,17 @@ MigrationSummary summarize(const MigrationRecord& record) {
 std::string render_migration_md(const MigrationRecord& record) {
   const MigrationSummary s = summarize(record);
   std::string out;
-  out += fmt::format("# Migration {}{}\n\n", detail::escape_md(record.plan_name),
+  out += fmt::format("# Migration {}{}\n\n", reports::escape_md(record.plan_name),
                      record.simulated ? " \u2014 simulated lab" : "");
   if (record.simulated)
     out += fmt::format(
         "Measured against the simulated lab **{}**, not hardware: the figures follow the lab "
         "model's bandwidths.\n\n",
-        detail::escape_md(record.lab));
+        reports::escape_md(record.lab));
   out += fmt::format("- run: `{}`, started {}\n", record.run_id, record.started_at);
   out +=
       fmt::format("- from vSphere {} to {} (Forklift namespace `{}`), target namespace `{}`, {} migration\n",
-                  detail::escape_md(record.source_url), detail::escape_md(record.destination),
+                  reports::escape_md(record.source_url), reports::escape_md(record.destination),
                   record.forklift_namespace, record.target_namespace, record.warm ? "warm" : "cold");
   out += fmt::format("- outcome: **{}** \u2014 {} of {} VMs migrated, {} failed\n\n", record.outcome,
                      s.succeeded, s.vms, s.failed);
@@ -111,8 +110,8 @@ std::string render_migration_md(const MigrationRecord& record) {
       "## Summary\n\n| VMs | migrated | failed | mean | P50 | P95 | max | total wall time | data | "
       "throughput (all VMs) | mean per-VM transfer |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
   out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {:.0f} MB | {} | {} |\n\n", s.vms,
-                     s.succeeded, s.failed, detail::seconds(s.mean_s), detail::seconds(s.p50_s),
-                     detail::seconds(s.p95_s), detail::seconds(s.max_s), detail::seconds(s.wall_s),
+                     s.succeeded, s.failed, reports::seconds(s.mean_s), reports::seconds(s.p50_s),
+                     reports::seconds(s.p95_s), reports::seconds(s.max_s), reports::seconds(s.wall_s),
                      s.total_mb, mbps(s.aggregate_mbps), mbps(s.mean_vm_mbps));
   out +=
       "Per-VM time is the VM's pipeline from its start to its completion. Times are Forklift's timestamps "
@@ -123,8 +122,8 @@ std::string render_migration_md(const MigrationRecord& record) {
   if (!s.step_names.empty()) {
     out += "## Steps\n\n| step | mean | max |\n|---|---|---|\n";
     for (std::size_t i = 0; i < s.step_names.size(); ++i)
-      out += fmt::format("| {} | {} | {} |\n", s.step_names[i], detail::seconds(s.step_mean_max[i].first),
-                         detail::seconds(s.step_mean_max[i].second));
+      out += fmt::format("| {} | {} | {} |\n", s.step_names[i], reports::seconds(s.step_mean_max[i].first),
+                         reports::seconds(s.step_mean_max[i].second));
     out += "\n";
   }
 
@@ -134,7 +133,8 @@ std::string render_migration_md(const MigrationRecord& record) {
   for (std::size_t i = 0; i < s.step_names.size(); ++i) out += "---|";
   out += "---|---|---|---|\n";
   for (const auto& v : record.vms) {
-    out += fmt::format("| {} | {} | {} |", detail::escape_md(v.name), v.status, detail::seconds(v.total_s()));
+    out +=
+        fmt::format("| {} | {} | {} |", reports::escape_md(v.name), v.status, reports::seconds(v.total_s()));
     for (const auto& n : s.step_names) {
       const StepRecord* st = v.step(n);
       if (st == nullptr) {
@@ -142,7 +142,7 @@ std::string render_migration_md(const MigrationRecord& record) {
       } else if (!st->error.empty()) {
         out += " failed |";
       } else if (st->completed_s) {
-        out += " " + detail::seconds(st->duration_s()) + " |";
+        out += " " + reports::seconds(st->duration_s()) + " |";
       } else if (st->started_s) {
         out += " running |";
       } else {
@@ -151,7 +151,7 @@ std::string render_migration_md(const MigrationRecord& record) {
     }
     out += fmt::format(
         " {} | {} | {} | {} |\n", v.disk_mb() > 0 ? fmt::format("{:.0f} MB", v.disk_mb()) : "\u2014",
-        mbps(v.transfer_mbps()), detail::escape_md(v.failed_step), detail::escape_md(v.reason));
+        mbps(v.transfer_mbps()), reports::escape_md(v.failed_step), reports::escape_md(v.reason));
   }
   out += "\n";
   bool any_failed = false;
@@ -160,9 +160,9 @@ std::string render_migration_md(const MigrationRecord& record) {
     out += "## Failures\n\n";
     for (const auto& v : record.vms)
       if (v.status == "failed" || v.status == "canceled")
-        out += fmt::format("- **{}** {} in step **{}**: {}\n", detail::escape_md(v.name), v.status,
-                           v.failed_step.empty() ? "\u2014" : detail::escape_md(v.failed_step),
-                           v.reason.empty() ? "(no reason given)" : detail::escape_md(v.reason));
+        out += fmt::format("- **{}** {} in step **{}**: {}\n", reports::escape_md(v.name), v.status,
+                           v.failed_step.empty() ? "\u2014" : reports::escape_md(v.failed_step),
+                           v.reason.empty() ? "(no reason given)" : reports::escape_md(v.reason));
     out += "\n";
   }
   return out;
@@ -215,12 +215,12 @@ std::string render_migration_csv(const MigrationRecord& record) {
   for (const auto& v : record.vms) {
     out += reports::csv_field(v.name) + "," + reports::csv_field(v.id) + "," +
            reports::csv_field(v.target_name) + "," + v.status + "," +
-           (v.started_s ? detail::utc_iso(*v.started_s) : "") + "," + csv_number(v.total_s());
+           (v.started_s ? reports::utc_iso(*v.started_s) : "") + "," + csv_number(v.total_s());
     for (const auto& n : s.step_names) {
       const StepRecord* st = v.step(n);
       out += "," + (st != nullptr ? csv_number(st->duration_s()) : "");
     }
-    out += "," + detail::number(v.disk_mb(), 3) + "," + csv_number(v.transfer_mbps()) + "," +
+    out += "," + reports::number(v.disk_mb(), 3) + "," + csv_number(v.transfer_mbps()) + "," +
            reports::csv_field(v.failed_step) + "," + reports::csv_field(v.reason) + "\n";
   }
   return out;

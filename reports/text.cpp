@@ -1,0 +1,110 @@
+#include "reports/text.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "common/rfc3339.hpp"
+
+namespace bootstorm::reports {
+
+std::string escape_xml(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        // Control characters other than tab/newline are not allowed in XML 1.0.
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r')
+          out += ' ';
+        else
+          out += c;
+    }
+  }
+  return out;
+}
+
+std::string escape_md(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '|':
+        out += "\\|";
+        break;
+      case '\n':
+      case '\r':
+        out += ' ';
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '`':
+        out += "\\`";
+        break;
+      case '*':
+        out += "\\*";
+        break;
+      case '_':
+        out += "\\_";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string seconds(const std::optional<double>& v, int decimals) {
+  if (!v) return "\u2014";
+  return fmt::format("{:.{}f} s", *v, decimals);
+}
+
+std::string percent(double fraction, int decimals) {
+  return fmt::format("{:.{}f} %", fraction * 100, decimals);
+}
+
+std::string number(double v, int decimals) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  std::string s = fmt::format("{:.{}f}", v, decimals);
+  if (s.find('.') != std::string::npos) {
+    while (!s.empty() && s.back() == '0') s.pop_back();
+    if (!s.empty() && s.back() == '.') s.pop_back();
+  }
+  if (s == "-0") s = "0";
+  return s;
+}
+
+std::string utc_iso(double unix_s) {
+  if (unix_s <= 0) return {};
+  // Rounded to the millisecond it is written with.
+  return format_rfc3339(
+      std::chrono::system_clock::time_point(std::chrono::milliseconds(std::llround(unix_s * 1000.0))));
+}
+
+std::string scenario_label(std::string_view name, int repeat, bool several_repeats) {
+  return several_repeats ? fmt::format("{} #{}", name, repeat) : std::string(name);
+}
+
+}  // namespace bootstorm::reports
