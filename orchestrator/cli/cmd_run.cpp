@@ -11,6 +11,7 @@
 
 #include "common/duration.hpp"
 #include "common/log.hpp"
+#include "common/rfc3339.hpp"
 #include "orchestrator/beacon/listener.hpp"
 #include "orchestrator/cli/command.hpp"
 #include "orchestrator/cli/engine_wiring.hpp"
@@ -39,7 +40,7 @@ Expected<bool> write_run_outputs(const std::filesystem::path& run_dir, const sta
   stats::Summary summary = stats::summarize(record);
   // Re-rendering from the journal must give the same files: stamp them with the run's end, not with now.
   std::string generated_at =
-      !record.ended_at.empty() ? record.ended_at : engine::rfc3339_ms(std::chrono::system_clock::now());
+      !record.ended_at.empty() ? record.ended_at : format_rfc3339(std::chrono::system_clock::now());
   auto written = reports::write_run_outputs(run_dir, record, summary, generated_at);
   if (!written) return written.error();
   return summary.slo_passed();
@@ -184,7 +185,7 @@ int run(const RunArgs& args) {
   // Sharding and the agreed start instant.
   std::optional<std::chrono::system_clock::time_point> start_at;
   if (!args.start_at.empty()) {
-    auto parsed = engine::parse_rfc3339(args.start_at);
+    auto parsed = parse_rfc3339(args.start_at);
     if (!parsed) {
       std::cerr << "--start-at: " << parsed.error().what() << "\n";
       return kExitUsage;
@@ -195,7 +196,7 @@ int run(const RunArgs& args) {
           "--start-at {} is {:.1f} s in the past (now {}): choose an instant far enough ahead for every "
           "shard "
           "to provision its VMs first\n",
-          args.start_at, std::chrono::duration<double>(now - *parsed).count(), engine::rfc3339_ms(now));
+          args.start_at, std::chrono::duration<double>(now - *parsed).count(), format_rfc3339(now));
       return kExitUsage;
     }
     start_at = *parsed;

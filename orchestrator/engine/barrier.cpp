@@ -4,10 +4,15 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/this_coro.hpp>
 
+#include "common/async/for_each.hpp"
+#include "common/async/semaphore.hpp"
+#include "common/async/sleep.hpp"
+#include "common/async/wait_group.hpp"
 #include "common/log.hpp"
-#include "orchestrator/engine/async_util.hpp"
 
 namespace bootstorm::engine {
+
+namespace asio = boost::asio;
 
 std::chrono::steady_clock::duration StartBarrier::release_offset(std::size_t index) const {
   if (!options_.ramp || options_.per_second <= 0) return std::chrono::steady_clock::duration::zero();
@@ -34,11 +39,11 @@ asio::awaitable<Expected<FireReport>> StartBarrier::fire(const std::vector<api::
       const auto slice = std::min<std::chrono::steady_clock::duration>(
           std::chrono::duration_cast<std::chrono::steady_clock::duration>(remaining),
           std::chrono::seconds(1));
-      co_await sleep_checking(slice, cancel);
+      co_await async::sleep_for(slice, cancel);
     }
   }
-  AsyncSemaphore slots(ex, options_.max_concurrent);
-  WaitGroup group(ex);
+  async::AsyncSemaphore slots(ex, options_.max_concurrent);
+  async::WaitGroup group(ex);
   std::size_t in_flight = 0;
   report.released_at = std::chrono::steady_clock::now();
   report.released_wall = std::chrono::system_clock::now();
@@ -50,9 +55,9 @@ asio::awaitable<Expected<FireReport>> StartBarrier::fire(const std::vector<api::
   auto one = [&](std::size_t index) -> asio::awaitable<void> {
     const api::VmHandle& vm = vms[index];
     auto offset = release_offset(index);
-    if (offset > std::chrono::steady_clock::duration::zero()) co_await sleep_until(opened + offset, cancel);
-    co_await slots.acquire();
-    Permit permit(slots);
+    if (offset > std::chrono::steady_clock::duration::zero())
+      co_await async::sleep_until(opened + offset, cancel);
+    auto permit = co_await async::acquire(slots);
     if (cancel.cancelled()) {
       ++report.not_released;
       on_result(
@@ -87,13 +92,7 @@ asio::awaitable<Expected<FireReport>> StartBarrier::fire(const std::vector<api::
   for (std::size_t i = 0; i < vms.size(); ++i) {
     group.add();
     asio::co_spawn(ex, one(i), [&group](std::exception_ptr e) {
-      if (e) {
-        try {
-          std::rethrow_exception(e);
-        } catch (const std::exception& ex) {
-          spdlog::error("start task failed: {}", ex.what());
-        }
-      }
+      async::log_task_exception(e, "start task");
       group.done();
     });
   }

@@ -6,12 +6,14 @@
 #include <boost/asio/io_context.hpp>
 #include <set>
 
+#include "common/async/for_each.hpp"
 #include "common/log.hpp"
-#include "orchestrator/engine/async_util.hpp"
 #include "orchestrator/engine/journal.hpp"
 #include "orchestrator/engine/platform.hpp"
 
 namespace bootstorm::engine {
+
+namespace asio = boost::asio;
 
 namespace {
 
@@ -79,8 +81,6 @@ asio::awaitable<Expected<CleanupReport>> cleanup_async(const std::filesystem::pa
     journal = std::move(*opened);
   }
 
-  AsyncSemaphore slots(ex, static_cast<std::size_t>(std::max(1, options.max_concurrent)));
-  WaitGroup group(ex);
   auto one = [&](const api::VmHandle& vm) -> asio::awaitable<void> {
     if (!api::name_carries_run_id(vm.name, report.run_id)) {
       report.refused.push_back(
@@ -89,8 +89,6 @@ asio::awaitable<Expected<CleanupReport>> cleanup_async(const std::filesystem::pa
                       vm.name, vm.id.empty() ? "no id" : vm.id, report.run_id, report.run_id));
       co_return;
     }
-    co_await slots.acquire();
-    Permit permit(slots);
     if (options.dry_run) {
       report.deleted.push_back(vm.name);
       spdlog::info("[dry-run] would delete {} ({})", vm.name, vm.id);
@@ -105,20 +103,8 @@ asio::awaitable<Expected<CleanupReport>> cleanup_async(const std::filesystem::pa
       journal->write("vm_delete_failed", {{"vm", vm.name}, {"id", vm.id}, {"reason", gone.error().what()}});
     }
   };
-  for (auto& vm : candidates) {
-    group.add();
-    asio::co_spawn(ex, one(vm), [&group](std::exception_ptr e) {
-      if (e) {
-        try {
-          std::rethrow_exception(e);
-        } catch (const std::exception& ex2) {
-          spdlog::error("cleanup task failed: {}", ex2.what());
-        }
-      }
-      group.done();
-    });
-  }
-  co_await group.wait();
+  co_await async::bounded_for_each(candidates, static_cast<std::size_t>(std::max(1, options.max_concurrent)),
+                                   one, "cleanup task");
   if (journal) journal->sync();
   co_await provider.disconnect();
   if (candidates.empty()) report.note = "nothing to delete: every object of the run is already gone";

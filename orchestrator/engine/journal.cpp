@@ -13,6 +13,7 @@
 #include <set>
 
 #include "common/log.hpp"
+#include "common/rfc3339.hpp"
 #include "orchestrator/engine/naming.hpp"
 
 namespace bootstorm::engine {
@@ -78,7 +79,7 @@ json Journal::write(std::string_view type, json payload) {
   payload.erase("mono");
   payload.erase("type");
   redact_json(payload);
-  const std::string t = rfc3339_ms(wall);
+  const std::string t = format_rfc3339(wall);
   const double mono_s = std::round(mono_of(mono) * 1e6) / 1e6;
   const json type_json = log::redact(type);
   // "t", "mono" and "type" lead every line (easier to read and to grep); the payload follows in key order.

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "common/rfc3339.hpp"
 #include "orchestrator/engine/naming.hpp"
 #include "orchestrator/engine/shard.hpp"
 
@@ -398,7 +399,7 @@ Expected<MergeResult> merge_shard_runs(const std::vector<fs::path>& run_dirs, co
         ended_wall = wall_of(e);
         ended_t = text(e, "t");
       }
-  if (ended_t.empty()) ended_t = rfc3339_ms(std::chrono::system_clock::now());
+  if (ended_t.empty()) ended_t = format_rfc3339(std::chrono::system_clock::now());
   write({{"t", ended_t},
          {"mono", std::round((ended_wall - merged_origin) * 1e6) / 1e6},
          {"type", "run_ended"},

@@ -53,21 +53,6 @@ std::string run_directory_name(const std::string& plan_name, std::chrono::system
   return fmt::format("{}-{}-{}", safe, buf, run_id);
 }
 
-std::string rfc3339_ms(std::chrono::system_clock::time_point t) {
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
-  std::time_t secs = static_cast<std::time_t>(ms / 1000);
-  long rem = static_cast<long>(ms % 1000);
-  if (rem < 0) {
-    rem += 1000;
-    --secs;
-  }
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  return fmt::format("{}.{:03d}Z", buf, rem);
-}
-
 double unix_seconds(std::chrono::system_clock::time_point t) {
   return std::chrono::duration<double>(t.time_since_epoch()).count();
 }

@@ -22,8 +22,6 @@ std::string vm_name(const std::string& run_id, const std::string& slug, int inde
 std::string run_directory_name(const std::string& plan_name, std::chrono::system_clock::time_point started,
                                const std::string& run_id);
 
-// RFC 3339 UTC with milliseconds: "2026-11-30T10:00:00.000Z".
-std::string rfc3339_ms(std::chrono::system_clock::time_point t);
 double unix_seconds(std::chrono::system_clock::time_point t);
 
 }  // namespace bootstorm::engine

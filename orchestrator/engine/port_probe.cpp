@@ -4,9 +4,13 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "common/async/for_each.hpp"
+#include "common/async/sleep.hpp"
 #include "common/log.hpp"
 
 namespace bootstorm::engine {
+
+namespace asio = boost::asio;
 
 std::string first_address(const std::string& list) {
   auto start = list.find_first_not_of(" \t,");
@@ -28,14 +32,8 @@ void PortProber::probe(const std::string& vm, const std::string& address) {
   std::string addr = first_address(address);
   if (addr.empty() || options_.port == 0 || !started_.insert(vm).second) return;
   group_.add();
-  asio::co_spawn(executor_, run(vm, addr), [this](std::exception_ptr e) {
-    if (e) {
-      try {
-        std::rethrow_exception(e);
-      } catch (const std::exception& ex) {
-        spdlog::warn("port probe failed: {}", ex.what());
-      }
-    }
+  asio::co_spawn(executor_, run(vm, addr), [this, vm](std::exception_ptr e) {
+    async::log_task_exception(e, "port probe of " + vm);
     group_.done();
   });
 }
@@ -75,8 +73,7 @@ asio::awaitable<void> PortProber::run(std::string vm, std::string address) {
     bool open = false;
     const auto attempt_start = std::chrono::steady_clock::now();
     {
-      co_await slots_.acquire();
-      Permit permit(slots_);
+      auto permit = co_await async::acquire(slots_);
       if (stop_.cancelled()) co_return;
       ++attempts_;
       open = co_await try_connect(address);
@@ -96,7 +93,7 @@ asio::awaitable<void> PortProber::run(std::string vm, std::string address) {
       co_return;
     }
     previous_attempt = attempt_start;
-    if (!co_await sleep_checking(interval, stop_)) co_return;
+    if (!co_await async::sleep_for(interval, stop_)) co_return;
     interval = std::min(options_.max_interval,
                         std::chrono::milliseconds(static_cast<long>(interval.count() * options_.backoff)));
   }

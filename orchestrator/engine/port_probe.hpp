@@ -10,8 +10,9 @@
 #include <set>
 #include <string>
 
+#include "common/async/semaphore.hpp"
+#include "common/async/wait_group.hpp"
 #include "common/cancel.hpp"
-#include "orchestrator/engine/async_util.hpp"
 #include "providers/api/provider.hpp"
 
 namespace bootstorm::engine {
@@ -44,8 +45,8 @@ class PortProber {
   ProbeOptions options_;
   api::MilestoneSink sink_;
   CancelSignal stop_;
-  AsyncSemaphore slots_;
-  WaitGroup group_;
+  async::AsyncSemaphore slots_;
+  async::WaitGroup group_;
   std::set<std::string> started_;
   std::size_t attempts_ = 0;
 };

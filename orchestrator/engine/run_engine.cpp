@@ -11,10 +11,14 @@
 #include <csignal>
 #include <fstream>
 #include <map>
+#include <numeric>
 #include <set>
 
+#include "common/async/for_each.hpp"
+#include "common/async/sleep.hpp"
+#include "common/async/wait_group.hpp"
 #include "common/log.hpp"
-#include "orchestrator/engine/async_util.hpp"
+#include "common/rfc3339.hpp"
 #include "orchestrator/engine/barrier.hpp"
 #include "orchestrator/engine/journal.hpp"
 #include "orchestrator/engine/naming.hpp"
@@ -23,6 +27,8 @@
 #include "orchestrator/engine/timeline.hpp"
 
 namespace bootstorm::engine {
+
+namespace asio = boost::asio;
 
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
@@ -34,15 +40,6 @@ std::optional<api::Milestone> ready_milestone(const plan::StormPlan& plan) {
 }
 
 namespace {
-
-void log_exception(std::exception_ptr e, const char* what) {
-  if (!e) return;
-  try {
-    std::rethrow_exception(e);
-  } catch (const std::exception& ex) {
-    spdlog::error("{} failed unexpectedly: {}", what, ex.what());
-  }
-}
 
 // The state of one scenario/repeat storm, shared with callbacks that may outlive the storm (a provider's
 // observe loop that ignores the stop for a while): they check `active`.
@@ -85,7 +82,7 @@ class Session {
     } else {
       event = std::move(payload);
       event["type"] = std::string(type);
-      event["t"] = rfc3339_ms(std::chrono::system_clock::now());
+      event["t"] = format_rfc3339(std::chrono::system_clock::now());
     }
     builder_.apply(event);
     return event;
@@ -219,7 +216,7 @@ class Session {
     if (options_.shard.sharded())
       started["shard"] = {{"index", options_.shard.index}, {"count", options_.shard.count}};
     if (options_.start_at) {
-      started["startAt"] = rfc3339_ms(*options_.start_at);
+      started["startAt"] = format_rfc3339(*options_.start_at);
       started["stormIntervalS"] = std::chrono::duration<double>(options_.storm_interval).count();
     }
     if (!options_.only_scenario.empty()) started["onlyScenario"] = options_.only_scenario;
@@ -481,12 +478,9 @@ class Session {
     std::vector<std::optional<api::VmHandle>> handles(specs.size());
     std::vector<bool> startable(specs.size(), false);
     {
-      AsyncSemaphore slots(ex_,
-                           static_cast<std::size_t>(std::max(1, plan_.platform.api_budget.max_concurrent)));
-      WaitGroup group(ex_);
+      std::vector<std::size_t> indices(specs.size());
+      std::iota(indices.begin(), indices.end(), std::size_t{0});
       auto one = [&](std::size_t i) -> asio::awaitable<void> {
-        co_await slots.acquire();
-        Permit permit(slots);
         if (interrupt_.cancelled()) co_return;
         const auto& spec = specs[i];
         const auto t0 = Clock::now();
@@ -524,14 +518,7 @@ class Session {
         ++counts_.provisioned;
         progress_.update(counts_);
       };
-      for (std::size_t i = 0; i < specs.size(); ++i) {
-        group.add();
-        asio::co_spawn(ex_, one(i), [&group](std::exception_ptr e) {
-          log_exception(e, "provisioning");
-          group.done();
-        });
-      }
-      co_await group.wait();
+      co_await async::bounded_for_each(indices, max_concurrent(), one, "provisioning");
     }
     phase_boundary();
 
@@ -554,7 +541,8 @@ class Session {
         std::string message = fmt::format(
             "storm not fired: its start instant {} had passed {:.1f} s before the VMs were provisioned "
             "(provisioning took {:.1f} s); choose a --start-at further ahead{}",
-            rfc3339_ms(*fire_at), late_s, std::chrono::duration<double>(Clock::now() - scenario_t0).count(),
+            format_rfc3339(*fire_at), late_s,
+            std::chrono::duration<double>(Clock::now() - scenario_t0).count(),
             storm_ordinal_ > 0 ? " or a longer --storm-interval" : "");
         spdlog::error("{}", message);
         errors.push_back(message);
@@ -572,7 +560,7 @@ class Session {
                        std::chrono::duration<double>(quiet).count());
       } else if (plan_.storm.settle.count() > 0 && !options_.dry_run) {
         progress_.phase("settle", counts());
-        co_await sleep_until(Clock::now() + plan_.storm.settle, interrupt_);
+        co_await async::sleep_for(plan_.storm.settle, interrupt_);
       }
       if (!interrupt_.cancelled()) storm_ok = co_await run_storm(scenario, repeat, vms, errors, fire_at);
     } else if (vms.empty() && !interrupt_.cancelled() && !too_late && n > 0) {
@@ -603,6 +591,11 @@ class Session {
     storm_.reset();
   }
 
+  // The plan's bound on requests in flight, for every fan-out of the run.
+  std::size_t max_concurrent() const {
+    return static_cast<std::size_t>(std::max(1, plan_.platform.api_budget.max_concurrent));
+  }
+
   json errors_for(const std::string& scenario, int repeat, const std::vector<std::string>& extra) {
     json out = json::array();
     auto record = builder_.record();
@@ -617,7 +610,7 @@ class Session {
   // a provider that ignores the stop request cannot leave a task pointing into a finished coroutine frame.
   struct StormTasks {
     explicit StormTasks(asio::any_io_executor ex) : observers(std::move(ex)) {}
-    WaitGroup observers;
+    async::WaitGroup observers;
     std::vector<api::VmHandle> vms;
     std::unique_ptr<StartBarrier> barrier;
     std::optional<Expected<FireReport>> fired;
@@ -641,7 +634,7 @@ class Session {
     if (plan_.ready.port > 0 && !options_.dry_run) {
       ProbeOptions po;
       po.port = static_cast<unsigned short>(plan_.ready.port);
-      po.max_concurrent = static_cast<std::size_t>(std::max(1, plan_.platform.api_budget.max_concurrent));
+      po.max_concurrent = max_concurrent();
       po.initial_interval = options_.probe_interval;
       prober_ = std::make_unique<PortProber>(
           ex_, po,
@@ -662,7 +655,7 @@ class Session {
                          },
                          observe_stop),
                      [tasks](std::exception_ptr e) {
-                       log_exception(e, "observing milestones");
+                       async::log_task_exception(e, "observing milestones");
                        tasks->observers.done();
                      });
     }
@@ -671,7 +664,7 @@ class Session {
     BarrierOptions bo;
     bo.ramp = plan_.storm.mode == "ramp";
     bo.per_second = plan_.storm.ramp_per_second;
-    bo.max_concurrent = static_cast<std::size_t>(std::max(1, plan_.platform.api_budget.max_concurrent));
+    bo.max_concurrent = max_concurrent();
     bo.release_at_wall = fire_at;
     tasks->barrier = std::make_unique<StartBarrier>(*provider_, bo);
     StartCallback on_start = [this, storm](const api::VmHandle& vm, const Expected<api::StartResult>& r) {
@@ -703,7 +696,7 @@ class Session {
     };
     tasks->observers.add();
     asio::co_spawn(ex_, fire_task(tasks, std::move(on_start), interrupt_), [tasks](std::exception_ptr e) {
-      log_exception(e, "the start barrier");
+      async::log_task_exception(e, "the start barrier");
       tasks->barrier_done = true;
       tasks->observers.done();
     });
@@ -751,7 +744,7 @@ class Session {
     if (prober_) {
       tasks->observers.add();
       asio::co_spawn(ex_, prober_->wait(), [tasks](std::exception_ptr e) {
-        log_exception(e, "port probes");
+        async::log_task_exception(e, "port probes");
         tasks->observers.done();
       });
     }
@@ -816,13 +809,8 @@ class Session {
 
   asio::awaitable<void> cleanup_vms(const std::vector<api::VmHandle>& vms) {
     progress_.phase("cleanup", counts());
-    AsyncSemaphore slots(ex_,
-                         static_cast<std::size_t>(std::max(1, plan_.platform.api_budget.max_concurrent)));
-    WaitGroup group(ex_);
     std::size_t deleted = 0, failed = 0;
     auto one = [&](const api::VmHandle& vm) -> asio::awaitable<void> {
-      co_await slots.acquire();
-      Permit permit(slots);
       if (skip_cleanup_) co_return;
       if (!api::name_carries_run_id(vm.name, run_id_)) {
         ++failed;
@@ -839,14 +827,7 @@ class Session {
         spdlog::warn("deleting {} failed: {}", vm.name, gone.error().what());
       }
     };
-    for (auto& vm : vms) {
-      group.add();
-      asio::co_spawn(ex_, one(vm), [&group](std::exception_ptr e) {
-        log_exception(e, "cleanup");
-        group.done();
-      });
-    }
-    co_await group.wait();
+    co_await async::bounded_for_each(vms, max_concurrent(), one, "cleanup");
     phase_boundary();
     progress_.finish();
     spdlog::info("cleanup: {} VMs deleted{}", deleted, failed ? fmt::format(", {} failed", failed) : "");

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <ctime>
 
+#include "common/rfc3339.hpp"
 #include "orchestrator/engine/naming.hpp"
 
 namespace bootstorm::engine {
@@ -68,70 +69,12 @@ std::optional<int> vm_number_from_name(std::string_view name) {
   return number;
 }
 
-Expected<std::chrono::system_clock::time_point> parse_rfc3339(std::string_view text) {
-  const std::string s(text);
-  auto bad = [&](const std::string& why) {
-    return make_error(ErrorKind::invalid_input, fmt::format("'{}' is not an RFC 3339 time: {}", s, why),
-                      "write it as e.g. 2026-11-30T10:00:00Z (UTC) or 2026-11-30T11:00:00+01:00");
-  };
-  // YYYY-MM-DDTHH:MM:SS
-  if (s.size() < 20) return bad("too short");
-  auto digits = [&](std::size_t at, std::size_t n, int& out) { return parse_int(text.substr(at, n), out); };
-  int year, month, day, hour, minute, second;
-  if (!digits(0, 4, year) || s[4] != '-' || !digits(5, 2, month) || s[7] != '-' || !digits(8, 2, day) ||
-      (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || !digits(11, 2, hour) || s[13] != ':' ||
-      !digits(14, 2, minute) || s[16] != ':' || !digits(17, 2, second))
-    return bad("expected YYYY-MM-DDTHH:MM:SS");
-  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60)
-    return bad("a date or time field is out of range");
-  std::size_t at = 19;
-  long long nanos = 0;
-  if (at < s.size() && s[at] == '.') {
-    ++at;
-    std::size_t begin = at;
-    long long scale = 100000000;
-    while (at < s.size() && s[at] >= '0' && s[at] <= '9') {
-      if (scale > 0) nanos += (s[at] - '0') * scale;
-      scale /= 10;
-      ++at;
-    }
-    if (at == begin) return bad("no digits after the decimal point");
-  }
-  int offset_minutes = 0;
-  if (at < s.size() && (s[at] == 'Z' || s[at] == 'z')) {
-    ++at;
-  } else if (at < s.size() && (s[at] == '+' || s[at] == '-')) {
-    int oh, om;
-    if (at + 6 != s.size() || !digits(at + 1, 2, oh) || s[at + 3] != ':' || !digits(at + 4, 2, om) ||
-        oh > 23 || om > 59)
-      return bad("the UTC offset must be Z or +HH:MM / -HH:MM");
-    offset_minutes = (oh * 60 + om) * (s[at] == '-' ? -1 : 1);
-    at += 6;
-  } else {
-    return bad("a time zone is required (Z or +HH:MM)");
-  }
-  if (at != s.size()) return bad("unexpected characters at the end");
-  std::tm tm{};
-  tm.tm_year = year - 1900;
-  tm.tm_mon = month - 1;
-  tm.tm_mday = day;
-  tm.tm_hour = hour;
-  tm.tm_min = minute;
-  tm.tm_sec = second;
-  const std::time_t secs = ::timegm(&tm);
-  std::tm check{};
-  gmtime_r(&secs, &check);
-  if (check.tm_mday != day && second != 60) return bad("the day does not exist in that month");
-  auto t = std::chrono::system_clock::from_time_t(secs) - std::chrono::minutes(offset_minutes);
-  return t + std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::nanoseconds(nanos));
-}
-
 std::string plan_digest(std::string_view plan_yaml) {
   return sha256_hex(plan_yaml);
 }
 
 std::string derive_run_id(std::string_view plan_digest_hex, std::chrono::system_clock::time_point start_at) {
-  return sha256_hex(fmt::format("bootstorm-shard-run\n{}\n{}", plan_digest_hex, rfc3339_ms(start_at)))
+  return sha256_hex(fmt::format("bootstorm-shard-run\n{}\n{}", plan_digest_hex, format_rfc3339(start_at)))
       .substr(0, 6);
 }
 

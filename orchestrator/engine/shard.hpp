@@ -37,10 +37,6 @@ Expected<ShardSpec> parse_shard(std::string_view text);
 // suffix.
 std::optional<int> vm_number_from_name(std::string_view name);
 
-// RFC 3339 with a 'Z' or a numeric offset and optional fractions: "2026-11-30T10:00:00Z",
-// "2026-11-30T11:00:00.250+01:00". Error (naming the expected shape) for anything else.
-Expected<std::chrono::system_clock::time_point> parse_rfc3339(std::string_view text);
-
 // Lowercase hex SHA-256 of the resolved plan (plan::to_yaml): shards must have run the same plan.
 std::string plan_digest(std::string_view plan_yaml);
 

@@ -234,7 +234,7 @@ awaitable<Expected<void>> KubeApi::watch_until(const std::string& collection, co
     ++d.requests;
     CancelSignal stream_cancel;
     auto executor = d.executor;
-    cancel.subscribe([stream_cancel, executor]() mutable {
+    auto cancel_subscription = cancel.subscribe([stream_cancel, executor]() mutable {
       asio::post(executor, [stream_cancel]() mutable { stream_cancel.cancel(); });
     });
     auto timer = std::make_shared<asio::steady_timer>(d.executor, deadline);

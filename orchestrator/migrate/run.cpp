@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "common/log.hpp"
+#include "common/rfc3339.hpp"
 #include "orchestrator/engine/journal.hpp"
 #include "orchestrator/engine/naming.hpp"
 #include "orchestrator/engine/platform.hpp"
@@ -561,12 +562,12 @@ MigrateResult run_migration(const MigrationPlan& plan, const MigrateOptions& opt
   MigrationRecord& record = result.record;
   record.run_id = run_id;
   record.plan_name = plan.name;
-  record.simulated = is_simulated(plan.source.endpoint);
+  record.simulated = engine::is_simulated_endpoint(plan.source.endpoint);
   record.lab = plan.source.lab;
   record.forklift_namespace = plan.destination.namespace_;
   record.target_namespace = plan.target_namespace;
   record.warm = plan.warm;
-  record.started_at = engine::rfc3339_ms(started);
+  record.started_at = format_rfc3339(started);
 
   auto finish = [&](int code, std::string outcome, std::optional<Error> error) {
     if (record.outcome.empty()) record.outcome = outcome;

@@ -25,19 +25,13 @@
 #include <stdexcept>
 
 #include "common/log.hpp"
-#include "providers/http/tls_context.hpp"
+#include "providers/http/detail/beast_names.hpp"
+#include "providers/http/detail/tls_context.hpp"
 
 namespace bootstorm::http {
 namespace {
 
-namespace beast = boost::beast;
-namespace bhttp = boost::beast::http;
-namespace net = boost::asio;
-namespace ssl = boost::asio::ssl;
-using tcp = net::ip::tcp;
-using Clock = std::chrono::steady_clock;
-using net::awaitable;
-constexpr auto use_nothrow = net::as_tuple(net::use_awaitable);
+using namespace detail;  // beast_names.hpp: the Beast and Asio names of this folder
 
 // A reused connection that turns out to be dead before any response byte is retried on another connection
 // without consuming an attempt; this bounds how many dead pooled connections one request may run into.
@@ -801,18 +795,18 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
     const std::string what = where(request);
     auto message = build_message(request);
     auto state = std::make_shared<StreamState>();
-    // The callback stays registered after the stream ends (CancelSignal has no unsubscribe). It only posts
-    // while the stream state is alive: that state lives in this coroutine's frame, which lives on the
-    // executor, so a cancel long after the stream (and perhaps its io_context) is gone touches nothing.
-    cancel.subscribe([weak = std::weak_ptr<StreamState>(state), executor = executor] {
-      if (weak.expired()) return;
-      net::post(executor, [weak] {
-        if (auto locked = weak.lock()) {
-          locked->cancelled = true;
-          if (locked->connection) locked->connection->close();
-        }
-      });
-    });
+    // Registered for as long as this coroutine frame lives. cancel() may run on another thread while the
+    // stream ends: the callback then only posts while the stream state is alive.
+    auto cancel_subscription =
+        cancel.subscribe([weak = std::weak_ptr<StreamState>(state), executor = executor] {
+          if (weak.expired()) return;
+          net::post(executor, [weak] {
+            if (auto locked = weak.lock()) {
+              locked->cancelled = true;
+              if (locked->connection) locked->connection->close();
+            }
+          });
+        });
     const auto deadline = Clock::now() + request.timeout;
     auto connection = co_await connect(deadline, what);
     if (state->cancelled) co_return make_error(ErrorKind::cancelled, what + " stream cancelled");

@@ -20,19 +20,13 @@
 #include <unordered_map>
 
 #include "common/log.hpp"
-#include "providers/http/tls_context.hpp"
+#include "providers/http/detail/beast_names.hpp"
+#include "providers/http/detail/tls_context.hpp"
 
 namespace bootstorm::http {
 namespace {
 
-namespace beast = boost::beast;
-namespace bhttp = boost::beast::http;
-namespace net = boost::asio;
-namespace ssl = boost::asio::ssl;
-using tcp = net::ip::tcp;
-using Clock = std::chrono::steady_clock;
-using net::awaitable;
-constexpr auto use_nothrow = net::as_tuple(net::use_awaitable);
+using namespace detail;  // beast_names.hpp: the Beast and Asio names of this folder
 constexpr std::size_t kReadChunk = 8 * 1024;
 constexpr std::chrono::milliseconds kLingerTime{1000};
 constexpr std::size_t kLingerBytes = 1024 * 1024;

@@ -14,7 +14,7 @@
 #include <stdexcept>
 
 #include "common/log.hpp"
-#include "providers/http/tls_context.hpp"
+#include "providers/http/detail/tls_context.hpp"
 
 namespace bootstorm::http {
 namespace {

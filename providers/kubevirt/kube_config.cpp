@@ -367,11 +367,12 @@ Expected<ExecCredential> parse_exec_credential(std::string_view output,
   cred.client_certificate_data = text(status, "clientCertificateData");
   cred.client_key_data = text(status, "clientKeyData");
   if (std::string exp = text(status, "expirationTimestamp"); !exp.empty()) {
-    cred.expiry = parse_rfc3339(exp);
-    if (!cred.expiry) {
+    auto expiry = parse_rfc3339(exp);
+    if (!expiry) {
       return make_error(ErrorKind::auth,
                         "the ExecCredential's expirationTimestamp \"" + exp + "\" is not RFC 3339");
     }
+    cred.expiry = *expiry;
   }
   if (cred.token.empty() && (cred.client_certificate_data.empty() || cred.client_key_data.empty())) {
     return make_error(

@@ -12,6 +12,8 @@
 #include <optional>
 #include <random>
 
+#include "common/async/sleep.hpp"
+#include "common/async/token_bucket.hpp"
 #include "common/log.hpp"
 #include "providers/http/client.hpp"
 #include "providers/kubevirt/kube_config.hpp"
@@ -36,45 +38,6 @@ constexpr auto kDataVolumeFallbackPoll = std::chrono::seconds(10);
 // time: a watch stopped as soon as no DataVolume was pending was listed again for nearly every VM (3.6
 // requests per VM instead of 2 for 1,000 VMs at 50 requests/s).
 constexpr auto kDataVolumeWatchLinger = std::chrono::seconds(5);
-
-// Requests per second with a burst: callers reserve a slot (tokens may go negative) and sleep until it comes.
-class TokenBucket {
- public:
-  TokenBucket(double rate, double burst) : rate_(rate), burst_(std::max(1.0, burst)), tokens_(burst_) {}
-  awaitable<void> acquire(asio::any_io_executor executor) {
-    if (rate_ <= 0) co_return;
-    auto now = steady_clock::now();
-    tokens_ = std::min(burst_, tokens_ + rate_ * std::chrono::duration<double>(now - last_).count());
-    last_ = now;
-    tokens_ -= 1;
-    if (tokens_ >= 0) co_return;
-    asio::steady_timer timer(executor, std::chrono::duration_cast<steady_clock::duration>(
-                                           std::chrono::duration<double>(-tokens_ / rate_)));
-    co_await timer.async_wait(kUseAwaitable);
-  }
-  // Takes a token without waiting, for a call that must not queue behind thousands of paced creates (a
-  // watch's list: the DataVolume watch once waited 50 s behind 10,000 creates). Later acquires wait longer,
-  // so the average rate stays within the budget; the debt is capped at one second of budget.
-  void charge() {
-    if (rate_ <= 0) return;
-    auto now = steady_clock::now();
-    tokens_ = std::min(burst_, tokens_ + rate_ * std::chrono::duration<double>(now - last_).count());
-    last_ = now;
-    tokens_ = std::max(tokens_ - 1, -rate_);
-  }
-
- private:
-  double rate_;
-  double burst_;
-  double tokens_;
-  steady_clock::time_point last_ = steady_clock::now();
-};
-
-awaitable<void> sleep_for(asio::any_io_executor executor, steady_clock::duration d, CancelSignal cancel) {
-  auto timer = std::make_shared<asio::steady_timer>(executor, d);
-  cancel.subscribe([timer, executor] { asio::post(executor, [timer] { timer->cancel(); }); });
-  co_await timer->async_wait(kUseAwaitable);
-}
 
 system_clock::time_point wall_of(steady_clock::time_point mono) {
   return system_clock::now() - std::chrono::duration_cast<system_clock::duration>(steady_clock::now() - mono);
@@ -201,8 +164,9 @@ class Impl : public std::enable_shared_from_this<Impl> {
         config_(std::move(config)),
         // At most one second of budget at once: a burst of maxConcurrent (10,000 in a scale run) sent every
         // create at the same instant, whatever requestsPerSecond said.
-        bucket_(config_.requests_per_second, std::min<double>(std::max(1, config_.max_concurrent),
-                                                              std::max(1.0, config_.requests_per_second))) {
+        bucket_(executor_, config_.requests_per_second,
+                std::min<double>(std::max(1, config_.max_concurrent),
+                                 std::max(1.0, config_.requests_per_second))) {
     log::register_secret(config_.password);
   }
 
@@ -456,7 +420,7 @@ class Impl : public std::enable_shared_from_this<Impl> {
   awaitable<Expected<api::VmHandle>> provision(const api::VmSpec& spec) {
     // The create's turn in the request budget comes first: thousands of creates waiting for it hold nothing
     // yet (built VirtualMachine bodies waiting here were ~15 KB per VM at 10,000 VMs).
-    if (!config_.dry_run) co_await bucket_.acquire(executor_);
+    if (!config_.dry_run) co_await bucket_.acquire();
     if (auto ns = co_await ensure_namespace(); !ns) co_return ns.error();
     VmBuild build;
     build.name = spec.name;
@@ -496,7 +460,7 @@ class Impl : public std::enable_shared_from_this<Impl> {
       }
       if ((resp->status == 429 || resp->status == 503 || resp->status == 504) && attempt < 5) {
         stats_.retries++;
-        co_await sleep_for(executor_, backoff(attempt), CancelSignal());
+        co_await async::sleep_for(backoff(attempt));
         continue;
       }
       co_return status_error(resp->status, resp->body, what);
@@ -819,10 +783,8 @@ class Impl : public std::enable_shared_from_this<Impl> {
     // Foreground deletion: the VM stays (with a deletionTimestamp) until its VMI and DataVolumes are gone.
     const auto deadline = steady_clock::now() + std::chrono::minutes(5);
     for (int attempt = 1; steady_clock::now() < deadline; ++attempt) {
-      co_await sleep_for(
-          executor_,
-          std::min<steady_clock::duration>(std::chrono::milliseconds(250) * attempt, std::chrono::seconds(2)),
-          CancelSignal());
+      co_await async::sleep_for(std::min<steady_clock::duration>(std::chrono::milliseconds(250) * attempt,
+                                                                 std::chrono::seconds(2)));
       auto check =
           co_await call("GET", vm_path(ns, vm.name), {}, "reading VirtualMachine " + ns + "/" + vm.name);
       if (!check) co_return check.error();
@@ -976,7 +938,7 @@ class Impl : public std::enable_shared_from_this<Impl> {
     }
     for (int auth_attempt = 0;; ++auth_attempt) {
       if (auto auth = refresh_auth(); !auth) co_return auth.error();
-      if (budgeted) co_await bucket_.acquire(executor_);
+      if (budgeted) co_await bucket_.acquire();
       http::Request req = api_request(method, target, body);
       // Stamped just before the request is handed to the client, which writes it to the (pre-opened,
       // dedicated) connection before it first suspends. The client's own written_at is stamped when the write
@@ -1042,7 +1004,7 @@ class Impl : public std::enable_shared_from_this<Impl> {
     int consecutive_gone =
         0;  // a server that answers 410 to every watch must not make us re-list in a tight loop
     while (!cancel.cancelled() && !(h.done && h.done())) {
-      if (failures > 0) co_await sleep_for(executor_, backoff(failures), cancel);
+      if (failures > 0) co_await async::sleep_for(backoff(failures), cancel);
       if (cancel.cancelled()) break;
       if (need_list) {
         bucket_.charge();
@@ -1083,7 +1045,7 @@ class Impl : public std::enable_shared_from_this<Impl> {
           (rv.empty() ? "" : "&resourceVersion=" + http::url_encode(rv));
       req.timeout = config_.request_timeout;
       CancelSignal stream_cancel;
-      cancel.subscribe([stream_cancel]() mutable { stream_cancel.cancel(); });
+      auto stream_subscription = cancel.subscribe([stream_cancel]() mutable { stream_cancel.cancel(); });
       int status = 0;
       bool gone = false;
       std::size_t lines = 0;
@@ -1281,7 +1243,7 @@ class Impl : public std::enable_shared_from_this<Impl> {
   std::string current_auth_;
   std::vector<std::shared_ptr<PendingStart>> start_queue_;  // starts waiting for flush_starts()
   bool start_flush_posted_ = false;
-  TokenBucket bucket_;
+  async::RateLimiter bucket_;
   api::ApiStats stats_;
   bool namespace_missing_ = false;
   bool namespace_known_ = false;

@@ -89,8 +89,7 @@ asio::awaitable<Expected<void>> Session::login() {
 }
 
 asio::awaitable<Expected<void>> Session::relogin(std::uint64_t seen_generation) {
-  co_await login_mutex_.acquire();
-  SemaphorePermit permit(&login_mutex_);
+  auto permit = co_await async::acquire(login_mutex_);
   if (generation_ != seen_generation) co_return Expected<void>{};  // someone else already logged in again
   spdlog::info("vCenter session at {} expired (HTTP 401): logging in again", endpoint_);
   token_.clear();

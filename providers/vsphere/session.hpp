@@ -13,11 +13,12 @@
 #include <optional>
 #include <string>
 
+#include "common/async/semaphore.hpp"
+#include "common/async/token_bucket.hpp"
 #include "common/base64.hpp"
 #include "common/expected.hpp"
 #include "providers/api/provider.hpp"
 #include "providers/vsphere/dialect.hpp"
-#include "providers/vsphere/rate_limiter.hpp"
 #include "providers/vsphere/transport.hpp"
 
 namespace bootstorm::vsphere {
@@ -50,8 +51,8 @@ class Session {
   const std::string& username() const { return username_; }
 
   // The limiter every call waits on (nullptr: none). Set by observe() for its duration.
-  void set_limiter(RateLimiter* limiter) { limiter_ = limiter; }
-  RateLimiter* limiter() const { return limiter_; }
+  void set_limiter(async::RateLimiter* limiter) { limiter_ = limiter; }
+  async::RateLimiter* limiter() const { return limiter_; }
 
   api::ApiStats stats() const { return stats_; }
   void count_retry() { ++stats_.retries; }
@@ -77,8 +78,8 @@ class Session {
   std::string token_;
   std::uint64_t generation_ = 0;  // bumped at every successful login
   std::uint64_t logins_ = 0;
-  AsyncSemaphore login_mutex_;
-  RateLimiter* limiter_ = nullptr;
+  async::AsyncSemaphore login_mutex_;
+  async::RateLimiter* limiter_ = nullptr;
   api::ApiStats stats_;
 };
 

@@ -9,6 +9,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <set>
 
+#include "common/async/sleep.hpp"
+#include "common/async/token_bucket.hpp"
 #include "common/log.hpp"
 #include "providers/vsphere/milestone_tracker.hpp"
 #include "providers/vsphere/vcenter_error.hpp"
@@ -61,12 +63,6 @@ std::string datastore_of_first_disk(const json& info) {
     }
   }
   return {};
-}
-
-asio::awaitable<void> sleep_for(steady::duration d) {
-  asio::steady_timer timer(co_await asio::this_coro::executor);
-  timer.expires_after(d);
-  co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
 }
 
 // Probe instants of one exchange. `sent` is stamped just before the request is handed to the transport: the
@@ -340,9 +336,9 @@ asio::awaitable<Expected<void>> VsphereProvider::check_inventory(const api::Inve
   co_return Expected<void>{};
 }
 
-AsyncSemaphore& VsphereProvider::host_semaphore(const std::string& host_id) {
+async::AsyncSemaphore& VsphereProvider::host_semaphore(const std::string& host_id) {
   auto& slot = host_clone_slots_[host_id];
-  if (!slot) slot = std::make_unique<AsyncSemaphore>(executor_, kClonesPerHost);
+  if (!slot) slot = std::make_unique<async::AsyncSemaphore>(executor_, kClonesPerHost);
   return *slot;
 }
 
@@ -381,16 +377,12 @@ asio::awaitable<Expected<api::VmHandle>> VsphereProvider::provision(const api::V
 
   // Narrowest limit first, so that a clone queued behind a busy host does not hold a datastore or an
   // overall slot that clones to other hosts could use.
-  auto& per_host = host_semaphore(host_id);
-  co_await per_host.acquire();
-  SemaphorePermit host_permit(&per_host);
+  auto host_permit = co_await async::acquire(host_semaphore(host_id));
   if (!datastore_clone_slots_)
-    datastore_clone_slots_ =
-        std::make_unique<AsyncSemaphore>(executor_, std::max<std::size_t>(1, tuning_.clones_per_datastore));
-  co_await datastore_clone_slots_->acquire();
-  SemaphorePermit datastore_permit(datastore_clone_slots_.get());
-  co_await clone_slots_.acquire();
-  SemaphorePermit overall(&clone_slots_);
+    datastore_clone_slots_ = std::make_unique<async::AsyncSemaphore>(
+        executor_, std::max<std::size_t>(1, tuning_.clones_per_datastore));
+  auto datastore_permit = co_await async::acquire(*datastore_clone_slots_);
+  auto overall = co_await async::acquire(clone_slots_);
 
   CallOptions options;
   options.idempotent = false;
@@ -411,13 +403,7 @@ asio::awaitable<Expected<api::VmHandle>> VsphereProvider::provision(const api::V
     if (existing && existing->count(spec.name) != 0) {
       spdlog::info("{}: an earlier attempt answered 503 but created {}; using it", what, spec.name);
       handle.id = existing->at(spec.name);
-      if (instant()) {
-        auto off = co_await power_stop(handle.id, handle.name);
-        if (!off) co_return off.error();
-      }
-      auto handed = co_await hand_over_beacon(handle);
-      if (!handed) co_return handed.error();
-      co_return handle;
+      co_return co_await finish_clone(std::move(handle));
     }
     spdlog::debug("{}: vCenter answered 503, retrying (attempt {} of {})", what, attempt + 1, kCloneAttempts);
     resp = co_await session_.call("POST", target, body, options);
@@ -433,6 +419,11 @@ asio::awaitable<Expected<api::VmHandle>> VsphereProvider::provision(const api::V
   if (!id.is_string())
     co_return make_error(ErrorKind::protocol, what + " at " + config_.endpoint + " returned no VM id");
   handle.id = id.get<std::string>();
+  co_return co_await finish_clone(std::move(handle));
+}
+
+asio::awaitable<Expected<api::VmHandle>> VsphereProvider::finish_clone(api::VmHandle handle) {
+  // An instant clone comes up running (it forks the parent's memory): stop it so that the storm starts it.
   if (instant()) {
     auto off = co_await power_stop(handle.id, handle.name);
     if (!off) co_return off.error();
@@ -498,7 +489,7 @@ asio::awaitable<Expected<void>> VsphereProvider::hand_over_beacon(const api::VmH
   auto resp = co_await session_.call("PUT", target, body, options);
   for (int attempt = 1; attempt < 5 && resp && resp->status == 503; ++attempt) {
     session_.count_retry();
-    co_await sleep_for(std::chrono::milliseconds(250 * attempt));
+    co_await async::sleep_for(std::chrono::milliseconds(250 * attempt));
     resp = co_await session_.call("PUT", target, body, options);
   }
   if (!resp) {
@@ -543,7 +534,7 @@ asio::awaitable<Expected<void>> VsphereProvider::wait_startable(const api::VmHan
                                " after " + std::to_string(timeout.count()) +
                                " ms; it cannot be storm-started",
                            "power it off or remove it");
-    co_await sleep_for(tuning_.startable_poll);
+    co_await async::sleep_for(tuning_.startable_poll);
   }
 }
 
@@ -606,7 +597,7 @@ asio::awaitable<Expected<api::StartResult>> VsphereProvider::start(const api::Vm
     if (!transient || round >= kMaxAttempts)
       co_return to_error(err, "power start of " + vm.name + " (POST " + target + ")", config_.endpoint);
     session_.count_retry();
-    co_await sleep_for(backoff);
+    co_await async::sleep_for(backoff);
     backoff = std::min(backoff * 2, std::chrono::milliseconds(4000));
   }
 }
@@ -661,7 +652,7 @@ asio::awaitable<void> VsphereProvider::poll_running(Observation& obs) {
     if (*obs.stopped) co_return;
     const std::string target = session_.paths().vm_list(ListFilter{{"vms", chunk}, on.front()});
     // Take the token first so that `before` is not stamped ahead of a budget wait.
-    if (RateLimiter* limiter = session_.limiter()) co_await limiter->acquire();
+    if (async::RateLimiter* limiter = session_.limiter()) co_await limiter->acquire();
     if (*obs.stopped) co_return;
     CallOptions prepaid;
     prepaid.prepaid = true;
@@ -751,7 +742,7 @@ asio::awaitable<void> VsphereProvider::observe(std::vector<api::VmHandle> vms, a
   // Paced at 95 % of the budget: releases are spaced by 1/rate, but a spawned probe reaches the wire a
   // little after its token while a list call goes out at once, and that jitter alone could put one request
   // too many into some second as vCenter counts them. The headroom keeps the budget a ceiling.
-  RateLimiter limiter(executor_, config_.requests_per_second * kBudgetHeadroom, 1.0);
+  async::RateLimiter limiter(executor_, config_.requests_per_second * kBudgetHeadroom, 1.0);
   limiter.set_stop_flag(obs.stopped);
   session_.set_limiter(&limiter);
   {
@@ -759,7 +750,7 @@ asio::awaitable<void> VsphereProvider::observe(std::vector<api::VmHandle> vms, a
     auto* wake = &obs.wake;
     auto alive = std::make_shared<bool>(true);
     auto ex = executor_;
-    stop.subscribe([ex, stopped, wake, alive]() {
+    auto stop_subscription = stop.subscribe([ex, stopped, wake, alive]() {
       asio::post(ex, [stopped, wake, alive]() {
         *stopped = true;
         if (*alive) wake->cancel();
@@ -841,7 +832,7 @@ asio::awaitable<Expected<void>> VsphereProvider::power_stop(const std::string& v
       co_return Expected<void>{};
     if ((err.error_type == "RESOURCE_BUSY" || resp->status == 503) && attempt < 5) {
       session_.count_retry();
-      co_await sleep_for(std::chrono::milliseconds(250 * attempt));
+      co_await async::sleep_for(std::chrono::milliseconds(250 * attempt));
       continue;
     }
     co_return to_error(err, "power off of " + vm_name + " (POST " + target + ")", config_.endpoint);
@@ -880,7 +871,7 @@ asio::awaitable<Expected<void>> VsphereProvider::destroy(const api::VmHandle& vm
     if ((err.error_type == "RESOURCE_BUSY" || err.error_type == "RESOURCE_IN_USE" || resp->status == 503) &&
         attempt < 5) {
       session_.count_retry();
-      co_await sleep_for(std::chrono::milliseconds(250 * attempt));
+      co_await async::sleep_for(std::chrono::milliseconds(250 * attempt));
       continue;
     }
     co_return to_error(err, "deleting " + vm.name + " (DELETE " + target + ")", config_.endpoint);
@@ -890,7 +881,7 @@ asio::awaitable<Expected<void>> VsphereProvider::destroy(const api::VmHandle& vm
   auto check = co_await session_.call("GET", target);
   for (int attempt = 1; attempt < 5 && check && check->status == 503; ++attempt) {
     session_.count_retry();
-    co_await sleep_for(std::chrono::milliseconds(250 * attempt));
+    co_await async::sleep_for(std::chrono::milliseconds(250 * attempt));
     check = co_await session_.call("GET", target);
   }
   if (!check) co_return check.error();

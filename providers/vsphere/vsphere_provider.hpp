@@ -4,8 +4,9 @@
 // Talks /api (vSphere 7.0U2+) and, when /api/session answers 404, the legacy /rest dialect (dialect.hpp).
 // One session for all requests (session.hpp), clone concurrency bounded per host and per datastore by vCenter
 // cost units and overall by apiBudget.maxConcurrent, storm starts never throttled (but charged to the
-// budget), observe() polling within apiBudget.requestsPerSecond (rate_limiter.hpp; paced at 95 % of it) with
-// per-milestone resolution bookkeeping (milestone_tracker.hpp). Deletes only what carries the run id.
+// budget), observe() polling within apiBudget.requestsPerSecond (common/async/token_bucket.hpp; paced at 95 %
+// of it) with per-milestone resolution bookkeeping (milestone_tracker.hpp). Deletes only what carries the run
+// id.
 //
 // observe(): one filtered list call (GET /api/vcenter/vm?vms=...&power_states=POWERED_ON, chunked at 4,000
 // ids / 6,000 URL characters) per round for `running`; then, round-robin, one probe per VM that is on but
@@ -31,8 +32,8 @@
 #include <optional>
 #include <string>
 
+#include "common/async/semaphore.hpp"
 #include "providers/api/provider.hpp"
-#include "providers/vsphere/rate_limiter.hpp"
 #include "providers/vsphere/session.hpp"
 #include "providers/vsphere/transport.hpp"
 
@@ -107,6 +108,8 @@ class VsphereProvider final : public api::Provider {
   boost::asio::awaitable<Expected<std::string>> resolve_vm_id(const api::VmHandle& vm);
   boost::asio::awaitable<Expected<void>> power_stop(const std::string& vm_id, const std::string& vm_name);
   boost::asio::awaitable<Expected<void>> hand_over_beacon(const api::VmHandle& vm);
+  // The steps after a clone exists: power an instant clone off, hand the beacon over.
+  boost::asio::awaitable<Expected<api::VmHandle>> finish_clone(api::VmHandle handle);
   boost::asio::awaitable<Expected<std::map<std::string, std::string>>> list_vm_ids(
       const std::vector<std::string>& names);
   boost::asio::awaitable<void> poll_running(Observation& obs);
@@ -115,7 +118,7 @@ class VsphereProvider final : public api::Provider {
                                                        const ListFilter& extra, const std::string& key) const;
   Error refuse_foreign(const std::string& verb, const std::string& name) const;
   void log_dry_run(const std::string& method, const std::string& target, const std::string& body) const;
-  AsyncSemaphore& host_semaphore(const std::string& host_id);
+  async::AsyncSemaphore& host_semaphore(const std::string& host_id);
   double estimated_clone_bytes(const nlohmann::json& golden_info) const;
   bool instant() const { return config_.clone_type == "instant"; }
 
@@ -138,9 +141,9 @@ class VsphereProvider final : public api::Provider {
   // When each VM's power start was written (observe's lower bound before its first negative poll).
   std::map<std::string, std::chrono::steady_clock::time_point> start_written_;
 
-  AsyncSemaphore clone_slots_;
-  std::map<std::string, std::unique_ptr<AsyncSemaphore>> host_clone_slots_;
-  std::unique_ptr<AsyncSemaphore> datastore_clone_slots_;
+  async::AsyncSemaphore clone_slots_;
+  std::map<std::string, std::unique_ptr<async::AsyncSemaphore>> host_clone_slots_;
+  std::unique_ptr<async::AsyncSemaphore> datastore_clone_slots_;
 };
 
 }  // namespace bootstorm::vsphere

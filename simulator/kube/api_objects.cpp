@@ -4,8 +4,8 @@
 
 #include <cctype>
 #include <charconv>
-#include <cmath>
-#include <ctime>
+
+#include "common/rfc3339.hpp"
 
 namespace bootstorm::sim::kube {
 
@@ -113,26 +113,12 @@ ApiError server_fault(int code) {
   }
 }
 
-namespace {
-std::tm utc_tm(double unix_seconds) {
-  std::time_t t = static_cast<std::time_t>(std::floor(unix_seconds));
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  return tm;
-}
-}  // namespace
-
 std::string format_time(double unix_seconds) {
-  std::tm tm = utc_tm(unix_seconds);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                     tm.tm_hour, tm.tm_min, tm.tm_sec);
+  return format_rfc3339(from_unix_seconds(unix_seconds), Rfc3339Fraction::seconds);
 }
 
 std::string format_micro_time(double unix_seconds) {
-  std::tm tm = utc_tm(unix_seconds);
-  auto micros = static_cast<long>((unix_seconds - std::floor(unix_seconds)) * 1e6);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z", tm.tm_year + 1900, tm.tm_mon + 1,
-                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, micros);
+  return format_rfc3339(from_unix_seconds(unix_seconds), Rfc3339Fraction::micros);
 }
 
 std::optional<double> parse_quantity(std::string_view text) {

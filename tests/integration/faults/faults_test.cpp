@@ -59,7 +59,8 @@ class FaultSuite : public LabFixture, public ::testing::WithParamInterface<std::
   auto completed_cutoff(const std::vector<json>& events, const std::map<std::string, json>& truth) {
     std::map<std::string, double> failed_at;
     for (const auto& e : events)
-      if (e.value("type", "") == "vm_failed") failed_at[e.value("vm", "")] = parse_rfc3339(e.value("t", ""));
+      if (e.value("type", "") == "vm_failed")
+        failed_at[e.value("vm", "")] = unix_of_rfc3339(e.value("t", ""));
     return [failed_at, truth](const std::string& vm) {
       auto f = failed_at.find(vm);
       if (f != failed_at.end()) return f->second - 1.0;

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "common/base64.hpp"
+#include "common/rfc3339.hpp"
 #include "providers/http/client.hpp"
 #include "tests/support/lab_fixture.hpp"
 
@@ -484,17 +485,10 @@ class LabFixture : public LabCliTest {
   json foreign_before_;
 };
 
-inline double parse_rfc3339(const std::string& s) {
-  std::tm tm{};
-  int y = 0, mo = 0, d = 0, h = 0, mi = 0;
-  double sec = 0;
-  if (std::sscanf(s.c_str(), "%d-%d-%dT%d:%d:%lfZ", &y, &mo, &d, &h, &mi, &sec) != 6) return 0;
-  tm.tm_year = y - 1900;
-  tm.tm_mon = mo - 1;
-  tm.tm_mday = d;
-  tm.tm_hour = h;
-  tm.tm_min = mi;
-  return static_cast<double>(::timegm(&tm)) + sec;
+// Unix seconds of a journal time; 0 when it is not RFC 3339.
+inline double unix_of_rfc3339(const std::string& s) {
+  auto t = bootstorm::parse_rfc3339(s);
+  return t ? std::chrono::duration<double>(t->time_since_epoch()).count() : 0;
 }
 
 inline double unix_now() {

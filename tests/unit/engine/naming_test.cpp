@@ -4,6 +4,7 @@
 
 #include <regex>
 
+#include "common/rfc3339.hpp"
 #include "providers/api/provider.hpp"
 
 namespace bootstorm::engine {
@@ -39,7 +40,7 @@ TEST(Naming, RunIdIsSixHex) {
 TEST(Naming, RunDirectoryAndTimestamps) {
   std::chrono::system_clock::time_point t{
       std::chrono::milliseconds(1796032800123LL)};  // 2026-11-30T10:00:00.123Z
-  EXPECT_EQ(rfc3339_ms(t), "2026-11-30T10:00:00.123Z");
+  EXPECT_EQ(format_rfc3339(t), "2026-11-30T10:00:00.123Z");
   EXPECT_EQ(run_directory_name("consolidation/4x", t, "3f9a2c"), "consolidation-4x-20261130T100000-3f9a2c");
   EXPECT_DOUBLE_EQ(unix_seconds(t), 1796032800.123);
 }

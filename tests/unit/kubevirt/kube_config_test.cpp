@@ -367,15 +367,7 @@ TEST(ExecPlugin, ParsesExecCredential) {
       "client.authentication.k8s.io/v1"));
 }
 
-TEST(Encoding, Rfc3339AndBase64) {
-  auto t = parse_rfc3339("1970-01-02T00:00:01Z");
-  ASSERT_TRUE(t);
-  EXPECT_EQ(std::chrono::duration_cast<std::chrono::seconds>(t->time_since_epoch()).count(), 86401);
-  auto leap = parse_rfc3339("2024-02-29T12:00:00Z");
-  ASSERT_TRUE(leap);
-  EXPECT_EQ(std::chrono::duration_cast<std::chrono::seconds>(leap->time_since_epoch()).count(), 1709208000);
-  EXPECT_FALSE(parse_rfc3339("2024-02-29 12:00"));
-  EXPECT_FALSE(parse_rfc3339("2024-13-01T00:00:00Z"));
+TEST(Encoding, Base64) {
   EXPECT_EQ(base64_encode("hello!?"), "aGVsbG8hPw==");
   EXPECT_EQ(*base64_decode("aGVsbG8h\nPw=="), "hello!?");
   EXPECT_FALSE(base64_decode("a$b"));

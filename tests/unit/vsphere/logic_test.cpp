@@ -1,149 +1,19 @@
-// Unit tests of the provider's pure logic: token bucket and semaphore, resolution bookkeeping, error mapping,
-// the /api <-> /rest translation layer, base64 and the run-id safety interlock.
+// Unit tests of the provider's pure logic: resolution bookkeeping, error mapping, the /api <-> /rest
+// translation layer, base64 and the run-id safety interlock.
 #include <gtest/gtest.h>
-
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include "providers/api/provider.hpp"
 #include "providers/vsphere/dialect.hpp"
 #include "providers/vsphere/milestone_tracker.hpp"
-#include "providers/vsphere/rate_limiter.hpp"
 #include "providers/vsphere/session.hpp"
 #include "providers/vsphere/vcenter_error.hpp"
 
-namespace asio = boost::asio;
 using namespace bootstorm;
 using namespace bootstorm::vsphere;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-double secs(Clock::duration d) {
-  return std::chrono::duration<double>(d).count();
-}
-
-TEST(TokenBucket, FirstRequestsUpToBurstDoNotWait) {
-  const auto t0 = Clock::now();
-  TokenBucket bucket(10.0, 3.0, t0);
-  EXPECT_EQ(bucket.reserve(t0), Clock::duration::zero());
-  EXPECT_EQ(bucket.reserve(t0), Clock::duration::zero());
-  EXPECT_EQ(bucket.reserve(t0), Clock::duration::zero());
-  EXPECT_NEAR(secs(bucket.reserve(t0)), 0.1, 1e-6);
-  EXPECT_NEAR(secs(bucket.reserve(t0)), 0.2, 1e-6);
-}
-
-TEST(TokenBucket, RefillsAtRateAndCapsAtBurst) {
-  const auto t0 = Clock::now();
-  TokenBucket bucket(4.0, 2.0, t0);
-  bucket.reserve(t0);
-  bucket.reserve(t0);
-  EXPECT_NEAR(bucket.tokens(t0), 0.0, 1e-9);
-  EXPECT_NEAR(bucket.tokens(t0 + 250ms), 1.0, 1e-9);
-  EXPECT_NEAR(bucket.tokens(t0 + 10s), 2.0, 1e-9);  // never above burst
-}
-
-// Property: whatever the arrival pattern, the release times never put more than burst + rate*T requests in
-// any window of length T.
-TEST(TokenBucket, ReleasesNeverExceedBudgetInAnyWindow) {
-  const double rate = 20.0;
-  const auto t0 = Clock::now();
-  TokenBucket bucket(rate, 1.0, t0);
-  std::vector<Clock::time_point> released;
-  auto now = t0;
-  for (int i = 0; i < 500; ++i) {
-    now += std::chrono::microseconds((i * 7919) % 40000);  // irregular arrivals, often faster than the rate
-    released.push_back(now + bucket.reserve(now));
-  }
-  std::sort(released.begin(), released.end());
-  for (std::size_t i = 0; i < released.size(); ++i) {
-    std::size_t j = i;
-    while (j < released.size() && released[j] - released[i] < 1s) ++j;
-    EXPECT_LE(static_cast<double>(j - i), 1.0 + rate) << "window starting at release " << i;
-  }
-}
-
-TEST(TokenBucket, ChargeDelaysLaterReservationsButDebtIsCappedAtOneSecond) {
-  const auto t0 = Clock::now();
-  TokenBucket bucket(10.0, 1.0, t0);
-  for (int i = 0; i < 1000; ++i) bucket.charge(t0);
-  EXPECT_NEAR(bucket.tokens(t0), -10.0, 1e-9);
-  EXPECT_NEAR(secs(bucket.reserve(t0)), 1.1, 1e-6);
-}
-
-TEST(TokenBucket, RejectsNonPositiveRate) {
-  EXPECT_THROW(TokenBucket(0.0, 1.0, Clock::now()), std::invalid_argument);
-}
-
-TEST(RateLimiter, PacesAcquisitionsAtTheRate) {
-  asio::io_context io;
-  RateLimiter limiter(io.get_executor(), 100.0, 1.0);
-  std::vector<Clock::time_point> times;
-  asio::co_spawn(
-      io,
-      [&]() -> asio::awaitable<void> {
-        for (int i = 0; i < 6; ++i) {
-          co_await limiter.acquire();
-          times.push_back(Clock::now());
-        }
-      },
-      asio::detached);
-  io.run();
-  ASSERT_EQ(times.size(), 6u);
-  // A lower bound only (a slow machine may take longer): 5 waits of 10 ms each.
-  EXPECT_GE(times.back() - times.front(), 49ms);
-  EXPECT_EQ(limiter.acquired(), 6u);
-}
-
-TEST(RateLimiter, StopFlagEndsAWaitEarly) {
-  asio::io_context io;
-  RateLimiter limiter(io.get_executor(), 1.0, 1.0);
-  auto stop = std::make_shared<bool>(false);
-  limiter.set_stop_flag(stop);
-  for (int i = 0; i < 5; ++i) limiter.charge();  // 1 s of debt (capped)
-  bool done = false;
-  asio::co_spawn(
-      io,
-      [&]() -> asio::awaitable<void> {
-        co_await limiter.acquire();
-        done = true;
-      },
-      asio::detached);
-  asio::steady_timer t(io, 50ms);
-  t.async_wait([&](auto) { *stop = true; });
-  const auto start = Clock::now();
-  io.run();
-  EXPECT_TRUE(done);
-  EXPECT_LT(Clock::now() - start, 1500ms);  // without the flag the wait would be 2 s
-}
-
-TEST(AsyncSemaphore, BoundsConcurrencyAndReleasesFifo) {
-  asio::io_context io;
-  AsyncSemaphore sem(io.get_executor(), 2);
-  int inside = 0, peak = 0;
-  std::vector<int> order;
-  for (int i = 0; i < 6; ++i) {
-    asio::co_spawn(
-        io,
-        [&, i]() -> asio::awaitable<void> {
-          co_await sem.acquire();
-          SemaphorePermit permit(&sem);
-          order.push_back(i);
-          peak = std::max(peak, ++inside);
-          asio::steady_timer t(co_await asio::this_coro::executor, 5ms);
-          co_await t.async_wait(asio::use_awaitable);
-          --inside;
-        },
-        asio::detached);
-  }
-  io.run();
-  EXPECT_EQ(peak, 2);
-  EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3, 4, 5}));
-  EXPECT_EQ(sem.available(), 2u);
-}
 
 Probe probe_at(Clock::time_point sent, Clock::time_point arrived) {
   return Probe{sent, arrived, std::chrono::system_clock::now()};
