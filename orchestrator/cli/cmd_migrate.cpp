@@ -9,6 +9,7 @@
 
 #include "orchestrator/cli/command.hpp"
 #include "orchestrator/cli/engine_wiring.hpp"
+#include "orchestrator/engine/platform.hpp"
 #include "orchestrator/migrate/migrate.hpp"
 #include "orchestrator/migrate/migration_plan.hpp"
 
@@ -42,8 +43,8 @@ int migrate_command(const MigrateArgs& args) {
     return kExitUsage;
   }
   const migrate::MigrationPlan& p = *loaded.plan;
-  const bool simulated =
-      migrate::is_simulated(p.source.endpoint) && migrate::is_simulated(p.destination.endpoint);
+  const bool simulated = engine::is_simulated_endpoint(p.source.endpoint) &&
+                         engine::is_simulated_endpoint(p.destination.endpoint);
   if (!simulated && !args.yes && !args.dry_run && ::isatty(STDIN_FILENO)) {
     if (!confirm(p)) {
       std::cerr << "aborted: nothing was changed\n";

@@ -196,6 +196,33 @@ Expected<LabEndpoints> read_lab_endpoints(const std::filesystem::path& state_dir
   return e;
 }
 
+Expected<OpenedLab> open_lab(const std::string& endpoint, const std::string& lab, const EngineHooks& hooks,
+                             boost::asio::any_io_executor executor) {
+  OpenedLab opened;
+  if (endpoint == "embedded") {
+    if (!hooks.start_embedded_lab)
+      return make_error(ErrorKind::invalid_input, "this build cannot start the embedded lab",
+                        "run `bootstorm lab serve --state-dir DIR` and use `endpoint: lab:DIR`");
+    auto started = hooks.start_embedded_lab(executor, lab);
+    if (!started) return started.error();
+    opened.endpoints = started->endpoints;
+    opened.keepalive = started->keepalive;
+    opened.name = lab;
+    opened.embedded = true;
+  } else if (endpoint.rfind("lab:", 0) == 0) {
+    const std::filesystem::path dir = endpoint.substr(4);
+    auto read = read_lab_endpoints(dir);
+    if (!read) return read.error();
+    opened.endpoints = *read;
+    opened.name = !lab.empty() ? lab : !read->lab.empty() ? read->lab : dir.string();
+  } else {
+    return make_error(ErrorKind::internal, "open_lab: '" + endpoint + "' is not a lab endpoint");
+  }
+  log::register_secret(opened.endpoints.password);
+  log::register_secret(opened.endpoints.kube_token);
+  return opened;
+}
+
 Expected<ResolvedPlatform> resolve_platform(const plan::StormPlan& plan, const std::string& run_id,
                                             bool dry_run, const EngineHooks& hooks,
                                             boost::asio::any_io_executor executor) {
@@ -215,25 +242,11 @@ Expected<ResolvedPlatform> resolve_platform(const plan::StormPlan& plan, const s
   }
 
   r.simulated = true;
-  LabEndpoints lab;
-  if (endpoint == "embedded") {
-    if (!hooks.start_embedded_lab)
-      return make_error(ErrorKind::invalid_input, "this build cannot start the embedded lab",
-                        "run `bootstorm lab serve --state-dir DIR` and use `endpoint: lab:DIR`");
-    auto started = hooks.start_embedded_lab(executor, plan.platform.lab);
-    if (!started) return started.error();
-    lab = started->endpoints;
-    r.keepalive = started->keepalive;
-    r.lab = plan.platform.lab;
-  } else {
-    std::filesystem::path dir = endpoint.substr(4);
-    auto read = read_lab_endpoints(dir);
-    if (!read) return read.error();
-    lab = *read;
-    r.lab = !plan.platform.lab.empty() ? plan.platform.lab : !lab.lab.empty() ? lab.lab : dir.string();
-  }
-  log::register_secret(lab.password);
-  log::register_secret(lab.kube_token);
+  auto opened = open_lab(endpoint, plan.platform.lab, hooks, executor);
+  if (!opened) return opened.error();
+  const LabEndpoints& lab = opened->endpoints;
+  r.keepalive = opened->keepalive;
+  r.lab = opened->name;
   if (!lab.ca_pem.empty()) r.config.ca_data = lab.ca_pem;
   if (!lab.ca_file.empty()) r.config.ca_file = lab.ca_file;
 

@@ -29,6 +29,18 @@ api::ProviderConfig base_provider_config(const plan::StormPlan& plan, const std:
 // Reads DIR/endpoints.json of `bootstorm lab serve --state-dir DIR`.
 Expected<LabEndpoints> read_lab_endpoints(const std::filesystem::path& state_dir);
 
+// The lab behind a simulated endpoint (is_simulated_endpoint): `embedded` starts one in-process through
+// hooks.start_embedded_lab with profile `lab`; `lab:DIR` reads DIR/endpoints.json of `bootstorm lab serve`.
+// The lab's secrets are registered for redaction. Used by runs and migrations alike.
+struct OpenedLab {
+  LabEndpoints endpoints;
+  std::shared_ptr<void> keepalive;  // embedded: owns the running lab
+  std::string name;                 // profile name, or the state dir when the lab does not say
+  bool embedded = false;
+};
+Expected<OpenedLab> open_lab(const std::string& endpoint, const std::string& lab, const EngineHooks& hooks,
+                             boost::asio::any_io_executor executor);
+
 // The full resolution. May start the embedded lab (hooks.start_embedded_lab).
 Expected<ResolvedPlatform> resolve_platform(const plan::StormPlan& plan, const std::string& run_id,
                                             bool dry_run, const EngineHooks& hooks,

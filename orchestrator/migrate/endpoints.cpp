@@ -44,30 +44,18 @@ Expected<ResolvedEndpoints> resolve_endpoints(const MigrationPlan& plan, const e
   ResolvedEndpoints r;
   const std::string& src = plan.source.endpoint;
   engine::LabEndpoints lab;
-  bool simulated = is_simulated(src);
-  if (src == "embedded") {
-    if (!hooks.start_embedded_lab)
-      return make_error(ErrorKind::invalid_input, "this build cannot start the embedded lab",
-                        "run `bootstorm lab serve --state-dir DIR` and use `endpoint: lab:DIR`");
-    auto started = hooks.start_embedded_lab(executor, plan.source.lab);
-    if (!started) return started.error();
-    r.shared_lab = *started;
-    lab = started->endpoints;
-    r.lab = plan.source.lab;
-  } else if (src.rfind("lab:", 0) == 0) {
-    auto read = engine::read_lab_endpoints(src.substr(4));
-    if (!read) return read.error();
-    lab = *read;
-    r.lab = !lab.lab.empty() ? lab.lab : src.substr(4);
+  const bool simulated = engine::is_simulated_endpoint(src);
+  if (simulated) {
+    auto opened = engine::open_lab(src, plan.source.lab, hooks, executor);
+    if (!opened) return opened.error();
+    lab = opened->endpoints;
+    r.lab = opened->name;
+    if (opened->embedded) r.shared_lab = engine::EmbeddedLab{opened->endpoints, opened->keepalive};
     if (lab.ca_pem.empty() && !lab.ca_file.empty()) {
       auto ca = read_file(lab.ca_file);
       if (!ca) return ca.error();
       lab.ca_pem = *ca;
     }
-  }
-  if (simulated) {
-    log::register_secret(lab.password);
-    log::register_secret(lab.kube_token);
     r.vcenter_url = lab.vcenter_url;
     r.vcenter_user = lab.username;
     r.vcenter_password = lab.password;
@@ -97,7 +85,7 @@ Expected<ResolvedEndpoints> resolve_endpoints(const MigrationPlan& plan, const e
   api::ProviderConfig kc;
   kc.kind = "kubevirt";
   const std::string& dst = plan.destination.endpoint;
-  if (is_simulated(dst)) {
+  if (engine::is_simulated_endpoint(dst)) {
     if (!simulated)
       return make_error(ErrorKind::invalid_input,
                         "destination " + dst + " is a lab but the source is " + src);

@@ -402,10 +402,6 @@ class Loader : public plan::yaml::FieldReader {
 
 }  // namespace
 
-bool is_simulated(const std::string& endpoint) {
-  return endpoint == "embedded" || endpoint.rfind("lab:", 0) == 0;
-}
-
 MigrationLoadResult load_migration_plan_text(const std::string& text, const std::string& path_for_messages) {
   MigrationLoadResult result;
   Loader loader(path_for_messages);

@@ -106,7 +106,4 @@ bool is_migration_plan_text(const std::string& text);
 // The plan as YAML with every default filled in (the run directory's plan.yaml).
 std::string to_yaml(const MigrationPlan& plan);
 
-// True for endpoints served by the lab simulator.
-bool is_simulated(const std::string& endpoint);
-
 }  // namespace bootstorm::migrate
