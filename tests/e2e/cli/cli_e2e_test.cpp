@@ -158,7 +158,9 @@ TEST(CliE2e, ValidateMissingFileExitsTwo) {
 
 TEST(CliE2e, ValidatePrintWritesAResolvedPlanThatValidatesAgain) {
   Scratch scratch;
-  for (const auto& plan : files_in(kPlans, {".yaml"})) {
+  const auto plans = files_in(kPlans, {".yaml"});
+  ASSERT_GE(plans.size(), 3u);
+  for (const auto& plan : plans) {
     Result r = run({"validate", "--print", plan.string()});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     // Defaults are filled in: a storm timeout (StormPlan) or the whole-migration timeout (MigrationPlan).

@@ -8,6 +8,7 @@
 #include "providers/kubevirt/kubevirt_provider.hpp"
 #include "providers/vsphere/vsphere_provider.hpp"
 #include "tests/integration/faults/lab_harness.hpp"
+#include "tests/support/run_task.hpp"
 
 namespace bootstorm::lab_harness {
 namespace {
@@ -64,14 +65,7 @@ class SafetyInterlocks : public LabFixture, public ::testing::WithParamInterface
 
   template <class T>
   static T run(boost::asio::io_context& io, boost::asio::awaitable<T> task) {
-    std::optional<T> result;
-    boost::asio::co_spawn(io, std::move(task), [&](std::exception_ptr e, T value) {
-      if (e) std::rethrow_exception(e);
-      result = std::move(value);
-    });
-    io.restart();
-    io.run();
-    return std::move(*result);
+    return bootstorm::testing::run_task(io, std::move(task));
   }
 };
 

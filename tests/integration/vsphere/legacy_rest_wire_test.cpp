@@ -10,6 +10,7 @@
 
 #include "providers/http/server.hpp"
 #include "providers/vsphere/vsphere_provider.hpp"
+#include "tests/support/run_task.hpp"
 #include "tests/unit/vsphere/fake_vcenter.hpp"
 
 namespace asio = boost::asio;
@@ -18,16 +19,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-template <class T>
-T run(asio::io_context& io, asio::awaitable<T> aw) {
-  std::optional<T> out;
-  asio::co_spawn(
-      io, [&]() -> asio::awaitable<void> { out.emplace(co_await std::move(aw)); }, asio::detached);
-  io.restart();
-  while (!out && io.run_one()) {
-  }
-  return std::move(*out);
-}
+using bootstorm::testing::run_task;
 
 TEST(VsphereLegacyRestWire, DetectsRestAndRunsTheWholeLifecycleOverHttps) {
   vsphere::register_provider();
@@ -65,14 +57,14 @@ TEST(VsphereLegacyRestWire, DetectsRestAndRunsTheWholeLifecycleOverHttps) {
   auto provider = api::create_provider("vsphere", io.get_executor(), config);
   ASSERT_NE(provider, nullptr);
 
-  auto c = run(io, provider->connect());
+  auto c = run_task(io, provider->connect());
   ASSERT_TRUE(c) << c.error().what();
-  ASSERT_TRUE(run(io, provider->check_inventory(api::InventoryRequest{{"esx-01"}, 1})));
-  auto h = run(io, provider->provision(api::VmSpec{"bs-1e9ac7-old-001", "old", "esx-01", 1}));
+  ASSERT_TRUE(run_task(io, provider->check_inventory(api::InventoryRequest{{"esx-01"}, 1})));
+  auto h = run_task(io, provider->provision(api::VmSpec{"bs-1e9ac7-old-001", "old", "esx-01", 1}));
   ASSERT_TRUE(h) << h.error().what();
-  ASSERT_TRUE(run(io, provider->wait_startable(*h, 5s)));
-  ASSERT_TRUE(run(io, provider->prepare_storm(1)));
-  auto s = run(io, provider->start(*h));
+  ASSERT_TRUE(run_task(io, provider->wait_startable(*h, 5s)));
+  ASSERT_TRUE(run_task(io, provider->prepare_storm(1)));
+  auto s = run_task(io, provider->start(*h));
   ASSERT_TRUE(s) << s.error().what();
   EXPECT_GT(s->acknowledged_mono, s->written_mono);
 
@@ -92,7 +84,7 @@ TEST(VsphereLegacyRestWire, DetectsRestAndRunsTheWholeLifecycleOverHttps) {
   EXPECT_EQ(seen.size(), 3u);
   EXPECT_EQ(seen[api::Milestone::ip_assigned].detail, "10.0.0." + h->id.substr(3));
 
-  ASSERT_TRUE(run(io, provider->destroy(*h)));
+  ASSERT_TRUE(run_task(io, provider->destroy(*h)));
   EXPECT_EQ(fake.vms.count(h->id), 0u);
   bool disconnected = false;
   asio::co_spawn(

@@ -21,6 +21,7 @@
 #include "providers/http/client.hpp"
 #include "providers/vsphere/vsphere_provider.hpp"
 #include "simulator/lab/lab_server.hpp"
+#include "tests/support/run_task.hpp"
 
 namespace asio = boost::asio;
 using namespace bootstorm;
@@ -76,23 +77,9 @@ class VsphereLabTest : public ::testing::Test {
 
   template <class T>
   T run(asio::awaitable<T> aw) {
-    std::optional<T> out;
-    asio::co_spawn(
-        io, [&]() -> asio::awaitable<void> { out.emplace(co_await std::move(aw)); },
-        [](std::exception_ptr e) {
-          if (e) std::rethrow_exception(e);
-        });
-    io.restart();
-    io.run();
-    return std::move(*out);
+    return bootstorm::testing::run_task(io, std::move(aw));
   }
-  void run_void(asio::awaitable<void> aw) {
-    asio::co_spawn(io, std::move(aw), [](std::exception_ptr e) {
-      if (e) std::rethrow_exception(e);
-    });
-    io.restart();
-    io.run();
-  }
+  void run_void(asio::awaitable<void> aw) { bootstorm::testing::run_task(io, std::move(aw)); }
 
   // GET/POST on the lab's unauthenticated /_lab endpoints.
   json lab_call(const std::string& method, const std::string& target, const std::string& body = {}) {

@@ -8,10 +8,13 @@
 #include <optional>
 
 #include "orchestrator/migrate/adopt_provider.hpp"
+#include "tests/support/run_task.hpp"
 
 namespace bootstorm::migrate {
 namespace {
+
 using boost::asio::awaitable;
+using bootstorm::testing::run_task;
 
 // Records what reaches the real provider.
 class RecordingProvider : public api::Provider {
@@ -63,54 +66,39 @@ class RecordingProvider : public api::Provider {
   api::ApiStats stats() const override { return {}; }
 };
 
-// Expected<T> has no default constructor, which co_spawn's completion handlers need: store it from inside.
-template <class T>
-awaitable<void> store(awaitable<T> a, std::optional<T>* out) {
-  out->emplace(co_await std::move(a));
-}
-
-template <class T>
-T run(boost::asio::io_context& io, awaitable<T> a) {
-  std::optional<T> out;
-  boost::asio::co_spawn(io, store(std::move(a), &out), boost::asio::detached);
-  io.restart();
-  io.run();
-  return std::move(*out);
-}
-
 TEST(AdoptingProvider, AdoptsExistingVmsInsteadOfCloning) {
   auto inner = std::make_unique<RecordingProvider>();
   RecordingProvider* rec = inner.get();
   auto p = make_adopting_provider(
       std::move(inner), {{"desk-01", "migrated/desk-01", ""}, {"desk-02", "migrated/desk-02", "worker-1"}});
   boost::asio::io_context io;
-  ASSERT_TRUE(run(io, p->connect()));
+  ASSERT_TRUE(run_task(io, p->connect()));
   api::InventoryRequest too_many;
   too_many.total_vms = 3;
-  EXPECT_FALSE(run(io, p->check_inventory(too_many)));
+  EXPECT_FALSE(run_task(io, p->check_inventory(too_many)));
   api::InventoryRequest ok;
   ok.total_vms = 2;
-  EXPECT_TRUE(run(io, p->check_inventory(ok)));
+  EXPECT_TRUE(run_task(io, p->check_inventory(ok)));
   api::VmSpec spec;
   spec.name = "bs-abc123-openshift-desktops-002";
   spec.scenario = "OpenShift desktops";
   spec.host = "forklift";
   spec.index = 2;
-  auto h = run(io, p->provision(spec));
+  auto h = run_task(io, p->provision(spec));
   ASSERT_TRUE(h);
   EXPECT_EQ(h->name, "desk-02");
   EXPECT_EQ(h->id, "migrated/desk-02");
   EXPECT_EQ(h->host, "worker-1");
   EXPECT_EQ(h->scenario, "OpenShift desktops");
   spec.index = 1;
-  auto h1 = run(io, p->provision(spec));
+  auto h1 = run_task(io, p->provision(spec));
   ASSERT_TRUE(h1);
   EXPECT_EQ(h1->host, "forklift");  // unknown node: the placement's host
   spec.index = 3;
-  EXPECT_FALSE(run(io, p->provision(spec)));
-  EXPECT_TRUE(run(io, p->wait_startable(*h, std::chrono::seconds(1))));
-  EXPECT_TRUE(run(io, p->start(*h)));
-  EXPECT_TRUE(run(io, p->destroy(*h)));
+  EXPECT_FALSE(run_task(io, p->provision(spec)));
+  EXPECT_TRUE(run_task(io, p->wait_startable(*h, std::chrono::seconds(1))));
+  EXPECT_TRUE(run_task(io, p->start(*h)));
+  EXPECT_TRUE(run_task(io, p->destroy(*h)));
   // Nothing was cloned, checked or deleted by the real provider; the start and a stop reached it.
   EXPECT_EQ(rec->calls,
             (std::vector<std::string>{"connect", "start migrated/desk-02", "stop migrated/desk-02"}));

@@ -1,5 +1,7 @@
 #pragma once
 // Shared helpers of the plan tests: where the plans live and how to list them.
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -21,8 +23,9 @@ inline std::filesystem::path invalid_plans_dir() {
 
 // StormPlan files (.yaml, .yml, .json) of a directory, sorted by name. MigrationPlans (`kind:
 // MigrationPlan`, e.g. plans/migrate-vsphere-to-openshift.yaml) have their own loader and tests
-// (tests/unit/migrate), so they are left out here.
-inline std::vector<std::filesystem::path> plan_files(const std::filesystem::path& dir) {
+// (tests/unit/migrate), so they are left out here. Fewer than `at_least` fails the calling test: a loop over
+// a moved or emptied folder must not pass by checking nothing.
+inline std::vector<std::filesystem::path> plan_files(const std::filesystem::path& dir, std::size_t at_least) {
   std::vector<std::filesystem::path> out;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     auto ext = entry.path().extension().string();
@@ -36,6 +39,8 @@ inline std::vector<std::filesystem::path> plan_files(const std::filesystem::path
     if (!migration_plan) out.push_back(entry.path());
   }
   std::sort(out.begin(), out.end());
+  if (out.size() < at_least)
+    ADD_FAILURE() << dir << " holds " << out.size() << " StormPlan files, expected at least " << at_least;
   return out;
 }
 

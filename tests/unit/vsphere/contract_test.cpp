@@ -11,6 +11,7 @@
 #include "fake_vcenter.hpp"
 #include "providers/vsphere/vsphere_provider.hpp"
 #include "swagger_validator.hpp"
+#include "tests/support/run_task.hpp"
 
 namespace asio = boost::asio;
 using namespace bootstorm;
@@ -21,6 +22,8 @@ using bootstorm::vsphere::testing::SwaggerSpec;
 
 namespace {
 
+using bootstorm::testing::run_task;
+
 const SwaggerSpec& vcenter_spec() {
   static const SwaggerSpec spec =
       SwaggerSpec::load(std::string(BOOTSTORM_API_SPECS) + "/vsphere/vcenter-7.0.3.json");
@@ -30,16 +33,6 @@ const SwaggerSpec& session_spec() {
   static const SwaggerSpec spec =
       SwaggerSpec::load(std::string(BOOTSTORM_API_SPECS) + "/vsphere/session-8.0.2.json");
   return spec;
-}
-
-template <class T>
-T run(asio::io_context& io, asio::awaitable<T> aw) {
-  std::optional<T> out;
-  asio::co_spawn(
-      io, [&]() -> asio::awaitable<void> { out.emplace(co_await std::move(aw)); }, asio::detached);
-  io.restart();
-  io.run();
-  return std::move(*out);
 }
 
 std::vector<bootstorm::vsphere::testing::RecordedRequest> lifecycle(const std::string& clone_type) {
@@ -58,27 +51,28 @@ std::vector<bootstorm::vsphere::testing::RecordedRequest> lifecycle(const std::s
   config.beacon_url = "http://192.0.2.10:8443/v1/ready";
   config.beacon_token = [](const std::string& vm) { return "tok-" + vm; };
   VsphereProvider provider(io.get_executor(), config, std::move(transport));
-  EXPECT_TRUE(run(io, provider.connect()));
-  EXPECT_TRUE(run(io, provider.check_inventory(api::InventoryRequest{{"esx-01"}, 2})));
+  EXPECT_TRUE(run_task(io, provider.connect()));
+  EXPECT_TRUE(run_task(io, provider.check_inventory(api::InventoryRequest{{"esx-01"}, 2})));
   std::vector<api::VmHandle> vms;
   for (int i = 1; i <= 2; ++i) {
-    auto h = run(io, provider.provision(api::VmSpec{"bs-c0ffee-s-00" + std::to_string(i), "s", "esx-01", i}));
+    auto h =
+        run_task(io, provider.provision(api::VmSpec{"bs-c0ffee-s-00" + std::to_string(i), "s", "esx-01", i}));
     EXPECT_TRUE(h);
     if (!h) return {};
-    EXPECT_TRUE(run(io, provider.wait_startable(*h, 1s)));
+    EXPECT_TRUE(run_task(io, provider.wait_startable(*h, 1s)));
     vms.push_back(*h);
   }
-  EXPECT_TRUE(run(io, provider.prepare_storm(2)));
-  for (auto& v : vms) EXPECT_TRUE(run(io, provider.start(v)));
+  EXPECT_TRUE(run_task(io, provider.prepare_storm(2)));
+  for (auto& v : vms) EXPECT_TRUE(run_task(io, provider.start(v)));
   asio::co_spawn(io,
                  provider.observe(
                      vms, [](api::MilestoneEvent) {}, CancelSignal()),
                  asio::detached);
   io.restart();
   io.run();
-  EXPECT_TRUE(run(io, provider.stop(vms[0])));
-  for (auto& v : vms) EXPECT_TRUE(run(io, provider.destroy(v)));
-  EXPECT_TRUE(run(io, provider.list_run_vms("c0ffee")));
+  EXPECT_TRUE(run_task(io, provider.stop(vms[0])));
+  for (auto& v : vms) EXPECT_TRUE(run_task(io, provider.destroy(v)));
+  EXPECT_TRUE(run_task(io, provider.list_run_vms("c0ffee")));
   asio::co_spawn(io, provider.disconnect(), asio::detached);
   io.restart();
   io.run();

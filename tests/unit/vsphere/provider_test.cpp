@@ -10,6 +10,7 @@
 
 #include "fake_vcenter.hpp"
 #include "providers/vsphere/vsphere_provider.hpp"
+#include "tests/support/run_task.hpp"
 
 namespace asio = boost::asio;
 using namespace bootstorm;
@@ -47,23 +48,9 @@ class VsphereProviderTest : public ::testing::Test {
 
   template <class T>
   T run(asio::awaitable<T> aw) {
-    std::optional<T> out;
-    asio::co_spawn(
-        io, [&]() -> asio::awaitable<void> { out.emplace(co_await std::move(aw)); },
-        [](std::exception_ptr e) {
-          if (e) std::rethrow_exception(e);
-        });
-    io.restart();
-    io.run();
-    return std::move(*out);
+    return bootstorm::testing::run_task(io, std::move(aw));
   }
-  void run_void(asio::awaitable<void> aw) {
-    asio::co_spawn(io, std::move(aw), [](std::exception_ptr e) {
-      if (e) std::rethrow_exception(e);
-    });
-    io.restart();
-    io.run();
-  }
+  void run_void(asio::awaitable<void> aw) { bootstorm::testing::run_task(io, std::move(aw)); }
 
   void connect_and_check(std::vector<std::string> hosts = {"esx-01"}, std::size_t vms = 4) {
     auto c = run(provider().connect());
