@@ -14,67 +14,11 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "simulator/model/detail/keyed_random.hpp"
+#include "simulator/model/detail/lab_impl.hpp"
 #include "simulator/model/fair_share.hpp"
 
 namespace bootstorm::sim::model {
-
-namespace {
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr std::uint64_t kFirstVmNumber = 1001;
-
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-std::uint64_t fnv1a(std::string_view text) {
-  std::uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
-
-// A uniform [0,1) draw that depends only on its inputs, so that jitter and fault draws of one VM do not
-// depend on the order in which other VMs were started.
-double keyed_uniform(std::uint64_t seed, std::string_view name, std::uint64_t a, std::uint64_t b) {
-  std::uint64_t h = splitmix64(seed ^ splitmix64(fnv1a(name) ^ splitmix64(a * 0x100000001b3ULL + b)));
-  return static_cast<double>(h >> 11) * 0x1.0p-53;
-}
-
-double keyed_normal(std::uint64_t seed, std::string_view name, std::uint64_t a, std::uint64_t b) {
-  // Box-Muller on two keyed uniforms: portable across standard libraries (std::normal_distribution is not).
-  const double u1 = std::max(keyed_uniform(seed, name, a, b * 2 + 1), 1e-300);
-  const double u2 = keyed_uniform(seed, name, a, b * 2 + 2);
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
-}
-
-std::string name_key(std::string_view namespace_, std::string_view name) {
-  std::string key(namespace_);
-  key.push_back('\x1f');
-  key.append(name);
-  return key;
-}
-
-bool listed(const std::vector<std::string>& list, std::string_view value) {
-  return std::find(list.begin(), list.end(), value) != list.end();
-}
-
-std::optional<std::uint64_t> vm_number(std::string_view id) {
-  if (id.size() < 4 || id.substr(0, 3) != "vm-") return std::nullopt;
-  std::uint64_t n = 0;
-  for (char c : id.substr(3)) {
-    if (c < '0' || c > '9') return std::nullopt;
-    n = n * 10 + static_cast<std::uint64_t>(c - '0');
-  }
-  return n;
-}
-
-}  // namespace
 
 const char* to_string(Milestone milestone) noexcept {
   switch (milestone) {
@@ -128,736 +72,612 @@ const char* to_string(CloneKind kind) noexcept {
   return "full";
 }
 
-// ---------------------------------------------------------------------------------------------------------
-
-struct Lab::Impl {
-  // A class of interchangeable flows: same resources, same coefficients, same cap. Max-min fairness gives
-  // them the same rate, so the class keeps one cumulative per-flow "service" counter and a heap of finish
-  // levels (generalised processor sharing virtual time): an event costs O(classes + log flows), not
-  // O(flows), which is what lets 10,000 booting VMs fit.
-  struct FlowClass {
-    std::vector<std::pair<int, double>> uses;
-    double cap = kInf;
-    double rate = 0;     // per flow, MB/s or reference-core-s/s
-    double service = 0;  // per-flow work done since the class was created
-    std::size_t count = 0;
-    using Entry = std::pair<double, std::uint64_t>;  // (finish service level, flow id)
-    std::priority_queue<Entry, std::vector<Entry>, std::greater<>> finishes;
-  };
-  struct FlowRecord {
-    int cls = 0;
-    std::function<void()> done;
-  };
-  struct Event {
-    double time;
-    std::uint64_t seq;
-    bool operator>(const Event& other) const {
-      return time != other.time ? time > other.time : seq > other.seq;
-    }
-  };
-  // The in-flight power transition and boot of one VM. Everything it owns is cancelled on power-off/delete.
-  struct Boot {
-    std::uint64_t generation = 0;
-    bool powering_on = false;
-    bool powering_off = false;
-    std::size_t phase = 0;
-    int pending_parts = 0;
-    std::vector<std::uint64_t> flows;
-    std::vector<std::uint64_t> timers;
-    DoneCallback on_running;
-    DoneCallback on_off;
-  };
-
-  LabSpec spec;
-  LabOptions options;
-  bool virtual_mode = false;
-  std::uint64_t seed = 1;
-
-  double now_ = 0;        // time up to which the model has been processed
-  double start_unix = 0;  // real mode: unix time at `anchor`
-  std::chrono::steady_clock::time_point anchor;
-
-  Datacenter datacenter;
-  std::vector<Cluster> clusters;
-  std::vector<Folder> folders;
-  std::vector<ResourcePool> resource_pools;
-  std::vector<Host> hosts;
-  std::vector<Datastore> datastores;
-  std::vector<Node> nodes;
-  std::vector<GoldenImage> golden_images;
-
-  std::map<std::uint64_t, Vm> vms;
-  std::unordered_map<std::string, std::uint64_t> vm_by_name;
-  std::unordered_set<std::string> reserved_names;  // clones in flight
-  std::uint64_t next_vm = kFirstVmNumber;
-
-  std::vector<double> capacity;  // resources: per host cpu, link, bus; per datastore bandwidth, iops
-  std::vector<FlowClass> classes;
-  std::unordered_map<std::string, int> class_index;
-  std::unordered_map<std::uint64_t, FlowRecord> flows;
-  std::uint64_t next_flow = 1;
-  bool dirty = false;
-  double next_flow_time = kInf;
-  double settled_at = 0;
-
-  std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
-  std::unordered_map<std::uint64_t, std::function<void()>> event_fns;
-  std::uint64_t next_event = 1;
-
-  // Bulk data flows (start_data_flow): flow id, class and the class's service level when the flow started.
-  struct DataFlow {
-    std::uint64_t flow = 0;
-    int cls = 0;
-    double start_service = 0;
-    double mb = 0;
-    bool done = false;
-  };
-  std::unordered_map<OperationId, DataFlow> data_flows;
-  std::map<std::string, std::function<std::string()>> truth_sections;
-
-  std::unordered_map<std::uint64_t, Boot> boots;
-  std::uint64_t next_generation = 1;
-  OperationId next_operation = 1;
-
-  std::map<SubscriptionId, std::function<void(const VmEvent&)>> subscribers;
-  SubscriptionId next_subscription = 1;
-  std::function<void(const Vm&)> beacon_hook;
-  std::uint64_t resource_version = 1;
-
-  Faults faults;
-  std::mt19937_64 rng;
-
-  std::unique_ptr<boost::asio::steady_timer> timer;
-  std::shared_ptr<bool> alive = std::make_shared<bool>(true);
-  bool processing = false;
-  FlowStats stats;
-
-  // ---- resources ----
-  int cpu_res(std::size_t host) const { return static_cast<int>(host * 3); }
-  int link_res(std::size_t host) const { return static_cast<int>(host * 3 + 1); }
-  int bus_res(std::size_t host) const { return static_cast<int>(host * 3 + 2); }
-  int ds_bw_res(std::size_t ds) const { return static_cast<int>(hosts.size() * 3 + ds * 2); }
-  int ds_iops_res(std::size_t ds) const { return static_cast<int>(hosts.size() * 3 + ds * 2 + 1); }
-
-  std::size_t host_index(std::string_view id) const {
-    for (std::size_t i = 0; i < hosts.size(); ++i) {
-      if (hosts[i].id == id) return i;
-    }
-    return hosts.size();
+std::size_t Lab::Impl::host_index(std::string_view id) const {
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    if (hosts[i].id == id) return i;
   }
-  std::size_t datastore_index(std::string_view id) const {
-    for (std::size_t i = 0; i < datastores.size(); ++i) {
-      if (datastores[i].id == id) return i;
-    }
-    return datastores.size();
-  }
+  return hosts.size();
+}
 
-  double real_now() const {
-    return start_unix + std::chrono::duration<double>(std::chrono::steady_clock::now() - anchor).count();
+std::size_t Lab::Impl::datastore_index(std::string_view id) const {
+  for (std::size_t i = 0; i < datastores.size(); ++i) {
+    if (datastores[i].id == id) return i;
   }
+  return datastores.size();
+}
 
-  // ---- construction ----
-  void build_inventory() {
-    datacenter.id = "datacenter-2";
-    datacenter.name = spec.datacenter.name;
-    datacenter.vm_folder_id = "group-v3";
-    datacenter.host_folder_id = "group-h4";
-    datacenter.datastore_folder_id = "group-s5";
-    datacenter.network_folder_id = "group-n6";
-    folders.push_back({"group-d1", "Datacenters", "DATACENTER"});
-    folders.push_back({datacenter.vm_folder_id, "vm", "VIRTUAL_MACHINE"});
-    folders.push_back({datacenter.host_folder_id, "host", "HOST"});
-    folders.push_back({datacenter.datastore_folder_id, "datastore", "DATASTORE"});
-    folders.push_back({datacenter.network_folder_id, "network", "NETWORK"});
-    int next_folder = 100;
-    for (const auto& name : spec.folders) {
-      folders.push_back({fmt::format("group-v{}", next_folder++), name, "VIRTUAL_MACHINE"});
-    }
-    int next_pool = 80;
-    for (std::size_t i = 0; i < spec.clusters.size(); ++i) {
-      Cluster c;
-      c.id = fmt::format("domain-c{}", 8 + i);
-      c.name = spec.clusters[i].name;
-      c.resource_pool_id = fmt::format("resgroup-{}", next_pool++);
-      resource_pools.push_back({c.resource_pool_id, "Resources", c.id});
-      clusters.push_back(std::move(c));
-    }
-    for (const auto& name : spec.resource_pools) {
-      resource_pools.push_back({fmt::format("resgroup-{}", next_pool++), name,
-                                clusters.empty() ? std::string() : clusters.front().id});
-    }
-    for (std::size_t i = 0; i < spec.hosts.size(); ++i) {
-      Host h;
-      h.id = fmt::format("host-{}", 20 + i);
-      h.spec = spec.hosts[i];
-      for (const auto& c : clusters) {
-        if (c.name == h.spec.cluster) h.cluster_id = c.id;
-      }
-      hosts.push_back(std::move(h));
-    }
-    for (std::size_t i = 0; i < spec.datastores.size(); ++i) {
-      datastores.push_back({fmt::format("datastore-{}", 50 + i), spec.datastores[i], 0.0});
-    }
-    for (const auto& n : spec.kube.nodes) {
-      Node node;
-      node.spec = n;
-      for (const auto& h : hosts) {
-        if (h.spec.name == n.host) node.host_id = h.id;
-      }
-      nodes.push_back(std::move(node));
-    }
-    for (const auto& g : spec.golden_images) {
-      GoldenImage image;
-      image.spec = g;
-      const std::string& ds_name = g.datastore.empty() ? spec.kube.datastore : g.datastore;
-      for (const auto& d : datastores) {
-        if (d.spec.name == ds_name) image.datastore_id = d.id;
-      }
-      golden_images.push_back(std::move(image));
-    }
-    capacity.assign(hosts.size() * 3 + datastores.size() * 2, 0.0);
-    for (std::size_t i = 0; i < hosts.size(); ++i) {
-      capacity[cpu_res(i)] = hosts[i].spec.cores * hosts[i].spec.core_speed;
-      capacity[link_res(i)] = hosts[i].spec.link_mbps;
-      capacity[bus_res(i)] = hosts[i].spec.bus_mbps;
-    }
-    for (std::size_t i = 0; i < datastores.size(); ++i) {
-      capacity[ds_bw_res(i)] = datastores[i].spec.mbps;
-      capacity[ds_iops_res(i)] = datastores[i].spec.iops;
-    }
-    for (const auto& g : spec.golden_vms) {
-      const GuestProfile* profile = find_profile(g.profile);
-      Vm vm;
-      vm.name = g.name;
-      vm.created_by_front = "lab";
-      vm.golden = true;
-      vm.profile = g.profile;
-      vm.guest_os = profile->guest_os;
-      vm.cpu_count = profile->cpu_count;
-      vm.memory_mb = profile->memory_mb;
-      for (const auto& h : hosts) {
-        if (h.spec.name == g.host) vm.host_id = h.id, vm.cluster_id = h.cluster_id;
-      }
-      for (const auto& d : datastores) {
-        if (d.spec.name == g.datastore) vm.datastore_id = d.id;
-      }
-      vm.folder_id = datacenter.vm_folder_id;
-      for (const auto& f : folders) {
-        if (!g.folder.empty() && f.name == g.folder && f.type == "VIRTUAL_MACHINE") vm.folder_id = f.id;
-      }
-      vm.resource_pool_id = default_pool_for(vm.host_id);
-      insert_vm(std::move(vm));
-    }
-  }
+double Lab::Impl::real_now() const {
+  return start_unix + std::chrono::duration<double>(std::chrono::steady_clock::now() - anchor).count();
+}
 
-  const GuestProfile* find_profile(std::string_view name) const {
-    for (const auto& p : spec.profiles) {
-      if (p.name == name) return &p;
+void Lab::Impl::build_inventory() {
+  datacenter.id = "datacenter-2";
+  datacenter.name = spec.datacenter.name;
+  datacenter.vm_folder_id = "group-v3";
+  datacenter.host_folder_id = "group-h4";
+  datacenter.datastore_folder_id = "group-s5";
+  datacenter.network_folder_id = "group-n6";
+  folders.push_back({"group-d1", "Datacenters", "DATACENTER"});
+  folders.push_back({datacenter.vm_folder_id, "vm", "VIRTUAL_MACHINE"});
+  folders.push_back({datacenter.host_folder_id, "host", "HOST"});
+  folders.push_back({datacenter.datastore_folder_id, "datastore", "DATASTORE"});
+  folders.push_back({datacenter.network_folder_id, "network", "NETWORK"});
+  int next_folder = 100;
+  for (const auto& name : spec.folders) {
+    folders.push_back({fmt::format("group-v{}", next_folder++), name, "VIRTUAL_MACHINE"});
+  }
+  int next_pool = 80;
+  for (std::size_t i = 0; i < spec.clusters.size(); ++i) {
+    Cluster c;
+    c.id = fmt::format("domain-c{}", 8 + i);
+    c.name = spec.clusters[i].name;
+    c.resource_pool_id = fmt::format("resgroup-{}", next_pool++);
+    resource_pools.push_back({c.resource_pool_id, "Resources", c.id});
+    clusters.push_back(std::move(c));
+  }
+  for (const auto& name : spec.resource_pools) {
+    resource_pools.push_back({fmt::format("resgroup-{}", next_pool++), name,
+                              clusters.empty() ? std::string() : clusters.front().id});
+  }
+  for (std::size_t i = 0; i < spec.hosts.size(); ++i) {
+    Host h;
+    h.id = fmt::format("host-{}", 20 + i);
+    h.spec = spec.hosts[i];
+    for (const auto& c : clusters) {
+      if (c.name == h.spec.cluster) h.cluster_id = c.id;
     }
-    return nullptr;
+    hosts.push_back(std::move(h));
   }
-
-  std::string default_pool_for(const std::string& host_id) const {
-    const std::size_t h = host_index(host_id);
-    if (h < hosts.size() && !hosts[h].cluster_id.empty()) {
-      for (const auto& c : clusters) {
-        if (c.id == hosts[h].cluster_id) return c.resource_pool_id;
-      }
-    }
-    return resource_pools.empty() ? std::string() : resource_pools.front().id;
+  for (std::size_t i = 0; i < spec.datastores.size(); ++i) {
+    datastores.push_back({fmt::format("datastore-{}", 50 + i), spec.datastores[i], 0.0});
   }
-
-  Vm& insert_vm(Vm vm) {
-    const std::uint64_t number = next_vm++;
-    vm.id = fmt::format("vm-{}", number);
-    vm.created_at = now_;
-    vm.resource_version = ++resource_version;
-    vm_by_name[name_key(vm.namespace_, vm.name)] = number;
-    Vm& stored = vms.emplace(number, std::move(vm)).first->second;
-    notify(VmEvent::Type::added, stored, std::nullopt);
-    return stored;
-  }
-
-  Vm* vm_ptr(std::string_view id) {
-    const auto n = vm_number(id);
-    if (!n) return nullptr;
-    auto it = vms.find(*n);
-    return it == vms.end() ? nullptr : &it->second;
-  }
-
-  void notify(VmEvent::Type type, const Vm& vm, std::optional<Milestone> milestone) {
-    if (subscribers.empty()) return;
-    // Copy: a subscriber may unsubscribe (or subscribe) from inside its callback.
-    std::vector<std::function<void(const VmEvent&)>> targets;
-    targets.reserve(subscribers.size());
-    for (const auto& [id, fn] : subscribers) targets.push_back(fn);
-    const VmEvent event{type, vm, milestone};
-    for (const auto& fn : targets) fn(event);
-  }
-
-  void changed(Vm& vm, std::optional<Milestone> milestone = std::nullopt) {
-    vm.resource_version = ++resource_version;
-    notify(VmEvent::Type::modified, vm, milestone);
-  }
-
-  // ---- events ----
-  std::uint64_t schedule_at(double time, std::function<void()> fn) {
-    const std::uint64_t id = next_event++;
-    events.push(Event{std::max(time, now_), id});
-    event_fns.emplace(id, std::move(fn));
-    return id;
-  }
-  void cancel_event(std::uint64_t id) { event_fns.erase(id); }
-  double next_event_time() {
-    while (!events.empty() && !event_fns.count(events.top().seq)) events.pop();
-    return events.empty() ? kInf : events.top().time;
-  }
-
-  // ---- flows ----
-  int class_for(std::vector<std::pair<int, double>> uses, double cap) {
-    std::string key = fmt::format("{}", cap);
-    for (const auto& [r, c] : uses) key += fmt::format("|{}:{}", r, c);
-    auto it = class_index.find(key);
-    if (it != class_index.end()) return it->second;
-    FlowClass cls;
-    cls.uses = std::move(uses);
-    cls.cap = cap;
-    classes.push_back(std::move(cls));
-    const int index = static_cast<int>(classes.size() - 1);
-    class_index.emplace(std::move(key), index);
-    return index;
-  }
-
-  std::uint64_t add_flow(int cls, double work, std::function<void()> done) {
-    settle(now_);
-    const std::uint64_t id = next_flow++;
-    FlowClass& c = classes[cls];
-    c.finishes.push({c.service + work, id});
-    ++c.count;
-    flows.emplace(id, FlowRecord{cls, std::move(done)});
-    dirty = true;
-    ++stats.active_flows;
-    return id;
-  }
-
-  void remove_flow(std::uint64_t id) {
-    auto it = flows.find(id);
-    if (it == flows.end()) return;
-    settle(now_);
-    --classes[it->second.cls].count;
-    flows.erase(it);
-    dirty = true;
-    --stats.active_flows;
-  }
-
-  void settle(double t) {
-    const double dt = t - settled_at;
-    if (dt <= 0) return;
-    for (auto& c : classes) {
-      if (c.count > 0 && c.rate < kInf) c.service += c.rate * dt;
-    }
-    settled_at = t;
-  }
-
-  void recompute() {
-    std::vector<ShareDemand> demands;
-    std::vector<int> active;
-    for (std::size_t i = 0; i < classes.size(); ++i) {
-      if (classes[i].count == 0) {
-        classes[i].rate = 0;
-        continue;
-      }
-      active.push_back(static_cast<int>(i));
-      demands.push_back(ShareDemand{classes[i].uses, classes[i].cap, static_cast<double>(classes[i].count)});
-    }
-    const auto rates = max_min_fair_rates(capacity, demands);
-    next_flow_time = kInf;
-    for (std::size_t k = 0; k < active.size(); ++k) {
-      FlowClass& c = classes[active[k]];
-      c.rate = rates[k];
-      drop_cancelled(c);
-      if (c.finishes.empty() || c.rate <= 0) continue;
-      const double remaining = std::max(0.0, c.finishes.top().first - c.service);
-      const double t = c.rate == kInf ? settled_at : settled_at + remaining / c.rate;
-      next_flow_time = std::min(next_flow_time, t);
-    }
-    dirty = false;
-    ++stats.recomputes;
-  }
-
-  void drop_cancelled(FlowClass& c) {
-    while (!c.finishes.empty() && !flows.count(c.finishes.top().second)) c.finishes.pop();
-  }
-
-  // Completes every flow whose remaining work would take less than a microsecond at its rate: time is unix
-  // seconds in a double (resolution ~0.2 us), so a tighter test could stall on rounding.
-  void complete_due_flows() {
-    std::vector<std::function<void()>> done;
-    for (auto& c : classes) {
-      if (c.count == 0) continue;
-      const double slack = c.rate == kInf ? kInf : c.rate * 1e-6 + 1e-12 * std::abs(c.service);
-      for (;;) {
-        drop_cancelled(c);
-        if (c.finishes.empty() || c.finishes.top().first > c.service + slack) break;
-        const std::uint64_t id = c.finishes.top().second;
-        c.finishes.pop();
-        auto it = flows.find(id);
-        done.push_back(std::move(it->second.done));
-        flows.erase(it);
-        --c.count;
-        --stats.active_flows;
-        dirty = true;
-      }
-    }
-    for (auto& fn : done) {
-      if (fn) fn();
-    }
-  }
-
-  // ---- the loop ----
-  void process_until(double until) {
-    if (processing) return;
-    processing = true;
-    for (;;) {
-      if (dirty) recompute();
-      const double t = std::min(next_event_time(), next_flow_time);
-      if (t > until) break;
-      const double at = std::max(t, now_);
-      settle(at);
-      now_ = at;
-      if (next_flow_time <= now_) complete_due_flows();
-      while (next_event_time() <= now_) {
-        const std::uint64_t seq = events.top().seq;
-        events.pop();
-        auto it = event_fns.find(seq);
-        std::function<void()> fn = std::move(it->second);
-        event_fns.erase(it);
-        ++stats.events_processed;
-        fn();
-      }
-    }
-    if (until > now_ && until < kInf) {
-      settle(until);
-      now_ = until;
-    }
-    processing = false;
-  }
-
-  // Real mode: bring the model up to the wall clock before a mutation, and re-arm the timer after it.
-  void catch_up() {
-    if (!virtual_mode && !processing) process_until(real_now() + 1e-6);
-  }
-  void after_mutation() {
-    if (virtual_mode || processing) return;
-    process_until(now_);
-    arm_timer();
-  }
-  void arm_timer() {
-    if (virtual_mode || !timer) return;
-    if (dirty) recompute();
-    const double next = std::min(next_event_time(), next_flow_time);
-    timer->cancel();
-    if (next == kInf) return;
-    const auto delay = std::chrono::duration<double>(std::max(0.0, next - start_unix));
-    timer->expires_at(anchor + std::chrono::duration_cast<std::chrono::steady_clock::duration>(delay));
-    timer->async_wait([this, alive = alive](const boost::system::error_code& ec) {
-      if (ec || !*alive) return;
-      process_until(real_now() + 1e-6);
-      arm_timer();
-    });
-  }
-
-  // ---- boots ----
-  Boot& boot_of(std::uint64_t number) { return boots[number]; }
-
-  void cancel_boot(std::uint64_t number, const char* why) {
-    auto it = boots.find(number);
-    if (it == boots.end()) return;
-    Boot boot = std::move(it->second);
-    boots.erase(it);
-    for (auto f : boot.flows) remove_flow(f);
-    for (auto t : boot.timers) cancel_event(t);
-    if (boot.on_running) boot.on_running(make_error(ErrorKind::cancelled, why));
-    if (boot.on_off) boot.on_off(make_error(ErrorKind::cancelled, why));
-  }
-
-  void forget_id(std::vector<std::uint64_t>& ids, std::uint64_t id) {
-    auto it = std::find(ids.begin(), ids.end(), id);
-    if (it != ids.end()) ids.erase(it);
-  }
-
-  // Schedules fn for this VM's current boot generation; dropped if the boot was cancelled meanwhile.
-  void boot_timer(std::uint64_t number, double delay, std::function<void()> fn) {
-    Boot& boot = boot_of(number);
-    const std::uint64_t generation = boot.generation;
-    auto holder = std::make_shared<std::uint64_t>(0);
-    *holder = schedule_at(now_ + delay, [this, number, generation, holder, fn = std::move(fn)] {
-      auto it = boots.find(number);
-      if (it == boots.end() || it->second.generation != generation) return;
-      forget_id(it->second.timers, *holder);
-      fn();
-    });
-    boot.timers.push_back(*holder);
-  }
-
-  void set_milestone(Vm& vm, Milestone m) {
-    vm.milestones[static_cast<std::size_t>(m)] = now_;
-    vm.visible[static_cast<std::size_t>(m)] = virtual_mode ? now_ : std::max(now_, real_now());
-    changed(vm, m);
-  }
-
-  std::string guest_ip(std::uint64_t number) const {
-    return fmt::format("10.{}.{}.{}", (number / 62500) % 250 + 1, (number / 250) % 250, number % 250 + 2);
-  }
-
-  void reach_running(std::uint64_t number, bool boot_guest = true) {
-    Vm& vm = vms.at(number);
-    Boot& boot = boot_of(number);
-    boot.powering_on = false;
-    vm.power = PowerState::powered_on;
-    const std::size_t h = host_index(vm.host_id);
-    if (h < hosts.size()) {
-      hosts[h].memory_used_mb += vm.memory_mb;
-      ++hosts[h].running_vms;
-    }
-    for (auto& n : nodes) {
-      if (!vm.node.empty() && n.spec.name == vm.node) ++n.running_vms;
-    }
-    vm.current_phase = vm.never_boots ? "firmware" : "";
-    vm.guest_address = guest_ip(number);
-    set_milestone(vm, Milestone::running);
-    if (auto cb = std::move(boot.on_running)) {
-      boot.on_running = nullptr;
-      cb(Expected<void>{});
-    }
-    if (!vms.count(number) || !boots.count(number)) return;  // the callback deleted or stopped it
-    if (vm.never_boots || !boot_guest) return;  // never_boots: hangs in firmware, no phase ever completes
-    start_phase(number, 0);
-  }
-
-  void start_phase(std::uint64_t number, std::size_t index) {
-    Vm& vm = vms.at(number);
-    const GuestProfile* profile = find_profile(vm.profile);
-    Boot& boot = boot_of(number);
-    if (index >= profile->phases.size()) {
-      vm.current_phase.clear();
-      set_milestone(vm, Milestone::beacon);
-      if (beacon_hook && vm.guestinfo.count(std::string(kBeaconUrlKey))) beacon_hook(vm);
-      return;
-    }
-    const PhaseSpec& phase = profile->phases[index];
-    boot.phase = index;
-    vm.current_phase = phase.name;
-    double scale = 1.0;
-    if (phase.jitter > 0) {
-      scale = std::max(
-          0.2,
-          1.0 + phase.jitter * keyed_normal(seed, vm.name, static_cast<std::uint64_t>(vm.boot_count), index));
-    }
-    const std::size_t h = host_index(vm.host_id);
-    const std::size_t d = datastore_index(vm.datastore_id);
-    const std::uint64_t generation = boot.generation;
-    auto part_done = [this, number, generation, index] {
-      auto it = boots.find(number);
-      if (it == boots.end() || it->second.generation != generation) return;
-      if (--it->second.pending_parts == 0) end_phase(number, index);
-    };
-    boot.pending_parts = 1;  // guard: the phase cannot end while its parts are being added
-    const double mb = phase.mb_read * scale;
-    if (mb > 0 && h < hosts.size() && d < datastores.size()) {
-      const HostSpec& hs = hosts[h].spec;
-      const DatastoreSpec& ds = datastores[d].spec;
-      const double io_mb = profile->io_size_kb / 1000.0;
-      // Little's law on the guest's queue: rate <= outstanding I/Os x I/O size / per-I/O latency.
-      const double cap = profile->outstanding_ios * io_mb / ((hs.io_latency_ms + ds.latency_ms) / 1000.0);
-      const int cls = class_for(
-          {{link_res(h), 1.0}, {bus_res(h), 1.0}, {ds_bw_res(d), 1.0}, {ds_iops_res(d), 1.0 / io_mb}}, cap);
-      ++boot.pending_parts;
-      auto holder = std::make_shared<std::uint64_t>(0);
-      *holder = add_flow(cls, mb, [this, number, holder, part_done] {
-        if (auto it = boots.find(number); it != boots.end()) forget_id(it->second.flows, *holder);
-        part_done();
-      });
-      boot.flows.push_back(*holder);
-    }
-    const double cpu = phase.cpu_core_s * scale;
-    if (cpu > 0 && h < hosts.size()) {
-      const double cap = vm.cpu_count * hosts[h].spec.core_speed;
-      const int cls = class_for({{cpu_res(h), 1.0}}, cap);
-      ++boot.pending_parts;
-      auto holder = std::make_shared<std::uint64_t>(0);
-      *holder = add_flow(cls, cpu, [this, number, holder, part_done] {
-        if (auto it = boots.find(number); it != boots.end()) forget_id(it->second.flows, *holder);
-        part_done();
-      });
-      boot.flows.push_back(*holder);
-    }
-    const double fixed = phase.fixed_s * scale;
-    if (fixed > 0) {
-      ++boot.pending_parts;
-      boot_timer(number, fixed, part_done);
-    }
-    part_done();  // release the guard; ends the phase at once when it had no parts
-  }
-
-  void end_phase(std::uint64_t number, std::size_t index) {
-    Vm& vm = vms.at(number);
-    const GuestProfile* profile = find_profile(vm.profile);
-    const PhaseSpec& phase = profile->phases[index];
-    if (phase.name == profile->agent_phase && !vm.agent_never_starts) {
-      vm.tools = ToolsState::running;
-      set_milestone(vm, Milestone::guest_agent);
-      boot_timer(number, profile->ip_delay_s, [this, number] {
-        Vm& v = vms.at(number);
-        v.ip = guest_ip(number);
-        v.host_name = v.name;
-        set_milestone(v, Milestone::ip_assigned);
-      });
-    }
-    if (phase.name == profile->port_phase) {
-      boot_timer(number, profile->port_delay_s,
-                 [this, number] { set_milestone(vms.at(number), Milestone::port_open); });
-    }
-    if (!vms.count(number) || !boots.count(number)) return;
-    start_phase(number, index + 1);
-  }
-
-  void release_host(Vm& vm) {
-    if (vm.power != PowerState::powered_on) return;
-    const std::size_t h = host_index(vm.host_id);
-    if (h < hosts.size()) {
-      hosts[h].memory_used_mb -= vm.memory_mb;
-      --hosts[h].running_vms;
-    }
-    for (auto& n : nodes) {
-      if (!vm.node.empty() && n.spec.name == vm.node) --n.running_vms;
-    }
-  }
-
-  bool is_kube_vm(const Vm& vm) const { return vm.created_by_front == "kube" || !vm.namespace_.empty(); }
-
-  std::string least_loaded_host(const std::string& cluster_id) const {
-    const Host* best = nullptr;
+  for (const auto& n : spec.kube.nodes) {
+    Node node;
+    node.spec = n;
     for (const auto& h : hosts) {
-      if (h.spec.inventory != "vcenter") continue;
-      if (!cluster_id.empty() && h.cluster_id != cluster_id) continue;
-      if (!best || h.running_vms < best->running_vms) best = &h;
+      if (h.spec.name == n.host) node.host_id = h.id;
     }
-    return best ? best->id : std::string();
+    nodes.push_back(std::move(node));
   }
-
-  const Node* least_loaded_node() const {
-    const Node* best = nullptr;
-    for (const auto& n : nodes) {
-      if (!best || n.running_vms < best->running_vms) best = &n;
+  for (const auto& g : spec.golden_images) {
+    GoldenImage image;
+    image.spec = g;
+    const std::string& ds_name = g.datastore.empty() ? spec.kube.datastore : g.datastore;
+    for (const auto& d : datastores) {
+      if (d.spec.name == ds_name) image.datastore_id = d.id;
     }
-    return best;
+    golden_images.push_back(std::move(image));
   }
+  capacity.assign(hosts.size() * 3 + datastores.size() * 2, 0.0);
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    capacity[cpu_res(i)] = hosts[i].spec.cores * hosts[i].spec.core_speed;
+    capacity[link_res(i)] = hosts[i].spec.link_mbps;
+    capacity[bus_res(i)] = hosts[i].spec.bus_mbps;
+  }
+  for (std::size_t i = 0; i < datastores.size(); ++i) {
+    capacity[ds_bw_res(i)] = datastores[i].spec.mbps;
+    capacity[ds_iops_res(i)] = datastores[i].spec.iops;
+  }
+  for (const auto& g : spec.golden_vms) {
+    const GuestProfile* profile = find_profile(g.profile);
+    Vm vm;
+    vm.name = g.name;
+    vm.created_by_front = "lab";
+    vm.golden = true;
+    vm.profile = g.profile;
+    vm.guest_os = profile->guest_os;
+    vm.cpu_count = profile->cpu_count;
+    vm.memory_mb = profile->memory_mb;
+    for (const auto& h : hosts) {
+      if (h.spec.name == g.host) vm.host_id = h.id, vm.cluster_id = h.cluster_id;
+    }
+    for (const auto& d : datastores) {
+      if (d.spec.name == g.datastore) vm.datastore_id = d.id;
+    }
+    vm.folder_id = datacenter.vm_folder_id;
+    for (const auto& f : folders) {
+      if (!g.folder.empty() && f.name == g.folder && f.type == "VIRTUAL_MACHINE") vm.folder_id = f.id;
+    }
+    vm.resource_pool_id = default_pool_for(vm.host_id);
+    insert_vm(std::move(vm));
+  }
+}
 
-  // Power-on of an existing VM (validated by the caller): start_received now, then (kube: scheduled, then)
-  // running, then the boot phases.
-  Expected<void> power_on(std::uint64_t number, DoneCallback on_running, const PowerOnOptions& options) {
-    Vm& vm = vms.at(number);
-    auto existing = boots.find(number);
-    if (existing != boots.end() && existing->second.powering_off) {
-      return make_error(ErrorKind::conflict, fmt::format("VM '{}' is powering off.", vm.name));
+const GuestProfile* Lab::Impl::find_profile(std::string_view name) const {
+  for (const auto& p : spec.profiles) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+std::string Lab::Impl::default_pool_for(const std::string& host_id) const {
+  const std::size_t h = host_index(host_id);
+  if (h < hosts.size() && !hosts[h].cluster_id.empty()) {
+    for (const auto& c : clusters) {
+      if (c.id == hosts[h].cluster_id) return c.resource_pool_id;
     }
-    if (vm.power == PowerState::powered_on || (existing != boots.end() && existing->second.powering_on)) {
-      return make_error(ErrorKind::conflict, fmt::format("VM '{}' is already powered on.", vm.name));
+  }
+  return resource_pools.empty() ? std::string() : resource_pools.front().id;
+}
+
+Vm& Lab::Impl::insert_vm(Vm vm) {
+  const std::uint64_t number = next_vm++;
+  vm.id = fmt::format("vm-{}", number);
+  vm.created_at = now_;
+  vm.resource_version = ++resource_version;
+  vm_by_name[name_key(vm.namespace_, vm.name)] = number;
+  Vm& stored = vms.emplace(number, std::move(vm)).first->second;
+  notify(VmEvent::Type::added, stored, std::nullopt);
+  return stored;
+}
+
+Vm* Lab::Impl::vm_ptr(std::string_view id) {
+  const auto n = vm_number(id);
+  if (!n) return nullptr;
+  auto it = vms.find(*n);
+  return it == vms.end() ? nullptr : &it->second;
+}
+
+void Lab::Impl::notify(VmEvent::Type type, const Vm& vm, std::optional<Milestone> milestone) {
+  if (subscribers.empty()) return;
+  // Copy: a subscriber may unsubscribe (or subscribe) from inside its callback.
+  std::vector<std::function<void(const VmEvent&)>> targets;
+  targets.reserve(subscribers.size());
+  for (const auto& [id, fn] : subscribers) targets.push_back(fn);
+  const VmEvent event{type, vm, milestone};
+  for (const auto& fn : targets) fn(event);
+}
+
+void Lab::Impl::changed(Vm& vm, std::optional<Milestone> milestone) {
+  vm.resource_version = ++resource_version;
+  notify(VmEvent::Type::modified, vm, milestone);
+}
+
+std::uint64_t Lab::Impl::schedule_at(double time, std::function<void()> fn) {
+  const std::uint64_t id = next_event++;
+  events.push(Event{std::max(time, now_), id});
+  event_fns.emplace(id, std::move(fn));
+  return id;
+}
+
+double Lab::Impl::next_event_time() {
+  while (!events.empty() && !event_fns.count(events.top().seq)) events.pop();
+  return events.empty() ? kInf : events.top().time;
+}
+
+int Lab::Impl::class_for(std::vector<std::pair<int, double>> uses, double cap) {
+  std::string key = fmt::format("{}", cap);
+  for (const auto& [r, c] : uses) key += fmt::format("|{}:{}", r, c);
+  auto it = class_index.find(key);
+  if (it != class_index.end()) return it->second;
+  FlowClass cls;
+  cls.uses = std::move(uses);
+  cls.cap = cap;
+  classes.push_back(std::move(cls));
+  const int index = static_cast<int>(classes.size() - 1);
+  class_index.emplace(std::move(key), index);
+  return index;
+}
+
+std::uint64_t Lab::Impl::add_flow(int cls, double work, std::function<void()> done) {
+  settle(now_);
+  const std::uint64_t id = next_flow++;
+  FlowClass& c = classes[cls];
+  c.finishes.push({c.service + work, id});
+  ++c.count;
+  flows.emplace(id, FlowRecord{cls, std::move(done)});
+  dirty = true;
+  ++stats.active_flows;
+  return id;
+}
+
+void Lab::Impl::remove_flow(std::uint64_t id) {
+  auto it = flows.find(id);
+  if (it == flows.end()) return;
+  settle(now_);
+  --classes[it->second.cls].count;
+  flows.erase(it);
+  dirty = true;
+  --stats.active_flows;
+}
+
+void Lab::Impl::settle(double t) {
+  const double dt = t - settled_at;
+  if (dt <= 0) return;
+  for (auto& c : classes) {
+    if (c.count > 0 && c.rate < kInf) c.service += c.rate * dt;
+  }
+  settled_at = t;
+}
+
+void Lab::Impl::recompute() {
+  std::vector<ShareDemand> demands;
+  std::vector<int> active;
+  for (std::size_t i = 0; i < classes.size(); ++i) {
+    if (classes[i].count == 0) {
+      classes[i].rate = 0;
+      continue;
     }
-    const GuestProfile* profile = find_profile(vm.profile);
-    const bool kube = is_kube_vm(vm);
-    const Node* node = nullptr;
-    if (kube) {
-      if (!options.node.empty()) {
-        for (const auto& n : nodes) {
-          if (n.spec.name == options.node) node = &n;
-        }
-        if (!node) return make_error(ErrorKind::not_found, fmt::format("Node '{}' not found.", options.node));
-      } else {
-        node = least_loaded_node();
-      }
-      if (!node) return make_error(ErrorKind::conflict, "The lab has no Kubernetes node to schedule on.");
+    active.push_back(static_cast<int>(i));
+    demands.push_back(ShareDemand{classes[i].uses, classes[i].cap, static_cast<double>(classes[i].count)});
+  }
+  const auto rates = max_min_fair_rates(capacity, demands);
+  next_flow_time = kInf;
+  for (std::size_t k = 0; k < active.size(); ++k) {
+    FlowClass& c = classes[active[k]];
+    c.rate = rates[k];
+    drop_cancelled(c);
+    if (c.finishes.empty() || c.rate <= 0) continue;
+    const double remaining = std::max(0.0, c.finishes.top().first - c.service);
+    const double t = c.rate == kInf ? settled_at : settled_at + remaining / c.rate;
+    next_flow_time = std::min(next_flow_time, t);
+  }
+  dirty = false;
+  ++stats.recomputes;
+}
+
+void Lab::Impl::drop_cancelled(FlowClass& c) {
+  while (!c.finishes.empty() && !flows.count(c.finishes.top().second)) c.finishes.pop();
+}
+
+// Completes every flow whose remaining work would take less than a microsecond at its rate: time is unix
+// seconds in a double (resolution ~0.2 us), so a tighter test could stall on rounding.
+void Lab::Impl::complete_due_flows() {
+  std::vector<std::function<void()>> done;
+  for (auto& c : classes) {
+    if (c.count == 0) continue;
+    const double slack = c.rate == kInf ? kInf : c.rate * 1e-6 + 1e-12 * std::abs(c.service);
+    for (;;) {
+      drop_cancelled(c);
+      if (c.finishes.empty() || c.finishes.top().first > c.service + slack) break;
+      const std::uint64_t id = c.finishes.top().second;
+      c.finishes.pop();
+      auto it = flows.find(id);
+      done.push_back(std::move(it->second.done));
+      flows.erase(it);
+      --c.count;
+      --stats.active_flows;
+      dirty = true;
     }
-    const std::string host_id = kube ? node->host_id : vm.host_id;
-    const std::size_t h = host_index(host_id);
-    if (h >= hosts.size()) {
-      return make_error(ErrorKind::invalid_input, fmt::format("VM '{}' has no host to run on.", vm.name));
+  }
+  for (auto& fn : done) {
+    if (fn) fn();
+  }
+}
+
+void Lab::Impl::process_until(double until) {
+  if (processing) return;
+  processing = true;
+  for (;;) {
+    if (dirty) recompute();
+    const double t = std::min(next_event_time(), next_flow_time);
+    if (t > until) break;
+    const double at = std::max(t, now_);
+    settle(at);
+    now_ = at;
+    if (next_flow_time <= now_) complete_due_flows();
+    while (next_event_time() <= now_) {
+      const std::uint64_t seq = events.top().seq;
+      events.pop();
+      auto it = event_fns.find(seq);
+      std::function<void()> fn = std::move(it->second);
+      event_fns.erase(it);
+      ++stats.events_processed;
+      fn();
     }
-    if (hosts[h].memory_used_mb + vm.memory_mb > hosts[h].spec.memory_gb * 1024) {
-      return make_error(
-          ErrorKind::conflict,
-          fmt::format("Host '{}' has not enough free memory to power on '{}'.", hosts[h].spec.name, vm.name));
-    }
-    ++vm.boot_count;
-    vm.start_received = now_;
-    vm.milestones = {};
-    vm.visible = {};
-    vm.delivered = {};
+  }
+  if (until > now_ && until < kInf) {
+    settle(until);
+    now_ = until;
+  }
+  processing = false;
+}
+
+void Lab::Impl::catch_up() {
+  if (!virtual_mode && !processing) process_until(real_now() + 1e-6);
+}
+
+void Lab::Impl::after_mutation() {
+  if (virtual_mode || processing) return;
+  process_until(now_);
+  arm_timer();
+}
+
+void Lab::Impl::arm_timer() {
+  if (virtual_mode || !timer) return;
+  if (dirty) recompute();
+  const double next = std::min(next_event_time(), next_flow_time);
+  timer->cancel();
+  if (next == kInf) return;
+  const auto delay = std::chrono::duration<double>(std::max(0.0, next - start_unix));
+  timer->expires_at(anchor + std::chrono::duration_cast<std::chrono::steady_clock::duration>(delay));
+  timer->async_wait([this, alive = alive](const boost::system::error_code& ec) {
+    if (ec || !*alive) return;
+    process_until(real_now() + 1e-6);
+    arm_timer();
+  });
+}
+
+void Lab::Impl::cancel_boot(std::uint64_t number, const char* why) {
+  auto it = boots.find(number);
+  if (it == boots.end()) return;
+  Boot boot = std::move(it->second);
+  boots.erase(it);
+  for (auto f : boot.flows) remove_flow(f);
+  for (auto t : boot.timers) cancel_event(t);
+  if (boot.on_running) boot.on_running(make_error(ErrorKind::cancelled, why));
+  if (boot.on_off) boot.on_off(make_error(ErrorKind::cancelled, why));
+}
+
+void Lab::Impl::forget_id(std::vector<std::uint64_t>& ids, std::uint64_t id) {
+  auto it = std::find(ids.begin(), ids.end(), id);
+  if (it != ids.end()) ids.erase(it);
+}
+
+void Lab::Impl::boot_timer(std::uint64_t number, double delay, std::function<void()> fn) {
+  Boot& boot = boot_of(number);
+  const std::uint64_t generation = boot.generation;
+  auto holder = std::make_shared<std::uint64_t>(0);
+  *holder = schedule_at(now_ + delay, [this, number, generation, holder, fn = std::move(fn)] {
+    auto it = boots.find(number);
+    if (it == boots.end() || it->second.generation != generation) return;
+    forget_id(it->second.timers, *holder);
+    fn();
+  });
+  boot.timers.push_back(*holder);
+}
+
+void Lab::Impl::set_milestone(Vm& vm, Milestone m) {
+  vm.milestones[static_cast<std::size_t>(m)] = now_;
+  vm.visible[static_cast<std::size_t>(m)] = virtual_mode ? now_ : std::max(now_, real_now());
+  changed(vm, m);
+}
+
+std::string Lab::Impl::guest_ip(std::uint64_t number) const {
+  return fmt::format("10.{}.{}.{}", (number / 62500) % 250 + 1, (number / 250) % 250, number % 250 + 2);
+}
+
+void Lab::Impl::reach_running(std::uint64_t number, bool boot_guest) {
+  Vm& vm = vms.at(number);
+  Boot& boot = boot_of(number);
+  boot.powering_on = false;
+  vm.power = PowerState::powered_on;
+  const std::size_t h = host_index(vm.host_id);
+  if (h < hosts.size()) {
+    hosts[h].memory_used_mb += vm.memory_mb;
+    ++hosts[h].running_vms;
+  }
+  for (auto& n : nodes) {
+    if (!vm.node.empty() && n.spec.name == vm.node) ++n.running_vms;
+  }
+  vm.current_phase = vm.never_boots ? "firmware" : "";
+  vm.guest_address = guest_ip(number);
+  set_milestone(vm, Milestone::running);
+  if (auto cb = std::move(boot.on_running)) {
+    boot.on_running = nullptr;
+    cb(Expected<void>{});
+  }
+  if (!vms.count(number) || !boots.count(number)) return;  // the callback deleted or stopped it
+  if (vm.never_boots || !boot_guest) return;  // never_boots: hangs in firmware, no phase ever completes
+  start_phase(number, 0);
+}
+
+void Lab::Impl::start_phase(std::uint64_t number, std::size_t index) {
+  Vm& vm = vms.at(number);
+  const GuestProfile* profile = find_profile(vm.profile);
+  Boot& boot = boot_of(number);
+  if (index >= profile->phases.size()) {
     vm.current_phase.clear();
-    const auto boot_index = static_cast<std::uint64_t>(vm.boot_count);
-    vm.never_boots = listed(faults.never_boot_vms, vm.name) ||
-                     (faults.never_boot_rate > 0 &&
-                      keyed_uniform(seed, vm.name, boot_index, 0xB007) < faults.never_boot_rate);
-    vm.agent_never_starts =
-        listed(faults.agent_never_starts_vms, vm.name) ||
-        (faults.agent_never_starts_rate > 0 &&
-         keyed_uniform(seed, vm.name, boot_index, 0xA6E7) < faults.agent_never_starts_rate);
-    Boot& boot = boot_of(number);
-    boot = Boot{};
-    boot.generation = next_generation++;
-    boot.powering_on = true;
-    boot.on_running = std::move(on_running);
-    changed(vm);
-    if (kube) {
-      const std::string node_name = node->spec.name;
-      boot_timer(number, spec.kube.schedule_delay_s, [this, number, node_name, host_id] {
-        Vm& v = vms.at(number);
-        v.node = node_name;
-        v.host_id = host_id;
-        v.cluster_id = hosts[host_index(host_id)].cluster_id;
-        set_milestone(v, Milestone::scheduled);
-        boot_timer(number, spec.kube.launcher_start_s, [this, number] { reach_running(number); });
-      });
-    } else {
-      boot_timer(number, profile->power_on_s, [this, number] { reach_running(number); });
-    }
-    return {};
+    set_milestone(vm, Milestone::beacon);
+    if (beacon_hook && vm.guestinfo.count(std::string(kBeaconUrlKey))) beacon_hook(vm);
+    return;
   }
+  const PhaseSpec& phase = profile->phases[index];
+  boot.phase = index;
+  vm.current_phase = phase.name;
+  double scale = 1.0;
+  if (phase.jitter > 0) {
+    scale = std::max(
+        0.2,
+        1.0 + phase.jitter * keyed_normal(seed, vm.name, static_cast<std::uint64_t>(vm.boot_count), index));
+  }
+  const std::size_t h = host_index(vm.host_id);
+  const std::size_t d = datastore_index(vm.datastore_id);
+  const std::uint64_t generation = boot.generation;
+  auto part_done = [this, number, generation, index] {
+    auto it = boots.find(number);
+    if (it == boots.end() || it->second.generation != generation) return;
+    if (--it->second.pending_parts == 0) end_phase(number, index);
+  };
+  boot.pending_parts = 1;  // guard: the phase cannot end while its parts are being added
+  const double mb = phase.mb_read * scale;
+  if (mb > 0 && h < hosts.size() && d < datastores.size()) {
+    const HostSpec& hs = hosts[h].spec;
+    const DatastoreSpec& ds = datastores[d].spec;
+    const double io_mb = profile->io_size_kb / 1000.0;
+    // Little's law on the guest's queue: rate <= outstanding I/Os x I/O size / per-I/O latency.
+    const double cap = profile->outstanding_ios * io_mb / ((hs.io_latency_ms + ds.latency_ms) / 1000.0);
+    const int cls = class_for(
+        {{link_res(h), 1.0}, {bus_res(h), 1.0}, {ds_bw_res(d), 1.0}, {ds_iops_res(d), 1.0 / io_mb}}, cap);
+    ++boot.pending_parts;
+    auto holder = std::make_shared<std::uint64_t>(0);
+    *holder = add_flow(cls, mb, [this, number, holder, part_done] {
+      if (auto it = boots.find(number); it != boots.end()) forget_id(it->second.flows, *holder);
+      part_done();
+    });
+    boot.flows.push_back(*holder);
+  }
+  const double cpu = phase.cpu_core_s * scale;
+  if (cpu > 0 && h < hosts.size()) {
+    const double cap = vm.cpu_count * hosts[h].spec.core_speed;
+    const int cls = class_for({{cpu_res(h), 1.0}}, cap);
+    ++boot.pending_parts;
+    auto holder = std::make_shared<std::uint64_t>(0);
+    *holder = add_flow(cls, cpu, [this, number, holder, part_done] {
+      if (auto it = boots.find(number); it != boots.end()) forget_id(it->second.flows, *holder);
+      part_done();
+    });
+    boot.flows.push_back(*holder);
+  }
+  const double fixed = phase.fixed_s * scale;
+  if (fixed > 0) {
+    ++boot.pending_parts;
+    boot_timer(number, fixed, part_done);
+  }
+  part_done();  // release the guard; ends the phase at once when it had no parts
+}
 
-  void resume_instant_clone(std::uint64_t number) {
-    Vm& vm = vms.at(number);
-    ++vm.boot_count;
-    vm.start_received = now_;
-    Boot& boot = boot_of(number);
-    boot = Boot{};
-    boot.generation = next_generation++;
-    boot.powering_on = true;
-    reach_running(number, /*boot_guest=*/false);
-    const GuestProfile* profile = find_profile(vm.profile);
-    boot_timer(number, profile->instant_resume_s, [this, number] {
+void Lab::Impl::end_phase(std::uint64_t number, std::size_t index) {
+  Vm& vm = vms.at(number);
+  const GuestProfile* profile = find_profile(vm.profile);
+  const PhaseSpec& phase = profile->phases[index];
+  if (phase.name == profile->agent_phase && !vm.agent_never_starts) {
+    vm.tools = ToolsState::running;
+    set_milestone(vm, Milestone::guest_agent);
+    boot_timer(number, profile->ip_delay_s, [this, number] {
       Vm& v = vms.at(number);
-      v.current_phase.clear();
-      v.tools = ToolsState::running;
-      set_milestone(v, Milestone::guest_agent);
       v.ip = guest_ip(number);
       v.host_name = v.name;
       set_milestone(v, Milestone::ip_assigned);
-      set_milestone(v, Milestone::port_open);
-      set_milestone(v, Milestone::beacon);
-      if (beacon_hook && v.guestinfo.count(std::string(kBeaconUrlKey))) beacon_hook(v);
     });
   }
-
-  bool clone_fault(const std::string& host_id, std::string_view name) {
-    const std::size_t h = host_index(host_id);
-    if (h < hosts.size() && listed(faults.clone_failure_hosts, hosts[h].spec.name)) return true;
-    return faults.clone_failure_rate > 0 &&
-           keyed_uniform(seed, name, next_operation, 0xC10E) < faults.clone_failure_rate;
+  if (phase.name == profile->port_phase) {
+    boot_timer(number, profile->port_delay_s,
+               [this, number] { set_milestone(vms.at(number), Milestone::port_open); });
   }
-};
+  if (!vms.count(number) || !boots.count(number)) return;
+  start_phase(number, index + 1);
+}
 
-// ---------------------------------------------------------------------------------------------------------
+void Lab::Impl::release_host(Vm& vm) {
+  if (vm.power != PowerState::powered_on) return;
+  const std::size_t h = host_index(vm.host_id);
+  if (h < hosts.size()) {
+    hosts[h].memory_used_mb -= vm.memory_mb;
+    --hosts[h].running_vms;
+  }
+  for (auto& n : nodes) {
+    if (!vm.node.empty() && n.spec.name == vm.node) --n.running_vms;
+  }
+}
+
+std::string Lab::Impl::least_loaded_host(const std::string& cluster_id) const {
+  const Host* best = nullptr;
+  for (const auto& h : hosts) {
+    if (h.spec.inventory != "vcenter") continue;
+    if (!cluster_id.empty() && h.cluster_id != cluster_id) continue;
+    if (!best || h.running_vms < best->running_vms) best = &h;
+  }
+  return best ? best->id : std::string();
+}
+
+const Node* Lab::Impl::least_loaded_node() const {
+  const Node* best = nullptr;
+  for (const auto& n : nodes) {
+    if (!best || n.running_vms < best->running_vms) best = &n;
+  }
+  return best;
+}
+
+Expected<void> Lab::Impl::power_on(std::uint64_t number, DoneCallback on_running,
+                                   const PowerOnOptions& options) {
+  Vm& vm = vms.at(number);
+  auto existing = boots.find(number);
+  if (existing != boots.end() && existing->second.powering_off) {
+    return make_error(ErrorKind::conflict, fmt::format("VM '{}' is powering off.", vm.name));
+  }
+  if (vm.power == PowerState::powered_on || (existing != boots.end() && existing->second.powering_on)) {
+    return make_error(ErrorKind::conflict, fmt::format("VM '{}' is already powered on.", vm.name));
+  }
+  const GuestProfile* profile = find_profile(vm.profile);
+  const bool kube = is_kube_vm(vm);
+  const Node* node = nullptr;
+  if (kube) {
+    if (!options.node.empty()) {
+      for (const auto& n : nodes) {
+        if (n.spec.name == options.node) node = &n;
+      }
+      if (!node) return make_error(ErrorKind::not_found, fmt::format("Node '{}' not found.", options.node));
+    } else {
+      node = least_loaded_node();
+    }
+    if (!node) return make_error(ErrorKind::conflict, "The lab has no Kubernetes node to schedule on.");
+  }
+  const std::string host_id = kube ? node->host_id : vm.host_id;
+  const std::size_t h = host_index(host_id);
+  if (h >= hosts.size()) {
+    return make_error(ErrorKind::invalid_input, fmt::format("VM '{}' has no host to run on.", vm.name));
+  }
+  if (hosts[h].memory_used_mb + vm.memory_mb > hosts[h].spec.memory_gb * 1024) {
+    return make_error(
+        ErrorKind::conflict,
+        fmt::format("Host '{}' has not enough free memory to power on '{}'.", hosts[h].spec.name, vm.name));
+  }
+  ++vm.boot_count;
+  vm.start_received = now_;
+  vm.milestones = {};
+  vm.visible = {};
+  vm.delivered = {};
+  vm.current_phase.clear();
+  const auto boot_index = static_cast<std::uint64_t>(vm.boot_count);
+  vm.never_boots = listed(faults.never_boot_vms, vm.name) ||
+                   (faults.never_boot_rate > 0 &&
+                    keyed_uniform(seed, vm.name, boot_index, 0xB007) < faults.never_boot_rate);
+  vm.agent_never_starts = listed(faults.agent_never_starts_vms, vm.name) ||
+                          (faults.agent_never_starts_rate > 0 &&
+                           keyed_uniform(seed, vm.name, boot_index, 0xA6E7) < faults.agent_never_starts_rate);
+  Boot& boot = boot_of(number);
+  boot = Boot{};
+  boot.generation = next_generation++;
+  boot.powering_on = true;
+  boot.on_running = std::move(on_running);
+  changed(vm);
+  if (kube) {
+    const std::string node_name = node->spec.name;
+    boot_timer(number, spec.kube.schedule_delay_s, [this, number, node_name, host_id] {
+      Vm& v = vms.at(number);
+      v.node = node_name;
+      v.host_id = host_id;
+      v.cluster_id = hosts[host_index(host_id)].cluster_id;
+      set_milestone(v, Milestone::scheduled);
+      boot_timer(number, spec.kube.launcher_start_s, [this, number] { reach_running(number); });
+    });
+  } else {
+    boot_timer(number, profile->power_on_s, [this, number] { reach_running(number); });
+  }
+  return {};
+}
+
+void Lab::Impl::resume_instant_clone(std::uint64_t number) {
+  Vm& vm = vms.at(number);
+  ++vm.boot_count;
+  vm.start_received = now_;
+  Boot& boot = boot_of(number);
+  boot = Boot{};
+  boot.generation = next_generation++;
+  boot.powering_on = true;
+  reach_running(number, /*boot_guest=*/false);
+  const GuestProfile* profile = find_profile(vm.profile);
+  boot_timer(number, profile->instant_resume_s, [this, number] {
+    Vm& v = vms.at(number);
+    v.current_phase.clear();
+    v.tools = ToolsState::running;
+    set_milestone(v, Milestone::guest_agent);
+    v.ip = guest_ip(number);
+    v.host_name = v.name;
+    set_milestone(v, Milestone::ip_assigned);
+    set_milestone(v, Milestone::port_open);
+    set_milestone(v, Milestone::beacon);
+    if (beacon_hook && v.guestinfo.count(std::string(kBeaconUrlKey))) beacon_hook(v);
+  });
+}
+
+bool Lab::Impl::clone_fault(const std::string& host_id, std::string_view name) {
+  const std::size_t h = host_index(host_id);
+  if (h < hosts.size() && listed(faults.clone_failure_hosts, hosts[h].spec.name)) return true;
+  return faults.clone_failure_rate > 0 &&
+         keyed_uniform(seed, name, next_operation, 0xC10E) < faults.clone_failure_rate;
+}
 
 Lab::Lab(LabSpec spec, LabOptions options) : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
