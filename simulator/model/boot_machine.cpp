@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
 
 #include "simulator/model/detail/keyed_random.hpp"
 #include "simulator/model/detail/lab_impl.hpp"
@@ -173,7 +174,8 @@ void Lab::Impl::release_host(Vm& vm) {
   }
 }
 
-Expected<void> Lab::Impl::power_on(std::uint64_t number, DoneCallback on_running, const PowerOnOptions& options) {
+Expected<void> Lab::Impl::power_on(std::uint64_t number, DoneCallback on_running,
+                                   const PowerOnOptions& options) {
   Vm& vm = vms.at(number);
   auto existing = boots.find(number);
   if (existing != boots.end() && existing->second.powering_off) {
@@ -216,10 +218,9 @@ Expected<void> Lab::Impl::power_on(std::uint64_t number, DoneCallback on_running
   vm.never_boots = listed(faults.never_boot_vms, vm.name) ||
                    (faults.never_boot_rate > 0 &&
                     keyed_uniform(seed, vm.name, boot_index, 0xB007) < faults.never_boot_rate);
-  vm.agent_never_starts =
-      listed(faults.agent_never_starts_vms, vm.name) ||
-      (faults.agent_never_starts_rate > 0 &&
-       keyed_uniform(seed, vm.name, boot_index, 0xA6E7) < faults.agent_never_starts_rate);
+  vm.agent_never_starts = listed(faults.agent_never_starts_vms, vm.name) ||
+                          (faults.agent_never_starts_rate > 0 &&
+                           keyed_uniform(seed, vm.name, boot_index, 0xA6E7) < faults.agent_never_starts_rate);
   Boot& boot = boot_of(number);
   boot = Boot{};
   boot.generation = next_generation++;

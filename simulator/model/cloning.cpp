@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <memory>
+
 #include "simulator/model/detail/keyed_random.hpp"
 #include "simulator/model/detail/lab_impl.hpp"
 

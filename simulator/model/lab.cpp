@@ -1,22 +1,15 @@
+// The Lab facade: construction from the spec, the names of the model's enums, faults and the fronts' seeded
+// RNG. The rest of the API is implemented by the part of the model it belongs to (see detail/lab_impl.hpp).
 #include "simulator/model/lab.hpp"
-
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <boost/asio/steady_timer.hpp>
-#include <cassert>
 #include <chrono>
-#include <cmath>
-#include <limits>
-#include <nlohmann/json.hpp>
-#include <queue>
-#include <random>
-#include <unordered_map>
-#include <unordered_set>
+#include <memory>
+#include <stdexcept>
 
 #include "simulator/model/detail/keyed_random.hpp"
 #include "simulator/model/detail/lab_impl.hpp"
-#include "simulator/model/fair_share.hpp"
 
 namespace bootstorm::sim::model {
 
