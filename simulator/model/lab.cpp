@@ -7,28 +7,26 @@
 #include <chrono>
 #include <memory>
 #include <stdexcept>
+#include <string_view>
 
+#include "common/milestone_names.hpp"
 #include "simulator/model/detail/keyed_random.hpp"
 #include "simulator/model/detail/lab_impl.hpp"
 
 namespace bootstorm::sim::model {
 
+namespace {
+
+// The lab times milestones from `scheduled` on: its Milestone is the tail of the shared list of names.
+constexpr std::size_t kFirstLabMilestone = 2;
+static_assert(std::string_view(kMilestoneNames[kFirstLabMilestone]) == "scheduled");
+static_assert(kFirstLabMilestone + kMilestoneCount == kMilestoneNames.size());
+
+}  // namespace
+
 const char* to_string(Milestone milestone) noexcept {
-  switch (milestone) {
-    case Milestone::scheduled:
-      return "scheduled";
-    case Milestone::running:
-      return "running";
-    case Milestone::guest_agent:
-      return "guest_agent";
-    case Milestone::ip_assigned:
-      return "ip_assigned";
-    case Milestone::port_open:
-      return "port_open";
-    case Milestone::beacon:
-      return "beacon";
-  }
-  return "unknown";
+  const auto index = static_cast<std::size_t>(milestone);
+  return index < kMilestoneCount ? milestone_name(kFirstLabMilestone + index) : "unknown";
 }
 
 const char* to_string(PowerState state) noexcept {
