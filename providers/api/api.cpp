@@ -1,31 +1,16 @@
 #include <map>
 #include <mutex>
 
+#include "common/milestone_names.hpp"
 #include "providers/api/milestone.hpp"
 #include "providers/api/provider.hpp"
 
 namespace bootstorm::api {
 
+static_assert(kMilestoneNames.size() == kMilestoneCount, "one name per api::Milestone, in enum order");
+
 std::string_view to_string(Milestone m) noexcept {
-  switch (m) {
-    case Milestone::start_requested:
-      return "start_requested";
-    case Milestone::start_acknowledged:
-      return "start_acknowledged";
-    case Milestone::scheduled:
-      return "scheduled";
-    case Milestone::running:
-      return "running";
-    case Milestone::guest_agent:
-      return "guest_agent";
-    case Milestone::ip_assigned:
-      return "ip_assigned";
-    case Milestone::port_open:
-      return "port_open";
-    case Milestone::beacon:
-      return "beacon";
-  }
-  return "unknown";
+  return milestone_name(static_cast<std::size_t>(m));
 }
 
 std::optional<Milestone> milestone_from_string(std::string_view name) noexcept {

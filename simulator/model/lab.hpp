@@ -502,8 +502,8 @@ class Lab {
   // ---- Ground truth ----
   // {"vms":[{"name","id","namespace","host","node","startReceived":<unix s>,"milestones":{...}}]} — VMs
   // that have received a start request.
-  // Since the timing work, every entry also has "visible": {<milestone>: <unix s>} (see Vm::visible) and,
-  // when a front pushed the change to a client, "delivered": {...} (see Vm::delivered).
+  // Every entry also has "visible": {<milestone>: <unix s>} (see Vm::visible) and, when a front pushed the
+  // change to a client, "delivered": {...} (see Vm::delivered).
   std::string truth_json() const;
   // A front pushed milestone `m` of VM `id` to a client at `at` (unix s); the first call per boot wins.
   void note_milestone_delivered(std::string_view id, Milestone m, double at);

@@ -1,0 +1,58 @@
+// Ground truth: what really happened to every started VM (true, visible and delivered milestone times),
+// served as /_lab/truth with the fronts' own sections.
+
+#include <nlohmann/json.hpp>
+
+#include "simulator/model/detail/lab_impl.hpp"
+
+namespace bootstorm::sim::model {
+
+std::string Lab::truth_json() const {
+  nlohmann::json vms = nlohmann::json::array();
+  for (const auto& [number, vm] : impl_->vms) {
+    if (!vm.start_received) continue;
+    nlohmann::json milestones = nlohmann::json::object();
+    for (std::size_t i = 0; i < kMilestoneCount; ++i) {
+      if (vm.milestones[i]) milestones[to_string(static_cast<Milestone>(i))] = *vm.milestones[i];
+    }
+    nlohmann::json visible = nlohmann::json::object();
+    nlohmann::json delivered = nlohmann::json::object();
+    for (std::size_t i = 0; i < kMilestoneCount; ++i) {
+      if (vm.visible[i]) visible[to_string(static_cast<Milestone>(i))] = *vm.visible[i];
+      if (vm.delivered[i]) delivered[to_string(static_cast<Milestone>(i))] = *vm.delivered[i];
+    }
+    nlohmann::json entry{{"name", vm.name},
+                         {"id", vm.id},
+                         {"startReceived", *vm.start_received},
+                         {"milestones", std::move(milestones)},
+                         {"visible", std::move(visible)}};
+    if (!delivered.empty()) entry["delivered"] = std::move(delivered);
+    if (!vm.namespace_.empty()) entry["namespace"] = vm.namespace_;
+    if (const Host* host = find_host(vm.host_id)) entry["host"] = host->spec.name;
+    if (!vm.node.empty()) entry["node"] = vm.node;
+    vms.push_back(std::move(entry));
+  }
+  nlohmann::json truth{{"vms", std::move(vms)}};
+  for (const auto& [key, section] : impl_->truth_sections) {
+    nlohmann::json value = nlohmann::json::parse(section(), nullptr, /*allow_exceptions=*/false);
+    if (!value.is_discarded()) truth[key] = std::move(value);
+  }
+  return truth.dump();
+}
+
+void Lab::note_milestone_delivered(std::string_view id, Milestone m, double at) {
+  Vm* vm = impl_->vm_ptr(id);
+  if (!vm || !vm->milestones[static_cast<std::size_t>(m)]) return;
+  auto& slot = vm->delivered[static_cast<std::size_t>(m)];
+  if (!slot) slot = at;
+}
+
+void Lab::set_truth_section(const std::string& key, std::function<std::string()> json_text) {
+  if (json_text) {
+    impl_->truth_sections[key] = std::move(json_text);
+  } else {
+    impl_->truth_sections.erase(key);
+  }
+}
+
+}  // namespace bootstorm::sim::model
