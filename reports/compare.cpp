@@ -11,8 +11,8 @@
 
 #include "reports/csv.hpp"
 #include "reports/detail/format.hpp"
+#include "reports/detail/svg.hpp"
 #include "reports/reports.hpp"
-#include "reports/svg.hpp"
 
 namespace bootstorm::reports {
 namespace {
@@ -281,21 +281,9 @@ std::string render_compare_html(const std::vector<LoadedRun>& runs, const Compar
   out += "</tr></thead>\n<tbody>\n";
   auto td = [](const std::string& v) { return "<td class=\"num\">" + escape_xml(v) + "</td>"; };
   for (const auto& c : set.comparisons) {
-    std::string ttar = td("\u2014");
-    if (c.time_to_all_ready_diff_s)
-      ttar = detail::html_change_cell(*c.baseline.time_to_all_ready_s, *c.candidate.time_to_all_ready_s,
-                                      *c.time_to_all_ready_rel);
     out += "<tr><td>" + escape_xml(c.baseline.label) + "</td><td>" + escape_xml(c.candidate.label) + "</td>";
-    out += td(fmt::format("{} \u2192 {}", c.baseline.vms, c.candidate.vms)) +
-           detail::html_change_cell(c.baseline_figures.mean, c.candidate_figures.mean, c.mean_rel) +
-           detail::html_change_cell(c.baseline_figures.p50, c.candidate_figures.p50, c.p50_rel) +
-           detail::html_change_cell(c.baseline_figures.p95, c.candidate_figures.p95, c.p95_rel) +
-           detail::html_change_cell(c.baseline_figures.max, c.candidate_figures.max, c.max_rel) + ttar +
-           detail::html_ci_cell(c.bootstrap.mean_diff.estimate, c.bootstrap.mean_diff.lower,
-                                c.bootstrap.mean_diff.upper) +
-           detail::html_ci_cell(c.bootstrap.median_diff.estimate, c.bootstrap.median_diff.lower,
-                                c.bootstrap.median_diff.upper) +
-           td(fmt::format("{:.3g}", c.mann_whitney.p_value));
+    out +=
+        td(fmt::format("{} \u2192 {}", c.baseline.vms, c.candidate.vms)) + detail::html_comparison_cells(c);
     out += "</tr>\n";
   }
   out +=

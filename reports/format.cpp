@@ -75,4 +75,20 @@ std::string html_ci_cell(double estimate, double lower, double upper) {
                      lower, upper);
 }
 
+std::string html_comparison_cells(const stats::Comparison& c) {
+  const std::string ttar = c.time_to_all_ready_diff_s
+                               ? html_change_cell(*c.baseline.time_to_all_ready_s,
+                                                  *c.candidate.time_to_all_ready_s, *c.time_to_all_ready_rel)
+                               : std::string("<td class=\"num\">\u2014</td>");
+  return html_change_cell(c.baseline_figures.mean, c.candidate_figures.mean, c.mean_rel) +
+         html_change_cell(c.baseline_figures.p50, c.candidate_figures.p50, c.p50_rel) +
+         html_change_cell(c.baseline_figures.p95, c.candidate_figures.p95, c.p95_rel) +
+         html_change_cell(c.baseline_figures.max, c.candidate_figures.max, c.max_rel) + ttar +
+         html_ci_cell(c.bootstrap.mean_diff.estimate, c.bootstrap.mean_diff.lower,
+                      c.bootstrap.mean_diff.upper) +
+         html_ci_cell(c.bootstrap.median_diff.estimate, c.bootstrap.median_diff.lower,
+                      c.bootstrap.median_diff.upper) +
+         "<td class=\"num\">" + escape_xml(fmt::format("{:.3g}", c.mann_whitney.p_value)) + "</td>";
+}
+
 }  // namespace bootstorm::reports::detail

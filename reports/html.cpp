@@ -7,8 +7,8 @@
 
 #include "reports/detail/format.hpp"
 #include "reports/detail/html_style.hpp"
+#include "reports/detail/svg.hpp"
 #include "reports/reports.hpp"
-#include "reports/svg.hpp"
 
 namespace bootstorm::reports {
 namespace {
@@ -167,9 +167,9 @@ std::string detail::render_report_html_with(const stats::RunRecord& record, cons
     out += fmt::format("<dt>P50 / P95</dt><dd>{} / {}</dd>", seconds(r.p50), seconds(r.p95));
     out += fmt::format("<dt>P99 / max</dt><dd>{} / {}</dd>", seconds(r.p99), seconds(r.max));
     out += fmt::format("<dt>Time to all ready</dt><dd>{}</dd>", seconds(sc.time_to_all_ready_s));
-    out += fmt::format("<dt>Ready</dt><dd class=\"{}\">{} ({} of {})</dd>",
-                       r.ready_fraction >= 1.0 ? "pass" : "fail", percent(r.ready_fraction, 1),
-                       r.count, sc.vms);
+    out +=
+        fmt::format("<dt>Ready</dt><dd class=\"{}\">{} ({} of {})</dd>",
+                    r.ready_fraction >= 1.0 ? "pass" : "fail", percent(r.ready_fraction, 1), r.count, sc.vms);
     out += fmt::format("<dt>Fire skew</dt><dd>{:.2f} ms</dd>", sc.fire_skew_ms);
     out += fmt::format("<dt>Clone time (mean)</dt><dd>{}</dd>", seconds(sc.clone_mean_s));
     out += "</dl>\n</div>\n";
@@ -234,21 +234,9 @@ std::string detail::render_report_html_with(const stats::RunRecord& record, cons
       out += fmt::format("<th scope=\"col\" class=\"num\">{}</th>", h);
     out += "</tr></thead>\n<tbody>\n";
     for (const auto& c : comparisons) {
-      std::string ttar = "<td class=\"num\">\u2014</td>";
-      if (c.time_to_all_ready_diff_s)
-        ttar = detail::html_change_cell(*c.baseline.time_to_all_ready_s, *c.candidate.time_to_all_ready_s,
-                                        *c.time_to_all_ready_rel);
       out +=
           "<tr><td>" + escape_xml(c.baseline.label) + "</td><td>" + escape_xml(c.candidate.label) + "</td>";
-      out += detail::html_change_cell(c.baseline_figures.mean, c.candidate_figures.mean, c.mean_rel) +
-             detail::html_change_cell(c.baseline_figures.p50, c.candidate_figures.p50, c.p50_rel) +
-             detail::html_change_cell(c.baseline_figures.p95, c.candidate_figures.p95, c.p95_rel) +
-             detail::html_change_cell(c.baseline_figures.max, c.candidate_figures.max, c.max_rel) + ttar +
-             detail::html_ci_cell(c.bootstrap.mean_diff.estimate, c.bootstrap.mean_diff.lower,
-                                  c.bootstrap.mean_diff.upper) +
-             detail::html_ci_cell(c.bootstrap.median_diff.estimate, c.bootstrap.median_diff.lower,
-                                  c.bootstrap.median_diff.upper) +
-             td_num(fmt::format("{:.3g}", c.mann_whitney.p_value));
+      out += detail::html_comparison_cells(c);
       out += "</tr>\n";
     }
     out += "</tbody></table></div>\n";

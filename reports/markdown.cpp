@@ -97,9 +97,9 @@ std::string detail::render_report_md_with(const stats::RunRecord& record, const 
     const auto& r = sc.ready();
     out += fmt::format("| {} | {} | {} | {} ({}) | {} | {} | {} | {} | {} | {} | {:.2f} ms | {} |\n",
                        escape_md(scenario_label(sc.name, sc.repeat, repeats)), sc.vms, sc.hosts,
-                       percent(r.ready_fraction, 1), r.count, seconds(r.mean), seconds(r.p50),
-                       seconds(r.p95), seconds(r.p99), seconds(r.max), seconds(sc.time_to_all_ready_s),
-                       sc.fire_skew_ms, seconds(sc.clone_mean_s));
+                       percent(r.ready_fraction, 1), r.count, seconds(r.mean), seconds(r.p50), seconds(r.p95),
+                       seconds(r.p99), seconds(r.max), seconds(sc.time_to_all_ready_s), sc.fire_skew_ms,
+                       seconds(sc.clone_mean_s));
   }
   out += "\n";
 
@@ -119,9 +119,8 @@ std::string detail::render_report_md_with(const stats::RunRecord& record, const 
         "{} VMs on {} host{}; {} of them ready ({}); time to all ready {}; fire skew {:.2f} ms; clone time "
         "{} on "
         "average; {} API requests.\n\n",
-        sc.vms, sc.hosts, sc.hosts == 1 ? "" : "s", sc.ready().count,
-        percent(sc.ready().ready_fraction, 1), seconds(sc.time_to_all_ready_s), sc.fire_skew_ms,
-        seconds(sc.clone_mean_s), sc.api_requests);
+        sc.vms, sc.hosts, sc.hosts == 1 ? "" : "s", sc.ready().count, percent(sc.ready().ready_fraction, 1),
+        seconds(sc.time_to_all_ready_s), sc.fire_skew_ms, seconds(sc.clone_mean_s), sc.api_requests);
     out += "| Milestone | Reached | Mean | Stdev | Min | P50 | P90 | P95 | P99 | Max | Resolution |\n";
     out += "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
     for (const auto& m : sc.milestones) {
@@ -153,8 +152,7 @@ std::string detail::render_report_md_with(const stats::RunRecord& record, const 
     out += "## SLOs\n\n";
     out += "| Scenario | Objective | Value | Verdict |\n| --- | --- | ---: | --- |\n";
     for (const auto& r : summary.slo) {
-      out += fmt::format("| {} | {} | {} | {} |\n",
-                         escape_md(scenario_label(r.scenario, r.repeat, repeats)),
+      out += fmt::format("| {} | {} | {} | {} |\n", escape_md(scenario_label(r.scenario, r.repeat, repeats)),
                          escape_md(detail::slo_name(r)), detail::slo_value(r.stat, r.value),
                          r.pass ? "\u2705 pass" : "\u274c **FAIL**");
     }

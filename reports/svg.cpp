@@ -1,4 +1,4 @@
-#include "reports/svg.hpp"
+#include "reports/detail/svg.hpp"
 
 #include <fmt/format.h>
 
@@ -257,8 +257,8 @@ std::string histogram_chart(std::string_view id, std::string_view title, const s
           "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>{}: {}\u2013{} s: {} "
           "VM{}</title></rect>\n",
           f1(x), f1(y), f1(bar_px), f1(f.py(0) - y), escape_xml(series[s].label),
-          number(width * static_cast<double>(b)), number(width * static_cast<double>(b + 1)),
-          counts[s][b], counts[s][b] == 1 ? "" : "s");
+          number(width * static_cast<double>(b)), number(width * static_cast<double>(b + 1)), counts[s][b],
+          counts[s][b] == 1 ? "" : "s");
     }
     out += "</g>\n";
   }

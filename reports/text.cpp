@@ -8,32 +8,40 @@
 
 namespace bootstorm::reports {
 
+namespace {
+
+// <, > and &: what both HTML and Markdown (whose renderers pass HTML through) must not see raw.
+bool append_markup_escape(std::string& out, char c) {
+  switch (c) {
+    case '&':
+      out += "&amp;";
+      return true;
+    case '<':
+      out += "&lt;";
+      return true;
+    case '>':
+      out += "&gt;";
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
 std::string escape_xml(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        // Control characters other than tab/newline are not allowed in XML 1.0.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r')
-          out += ' ';
-        else
-          out += c;
+    if (append_markup_escape(out, c)) continue;
+    if (c == '"') {
+      out += "&quot;";
+    } else if (c == '\'') {
+      out += "&#39;";
+    } else if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') {
+      out += ' ';  // control characters other than tab/newline are not allowed in XML 1.0
+    } else {
+      out += c;
     }
   }
   return out;
@@ -42,31 +50,18 @@ std::string escape_xml(std::string_view text) {
 std::string escape_md(std::string_view text) {
   std::string out;
   for (char c : text) {
+    if (append_markup_escape(out, c)) continue;
     switch (c) {
       case '|':
-        out += "\\|";
+      case '`':
+      case '*':
+      case '_':
+        out += '\\';
+        out += c;
         break;
       case '\n':
       case '\r':
         out += ' ';
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '`':
-        out += "\\`";
-        break;
-      case '*':
-        out += "\\*";
-        break;
-      case '_':
-        out += "\\_";
         break;
       default:
         out += c;

@@ -3,13 +3,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include "reports/text.hpp"
-
 #include <vector>
 
+#include "orchestrator/stats/inference.hpp"
 #include "orchestrator/stats/run_record.hpp"
 #include "orchestrator/stats/summary.hpp"
+#include "reports/text.hpp"
 
 namespace bootstorm::reports::detail {
 
@@ -36,9 +35,10 @@ namespace bootstorm::reports::detail {
 // Table cells of a comparison, for HTML: "31.86 → 7.75 s" over a small "−75.7 %"; "−24.11 s" over the CI.
 std::string html_change_cell(double baseline, double candidate, double rel);
 std::string html_ci_cell(double estimate, double lower, double upper);
+// The figure cells of one comparison row, mean to Mann-Whitney p (compare.html and report.html list the
+// same).
+std::string html_comparison_cells(const stats::Comparison& c);
 }  // namespace bootstorm::reports::detail
-
-#include "orchestrator/stats/inference.hpp"
 
 namespace bootstorm::reports::detail {
 // The report renderers with the comparisons computed once by the caller (write_run_outputs renders both).
