@@ -23,6 +23,19 @@ bool in(const std::vector<std::string>& filter, std::string_view value) {
   return filter.empty() || std::find(filter.begin(), filter.end(), value) != filter.end();
 }
 
+// A list of one kind of the datacenter's objects: empty when the request's `datacenters` filter leaves out
+// the lab's one datacenter, else the summary of each object `selected` keeps, in the lab's order.
+template <class Objects, class Selected, class Summary>
+ServerResponse datacenter_list(const model::Lab& lab, const ServerRequest& req, const Objects& objects,
+                               Selected selected, Summary summary) {
+  json out = json::array();
+  if (!in(req.query_params("datacenters"), lab.datacenter().id)) return json_response(200, out);
+  for (const auto& object : objects) {
+    if (selected(object)) out.push_back(summary(object));
+  }
+  return json_response(200, out);
+}
+
 }  // namespace
 
 ServerResponse VcenterFront::Impl::list_vms(const ServerRequest& req) {
@@ -161,25 +174,25 @@ ServerResponse VcenterFront::Impl::list_hosts(const ServerRequest& req) {
   const auto ids = req.query_params("hosts");
   const auto names = req.query_params("names");
   const auto folders = req.query_params("folders");
-  const auto datacenters = req.query_params("datacenters");
   const auto clusters = req.query_params("clusters");
   const auto states = req.query_params("connection_states");
   const auto standalone = req.query_param("standalone");
-  json out = json::array();
-  if (!in(datacenters, lab.datacenter().id)) return json_response(200, out);
-  for (const auto& h : lab.hosts()) {
-    if (h.spec.inventory != "vcenter") continue;
-    if (!in(ids, h.id) || !in(names, h.spec.name) || !in(folders, lab.datacenter().host_folder_id) ||
-        !in(clusters, h.cluster_id) || !in(states, h.connection_state)) {
-      continue;
-    }
-    if (standalone && (*standalone == "true") != h.cluster_id.empty()) continue;
-    out.push_back(json{{"host", h.id},
-                       {"name", h.spec.name},
-                       {"connection_state", h.connection_state},
-                       {"power_state", h.power_state}});
-  }
-  return json_response(200, out);
+  return datacenter_list(
+      lab, req, lab.hosts(),
+      [&](const model::Host& h) {
+        if (h.spec.inventory != "vcenter") return false;
+        if (!in(ids, h.id) || !in(names, h.spec.name) || !in(folders, lab.datacenter().host_folder_id) ||
+            !in(clusters, h.cluster_id) || !in(states, h.connection_state)) {
+          return false;
+        }
+        return !(standalone && (*standalone == "true") != h.cluster_id.empty());
+      },
+      [](const model::Host& h) {
+        return json{{"host", h.id},
+                    {"name", h.spec.name},
+                    {"connection_state", h.connection_state},
+                    {"power_state", h.power_state}};
+      });
 }
 
 ServerResponse VcenterFront::Impl::list_datastores(const ServerRequest& req) {
@@ -187,37 +200,35 @@ ServerResponse VcenterFront::Impl::list_datastores(const ServerRequest& req) {
   const auto names = req.query_params("names");
   const auto types = req.query_params("types");
   const auto folders = req.query_params("folders");
-  const auto datacenters = req.query_params("datacenters");
-  json out = json::array();
-  if (!in(datacenters, lab.datacenter().id)) return json_response(200, out);
-  for (const auto& d : lab.datastores()) {
-    if (!in(ids, d.id) || !in(names, d.spec.name) || !in(types, "VMFS") ||
-        !in(folders, lab.datacenter().datastore_folder_id)) {
-      continue;
-    }
-    const double gib = 1024.0 * 1024 * 1024;
-    out.push_back(
-        json{{"datastore", d.id},
-             {"name", d.spec.name},
-             {"type", "VMFS"},
-             {"free_space", static_cast<std::int64_t>(std::max(0.0, d.spec.capacity_gb - d.used_gb) * gib)},
-             {"capacity", static_cast<std::int64_t>(d.spec.capacity_gb * gib)}});
-  }
-  return json_response(200, out);
+  return datacenter_list(
+      lab, req, lab.datastores(),
+      [&](const model::Datastore& d) {
+        return in(ids, d.id) && in(names, d.spec.name) && in(types, "VMFS") &&
+               in(folders, lab.datacenter().datastore_folder_id);
+      },
+      [](const model::Datastore& d) {
+        const double gib = 1024.0 * 1024 * 1024;
+        return json{
+            {"datastore", d.id},
+            {"name", d.spec.name},
+            {"type", "VMFS"},
+            {"free_space", static_cast<std::int64_t>(std::max(0.0, d.spec.capacity_gb - d.used_gb) * gib)},
+            {"capacity", static_cast<std::int64_t>(d.spec.capacity_gb * gib)}};
+      });
 }
 
 ServerResponse VcenterFront::Impl::list_clusters(const ServerRequest& req) {
   const auto ids = req.query_params("clusters");
   const auto names = req.query_params("names");
   const auto folders = req.query_params("folders");
-  const auto datacenters = req.query_params("datacenters");
-  json out = json::array();
-  if (!in(datacenters, lab.datacenter().id)) return json_response(200, out);
-  for (const auto& c : lab.clusters()) {
-    if (!in(ids, c.id) || !in(names, c.name) || !in(folders, lab.datacenter().host_folder_id)) continue;
-    out.push_back(json{{"cluster", c.id}, {"name", c.name}, {"ha_enabled", true}, {"drs_enabled", true}});
-  }
-  return json_response(200, out);
+  return datacenter_list(
+      lab, req, lab.clusters(),
+      [&](const model::Cluster& c) {
+        return in(ids, c.id) && in(names, c.name) && in(folders, lab.datacenter().host_folder_id);
+      },
+      [](const model::Cluster& c) {
+        return json{{"cluster", c.id}, {"name", c.name}, {"ha_enabled", true}, {"drs_enabled", true}};
+      });
 }
 
 std::string VcenterFront::Impl::parent_folder_of(const model::Folder& f) const {
@@ -252,32 +263,33 @@ ServerResponse VcenterFront::Impl::list_resource_pools(const ServerRequest& req)
   const auto ids = req.query_params("resource_pools");
   const auto names = req.query_params("names");
   const auto parents = req.query_params("parent_resource_pools");
-  const auto datacenters = req.query_params("datacenters");
   const auto hosts = req.query_params("hosts");
   const auto clusters = req.query_params("clusters");
-  json out = json::array();
-  if (!in(datacenters, lab.datacenter().id)) return json_response(200, out);
-  for (const auto& p : lab.resource_pools()) {
-    if (!in(ids, p.id) || !in(names, p.name) || !in(clusters, p.cluster_id)) continue;
-    if (!parents.empty()) {
-      std::string parent;
-      if (p.name != "Resources") {
-        for (const auto& c : lab.clusters()) {
-          if (c.id == p.cluster_id) parent = c.resource_pool_id;
+  return datacenter_list(
+      lab, req, lab.resource_pools(),
+      [&](const model::ResourcePool& p) {
+        if (!in(ids, p.id) || !in(names, p.name) || !in(clusters, p.cluster_id)) return false;
+        if (!parents.empty()) {
+          std::string parent;
+          if (p.name != "Resources") {
+            for (const auto& c : lab.clusters()) {
+              if (c.id == p.cluster_id) parent = c.resource_pool_id;
+            }
+          }
+          if (!in(parents, parent)) return false;
         }
-      }
-      if (!in(parents, parent)) continue;
-    }
-    if (!hosts.empty()) {
-      bool on_host = false;
-      for (const auto& h : lab.hosts()) {
-        if (in(hosts, h.id) && !h.cluster_id.empty() && h.cluster_id == p.cluster_id) on_host = true;
-      }
-      if (!on_host) continue;
-    }
-    out.push_back(json{{"resource_pool", p.id}, {"name", p.name}});
-  }
-  return json_response(200, out);
+        if (!hosts.empty()) {
+          bool on_host = false;
+          for (const auto& h : lab.hosts()) {
+            if (in(hosts, h.id) && !h.cluster_id.empty() && h.cluster_id == p.cluster_id) on_host = true;
+          }
+          if (!on_host) return false;
+        }
+        return true;
+      },
+      [](const model::ResourcePool& p) {
+        return json{{"resource_pool", p.id}, {"name", p.name}};
+      });
 }
 
 ServerResponse VcenterFront::Impl::list_datacenters(const ServerRequest& req) {
