@@ -4,6 +4,8 @@
 // destination node's link and the destination datastore, shared with everything else running in the lab.
 #include "simulator/kube/detail/forklift_migration_runner.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <string>
