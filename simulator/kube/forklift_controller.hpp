@@ -9,11 +9,12 @@
 // Migration status.vms[]); `spec.cancel` and faults (`migrationFailures`) are honoured; step times are
 // ground truth in /_lab/truth "migrations". See simulator/README.md, section "Forklift".
 //
-// Threading: like the front, single-threaded on the lab's executor. Owned by KubeFront::Impl.
+// Threading: like the front, single-threaded on the lab's executor. Owned by KubeFront::Impl; it sees the
+// front only through the ClusterState it is given.
 #include <memory>
 #include <string>
 
-#include "simulator/kube/kube_front.hpp"
+#include "simulator/kube/detail/cluster_state.hpp"
 #include "simulator/kube/resource_types.hpp"
 
 namespace bootstorm::sim::kube {
@@ -29,7 +30,7 @@ class ForkliftController {
   virtual void shutdown() = 0;
 };
 
-// Creates the controller over the front's state; it starts reconciling at once.
-std::shared_ptr<ForkliftController> make_forklift_controller(KubeFront::Impl& front);
+// Creates the controller over the cluster's state, which it keeps; it starts reconciling at once.
+std::shared_ptr<ForkliftController> make_forklift_controller(std::unique_ptr<ClusterState> cluster);
 
 }  // namespace bootstorm::sim::kube

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "common/log.hpp"
+#include "simulator/kube/detail/front_cluster_state.hpp"
 #include "simulator/kube/forklift_controller.hpp"
 #include "simulator/kube/kube_front_impl.hpp"
 
@@ -501,7 +502,7 @@ void KubeFront::Impl::start() {
     if (auto self = weak.lock(); self && self->alive) self->on_lab_event(event);
   });
   seed_objects();
-  forklift = make_forklift_controller(*this);
+  forklift = make_forklift_controller(make_front_cluster_state(*this));
 }
 
 void KubeFront::Impl::shutdown() {

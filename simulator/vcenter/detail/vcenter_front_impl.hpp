@@ -1,0 +1,135 @@
+#pragma once
+// Internal to bootstorm::sim::vcenter: the vCenter front's state, shared by the request routing
+// (vcenter_front.cpp), sessions (vcenter_sessions.cpp), admission control (operation_admission.cpp), the
+// inventory lists (inventory_lists.cpp), clone and power (vm_operations.cpp) and the guest services
+// (guest_services.cpp). Everything runs on the lab's executor.
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "common/expected.hpp"
+#include "providers/http/server.hpp"
+#include "simulator/model/lab.hpp"
+#include "simulator/vcenter/vcenter_front.hpp"
+
+namespace bootstorm::sim::vcenter {
+
+using json = nlohmann::json;
+
+struct Session {
+  std::string user;
+  double created = 0;
+  double last_used = 0;
+};
+
+// "WINDOWS", "LINUX", ... : the guest OS family of a guest_OS identifier.
+std::string guest_family(std::string_view guest_os);
+// The MAC address of the VM's one NIC, derived from its id (stable).
+std::string mac_for(std::string_view vm_id);
+
+struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
+  model::Lab& lab;
+  boost::asio::any_io_executor executor;
+  std::unordered_map<std::string, Session> sessions;
+  std::mt19937_64 token_rng{std::random_device{}()};
+
+  // Admission control (vCenter's concurrency behaviour).
+  struct Waiter {
+    std::string host_id;
+    int cost = 0;
+    std::function<void(bool)> grant;
+  };
+  int running_operations = 0;
+  std::unordered_map<std::string, int> host_cost_used;
+  std::deque<Waiter> waiters;
+
+  // Guest customization set with PUT .../guest/customization: applied at the VM's next power-on.
+  struct Customization {
+    json spec;                       // Customization.SetSpec.spec (guest.CustomizationSpec)
+    std::string status = "PENDING";  // PENDING -> RUNNING (power-on) -> SUCCEEDED (Tools up) | FAILED
+    double start_time = 0;
+    double end_time = 0;
+    std::string error;
+  };
+  std::unordered_map<std::string, Customization> customizations;
+
+  VcenterFrontStats stats;
+  std::int64_t current_second = 0;
+  std::uint64_t current_second_count = 0;
+  std::map<std::string, std::uint64_t> by_route;
+
+  Impl(model::Lab& l, boost::asio::any_io_executor ex) : lab(l), executor(std::move(ex)) {}
+
+  const model::VcenterSpec& config() const { return lab.spec().vcenter; }
+
+  // VMs that vCenter knows: not the ones created through the Kubernetes front.
+  static bool visible(const model::Vm& vm) { return vm.namespace_.empty() && vm.created_by_front != "kube"; }
+
+  // ---- routing, statistics and the lab endpoints (vcenter_front.cpp) ----
+  boost::asio::awaitable<http::ServerResponse> handle(http::ServerRequest& req);
+  boost::asio::awaitable<http::ServerResponse> serve_api(http::ServerRequest& req);
+  http::ServerResponse method_not_allowed();
+  void count_request(const std::string& route);
+  json stats_as_json();
+  http::ServerResponse handle_lab(const http::ServerRequest& req);
+
+  // ---- sessions (vcenter_sessions.cpp) ----
+  std::string new_token();
+  // The session of the request, or null (expired/unknown/missing).
+  const Session* session_of(const http::ServerRequest& req);
+  http::ServerResponse unauthenticated();
+  http::ServerResponse create_session(const http::ServerRequest& req);
+
+  // ---- admission (operation_admission.cpp) ----
+  // Holds an admitted operation's cost until destroyed.
+  struct OperationSlot {
+    std::shared_ptr<Impl> impl;
+    std::string host_id;
+    int cost;
+    OperationSlot(std::shared_ptr<Impl> i, std::string h, int c)
+        : impl(std::move(i)), host_id(std::move(h)), cost(c) {}
+    OperationSlot(const OperationSlot&) = delete;
+    OperationSlot& operator=(const OperationSlot&) = delete;
+    ~OperationSlot();
+  };
+  bool fits(const std::string& host_id, int cost) const;
+  void take(const std::string& host_id, int cost);
+  void release(const std::string& host_id, int cost);
+  boost::asio::awaitable<std::unique_ptr<OperationSlot>> admit(std::string host_id, int cost);
+
+  // ---- inventory lists and VM info (inventory_lists.cpp) ----
+  http::ServerResponse list_vms(const http::ServerRequest& req);
+  json vm_info(const model::Vm& vm) const;
+  http::ServerResponse list_hosts(const http::ServerRequest& req);
+  http::ServerResponse list_datastores(const http::ServerRequest& req);
+  http::ServerResponse list_clusters(const http::ServerRequest& req);
+  std::string parent_folder_of(const model::Folder& f) const;
+  http::ServerResponse list_folders(const http::ServerRequest& req);
+  http::ServerResponse list_resource_pools(const http::ServerRequest& req);
+  http::ServerResponse list_datacenters(const http::ServerRequest& req);
+
+  // ---- clone and power (vm_operations.cpp) ----
+  boost::asio::awaitable<http::ServerResponse> clone(const http::ServerRequest& req, bool instant);
+  boost::asio::awaitable<http::ServerResponse> power(const std::string& vm_id, const std::string& action);
+  http::ServerResponse busy(const std::string& vm_id, const Error& e);
+
+  // ---- Tools, guest identity and guest customization (guest_services.cpp) ----
+  json tools_info(const model::Vm& vm) const;
+  http::ServerResponse tools_not_running(const model::Vm& vm);
+  http::ServerResponse guest_identity(const model::Vm& vm);
+  http::ServerResponse guest_interfaces(const model::Vm& vm);
+  http::ServerResponse set_customization(const http::ServerRequest& req, const model::Vm& vm);
+  void begin_customization(const std::string& vm_id);
+  json customization_info(const model::Vm& vm);
+};
+
+}  // namespace bootstorm::sim::vcenter
