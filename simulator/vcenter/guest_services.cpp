@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/rfc3339.hpp"
 #include "simulator/vcenter/detail/vapi_responses.hpp"
 #include "simulator/vcenter/detail/vcenter_front_impl.hpp"
 
@@ -242,8 +243,9 @@ json VcenterFront::Impl::customization_info(const model::Vm& vm) {
     c.end_time = *vm.milestone(model::Milestone::guest_agent);
   }
   json info{{"status", c.status}};
-  if (c.status != "PENDING") info["start_time"] = iso8601(c.start_time);
-  if (c.status == "SUCCEEDED" || c.status == "FAILED") info["end_time"] = iso8601(c.end_time);
+  if (c.status != "PENDING") info["start_time"] = format_rfc3339(from_unix_seconds(c.start_time));
+  if (c.status == "SUCCEEDED" || c.status == "FAILED")
+    info["end_time"] = format_rfc3339(from_unix_seconds(c.end_time));
   if (c.status == "FAILED") info["error"] = c.error;
   return info;
 }

@@ -3,8 +3,6 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
-#include <ctime>
 #include <utility>
 
 namespace bootstorm::sim::vcenter {
@@ -64,15 +62,6 @@ const char* error_type_for_status(int status) {
     default:
       return "ERROR";
   }
-}
-
-std::string iso8601(double unix_seconds) {
-  const auto whole = static_cast<std::time_t>(std::floor(unix_seconds));
-  const int millis = static_cast<int>(std::lround((unix_seconds - std::floor(unix_seconds)) * 1000)) % 1000;
-  std::tm tm{};
-  gmtime_r(&whole, &tm);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900, tm.tm_mon + 1,
-                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, millis);
 }
 
 }  // namespace bootstorm::sim::vcenter

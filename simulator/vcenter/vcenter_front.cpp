@@ -11,6 +11,7 @@
 #include <cmath>
 #include <vector>
 
+#include "common/rfc3339.hpp"
 #include "simulator/vcenter/detail/vapi_responses.hpp"
 #include "simulator/vcenter/detail/vcenter_front_impl.hpp"
 #include "simulator/vcenter/legacy_rest.hpp"
@@ -141,9 +142,10 @@ asio::awaitable<ServerResponse> VcenterFront::Impl::serve_api(ServerRequest& req
     const Session* session = session_of(req);
     if (!session) co_return unauthenticated();
     if (req.method == "GET") {
-      co_return json_response(200, json{{"user", session->user},
-                                        {"created_time", iso8601(session->created)},
-                                        {"last_accessed_time", iso8601(session->last_used)}});
+      co_return json_response(
+          200, json{{"user", session->user},
+                    {"created_time", format_rfc3339(from_unix_seconds(session->created))},
+                    {"last_accessed_time", format_rfc3339(from_unix_seconds(session->last_used))}});
     }
     if (req.method == "DELETE") {
       sessions.erase(std::string(*req.header("vmware-api-session-id")));

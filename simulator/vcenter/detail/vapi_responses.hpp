@@ -20,7 +20,5 @@ http::ServerResponse not_found(std::string_view what, const std::string& id);
 http::ServerResponse invalid_argument(const std::string& message);
 // The vAPI error_type of an HTTP status ("ERROR" for those without their own).
 const char* error_type_for_status(int status);
-// "2026-11-30T10:00:00.123Z".
-std::string iso8601(double unix_seconds);
 
 }  // namespace bootstorm::sim::vcenter
