@@ -269,13 +269,7 @@ std::optional<ApiError> KubeFront::Impl::admit_create(Kind kind, json& object) {
   std::string name = object["metadata"].value("name", "");
   std::string ns = object["metadata"].value("namespace", "");
   if (kind == Kind::namespaces) {
-    if (!valid_dns_label(name)) {
-      return invalid(
-          type, name, "metadata.name",
-          "Invalid value: \"" + name +
-              "\": a lowercase RFC 1123 label must consist of lower case "
-              "alphanumeric characters or '-', and must start and end with an alphanumeric character");
-    }
+    if (auto error = check_dns_name(type, name, DnsRule::label)) return error;
     object["metadata"]["labels"]["kubernetes.io/metadata.name"] = name;
     object["spec"] = {{"finalizers", {"kubernetes"}}};
     object["status"] = {{"phase", "Active"}};

@@ -195,13 +195,7 @@ ApiResult KubeFront::Impl::create(Kind kind, const std::string& path_ns, const s
     } while (store.get(kind, meta.value("namespace", ""), name));
     meta["name"] = name;
   }
-  if (!valid_dns_subdomain(name)) {
-    return invalid(
-        type, name, "metadata.name",
-        "Invalid value: \"" + name +
-            "\": a lowercase RFC 1123 subdomain must consist of lower case "
-            "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character");
-  }
+  if (auto error = check_dns_name(type, name, DnsRule::subdomain)) return *error;
   if (store.get(kind, meta.value("namespace", ""), name)) return already_exists(type, name);
   for (const char* server_field :
        {"uid", "resourceVersion", "creationTimestamp", "deletionTimestamp", "generation"}) {
