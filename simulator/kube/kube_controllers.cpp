@@ -1059,13 +1059,6 @@ void KubeFront::Impl::on_lab_event(const model::VmEvent& event) {
 
 http::ServerResponse KubeFront::Impl::subresource_action(const Route& route,
                                                          const http::ServerRequest& request) {
-  auto respond = [](const ApiError& error) {
-    http::ServerResponse response;
-    response.status = error.code;
-    response.headers.emplace_back("Content-Type", "application/json");
-    response.body = error.status.dump();
-    return response;
-  };
   const std::string& ns = route.ns;
   const std::string& name = route.name;
   const std::string& action = route.subresource;
@@ -1073,17 +1066,18 @@ http::ServerResponse KubeFront::Impl::subresource_action(const Route& route,
   if (!request.body.empty()) {
     body = json::parse(request.body, nullptr, false);
     if (body.is_discarded() || !body.is_object()) {
-      return respond(bad_request("Can not unmarshal Request body to struct, error: invalid JSON"));
+      return error_response(bad_request("Can not unmarshal Request body to struct, error: invalid JSON"));
     }
   }
   bool dry_run = body.contains("dryRun") && body["dryRun"].is_array() && !body["dryRun"].empty();
   auto vm = store.get(Kind::virtual_machines, ns, name);
   if (!vm) {
-    return respond(status_error(404, "NotFound", "virtualmachine.kubevirt.io \"" + name + "\" not found",
-                                {{"name", name}, {"group", "kubevirt.io"}, {"kind", "virtualmachine"}}));
+    return error_response(
+        status_error(404, "NotFound", "virtualmachine.kubevirt.io \"" + name + "\" not found",
+                     {{"name", name}, {"group", "kubevirt.io"}, {"kind", "virtualmachine"}}));
   }
   auto rt_it = vms.find(key_of(ns, name));
-  if (rt_it == vms.end()) return respond(server_fault(500));
+  if (rt_it == vms.end()) return error_response(server_fault(500));
   VmRuntime& rt = rt_it->second;
   auto vmi = store.get(Kind::virtual_machine_instances, ns, name);
   std::string phase = vmi ? string_field(vmi->object, {"status", "phase"}) : "";
@@ -1108,15 +1102,15 @@ http::ServerResponse KubeFront::Impl::subresource_action(const Route& route,
 
   if (action == "start") {
     if (vmi && !final && phase != "Unknown" && !phase.empty()) {
-      return respond(kubevirt_conflict("virtualmachine", name, "VM is already running"));
+      return error_response(kubevirt_conflict("virtualmachine", name, "VM is already running"));
     }
     if (strategy == "Always" || strategy == "Once") {
-      return respond(
+      return error_response(
           kubevirt_conflict("virtualmachine", name, strategy + " does not support manual start requests"));
     }
     if (strategy == "RerunOnFailure" && vmi && phase == "Failed") {
-      return respond(kubevirt_conflict("virtualmachine", name,
-                                       "RerunOnFailure does not support starting VM from failed state"));
+      return error_response(kubevirt_conflict(
+          "virtualmachine", name, "RerunOnFailure does not support starting VM from failed state"));
     }
     if (!dry_run) {
       if (strategy == "Halted") {
@@ -1132,10 +1126,11 @@ http::ServerResponse KubeFront::Impl::subresource_action(const Route& route,
     if (body.contains("gracePeriod") && body["gracePeriod"].is_number_integer())
       grace = body["gracePeriod"].get<long long>();
     if (strategy == "Halted") {
-      if (!has_vmi || final) return respond(kubevirt_conflict("virtualmachine", name, "VM is not running"));
+      if (!has_vmi || final)
+        return error_response(kubevirt_conflict("virtualmachine", name, "VM is not running"));
       const json& old_grace = field(vmi->object, {"spec", "terminationGracePeriodSeconds"});
       if (!grace || (old_grace.is_number_integer() && *grace >= old_grace.get<long long>())) {
-        return respond(kubevirt_conflict(
+        return error_response(kubevirt_conflict(
             "virtualmachine", name, "Halted only supports manual stop requests with a shorter graceperiod"));
       }
       if (!dry_run) {
@@ -1143,7 +1138,8 @@ http::ServerResponse KubeFront::Impl::subresource_action(const Route& route,
         reconcile_vm(ns, name);
       }
     } else if (strategy == "RerunOnFailure" || strategy == "Manual") {
-      if (!has_vmi || final) return respond(kubevirt_conflict("virtualmachine", name, "VM is not running"));
+      if (!has_vmi || final)
+        return error_response(kubevirt_conflict("virtualmachine", name, "VM is not running"));
       if (!dry_run) {
         rt.stop_requested = true;
         reconcile_vm(ns, name);
@@ -1153,10 +1149,10 @@ http::ServerResponse KubeFront::Impl::subresource_action(const Route& route,
     }
   } else {  // restart
     if (strategy == "Halted" || strategy == "Once") {
-      return respond(kubevirt_conflict(
+      return error_response(kubevirt_conflict(
           "virtualmachine", name, "RunStategy " + strategy + " does not support manual restart requests"));
     }
-    if (!vmi) return respond(kubevirt_conflict("virtualmachine", name, "VM is not running: Halted"));
+    if (!vmi) return error_response(kubevirt_conflict("virtualmachine", name, "VM is not running: Halted"));
     if (!dry_run) {
       rt.start_requested = true;
       if (!final) rt.stop_requested = true;

@@ -157,15 +157,8 @@ http::ServerResponse KubeFront::Impl::watch(const Route& route, const http::Serv
   if (!route.name.empty())
     field_text += (field_text.empty() ? "" : ",") + std::string("metadata.name=") + route.name;
   auto fields = FieldSelector::parse(field_text, type.field_selectors);
-  auto error_out = [](const ApiError& error) {
-    http::ServerResponse response;
-    response.status = error.code;
-    response.headers.emplace_back("Content-Type", "application/json");
-    response.body = error.status.dump();
-    return response;
-  };
-  if (!labels) return error_out(bad_request(labels.error().message));
-  if (!fields) return error_out(bad_request(fields.error().message));
+  if (!labels) return error_response(bad_request(labels.error().message));
+  if (!fields) return error_response(bad_request(fields.error().message));
   state->shape = route.shape;
   state->include = route.include;
   state->labels = std::move(*labels);
@@ -177,7 +170,7 @@ http::ServerResponse KubeFront::Impl::watch(const Route& route, const http::Serv
       long long seconds = std::stoll(*text);
       if (seconds > 0) state->timeout = std::chrono::seconds(seconds);
     } catch (const std::exception&) {
-      return error_out(bad_request("invalid timeoutSeconds \"" + *text + "\""));
+      return error_response(bad_request("invalid timeoutSeconds \"" + *text + "\""));
     }
   }
   std::optional<std::uint64_t> from;
@@ -187,7 +180,7 @@ http::ServerResponse KubeFront::Impl::watch(const Route& route, const http::Serv
     try {
       from = std::stoull(rv_text);
     } catch (const std::exception&) {
-      return error_out(bad_request("invalid resource version: " + rv_text));
+      return error_response(bad_request("invalid resource version: " + rv_text));
     }
   }
   state->initial_events_end = send_initial && state->bookmarks;
