@@ -97,6 +97,27 @@ const std::vector<std::string> kVolumeSources = {
 const std::vector<std::string> kRunStrategies = {"Always",         "Halted", "Manual",
                                                  "RerunOnFailure", "Once",   "WaitAsReceiver"};
 
+// spec.running and spec.runStrategy of a VirtualMachine's `spec` (an object), as the webhook checks them.
+std::optional<ApiError> check_run_strategy(const ResourceType& type, const std::string& name,
+                                           const json& spec) {
+  if (spec.contains("running") && spec.contains("runStrategy") && !spec["running"].is_null() &&
+      !spec["runStrategy"].is_null()) {
+    return invalid(
+        type, name, "spec.running",
+        "Running and RunStrategy are mutually exclusive. Note that Running is deprecated, please use "
+        "RunStrategy instead");
+  }
+  if (spec.contains("runStrategy")) {
+    const json& strategy = spec["runStrategy"];
+    if (!strategy.is_string() || std::find(kRunStrategies.begin(), kRunStrategies.end(),
+                                           strategy.get<std::string>()) == kRunStrategies.end()) {
+      return invalid(type, name, "spec.runStrategy",
+                     "Invalid value: " + strategy.dump() + ": Invalid RunStrategy");
+    }
+  }
+  return std::nullopt;
+}
+
 // Which model milestone makes condition Ready true: the readiness probe decides (none: the domain running).
 model::Milestone ready_milestone(const json& vmi_spec) {
   const json& probe = field(vmi_spec, {"readinessProbe"});
@@ -303,21 +324,7 @@ std::optional<ApiError> KubeFront::Impl::admit_create(Kind kind, json& object) {
   if (!field(template_spec, {"domain", "devices"}).is_object()) {
     return invalid(type, name, "spec.template.spec.domain.devices", "Required value");
   }
-  if (spec.contains("running") && spec.contains("runStrategy") && !spec["running"].is_null() &&
-      !spec["runStrategy"].is_null()) {
-    return invalid(
-        type, name, "spec.running",
-        "Running and RunStrategy are mutually exclusive. Note that Running is deprecated, please use "
-        "RunStrategy instead");
-  }
-  if (spec.contains("runStrategy")) {
-    const json& strategy = spec["runStrategy"];
-    if (!strategy.is_string() || std::find(kRunStrategies.begin(), kRunStrategies.end(),
-                                           strategy.get<std::string>()) == kRunStrategies.end()) {
-      return invalid(type, name, "spec.runStrategy",
-                     "Invalid value: " + strategy.dump() + ": Invalid RunStrategy");
-    }
-  }
+  if (auto error = check_run_strategy(type, name, spec)) return error;
   std::set<std::string> volume_names;
   const json& volumes = field(template_spec, {"volumes"});
   if (volumes.is_array()) {
@@ -442,28 +449,13 @@ std::optional<ApiError> KubeFront::Impl::admit_create(Kind kind, json& object) {
   return std::nullopt;
 }
 
-std::optional<ApiError> KubeFront::Impl::admit_update(Kind kind, const json& old_object, json& object) {
+std::optional<ApiError> KubeFront::Impl::admit_update(Kind kind, const json& /*old_object*/, json& object) {
   if (kind != Kind::virtual_machines) return std::nullopt;
   const ResourceType& type = resource_type(kind);
   std::string name = object["metadata"].value("name", "");
   const json& spec = field(object, {"spec"});
-  if (spec.is_object() && spec.contains("running") && spec.contains("runStrategy") &&
-      !spec["running"].is_null() && !spec["runStrategy"].is_null()) {
-    return invalid(
-        type, name, "spec.running",
-        "Running and RunStrategy are mutually exclusive. Note that Running is deprecated, please use "
-        "RunStrategy instead");
-  }
-  if (spec.is_object() && spec.contains("runStrategy")) {
-    const json& strategy = spec["runStrategy"];
-    if (!strategy.is_string() || std::find(kRunStrategies.begin(), kRunStrategies.end(),
-                                           strategy.get<std::string>()) == kRunStrategies.end()) {
-      return invalid(type, name, "spec.runStrategy",
-                     "Invalid value: " + strategy.dump() + ": Invalid RunStrategy");
-    }
-  }
-  (void)old_object;
-  return std::nullopt;
+  if (!spec.is_object()) return std::nullopt;
+  return check_run_strategy(type, name, spec);
 }
 
 void KubeFront::Impl::after_create(Kind kind, const ObjectPtr& object) {
@@ -794,28 +786,25 @@ void KubeFront::Impl::create_vmi(const std::string& ns, const std::string& name)
   auto started = lab.power_on(
       model_id, [](Expected<void>) {}, power);
   std::string now_ts = format_time(now());
-  if (!started) {
-    std::string message = started.error().message;
-    modify(Kind::virtual_machine_instances, ns, name, [&](json& object) {
-      json& st = object["status"];
-      if (st.value("phase", "") == "Pending") {
-        st["phase"] = "Scheduling";
-        st["phaseTransitionTimestamps"].push_back(
-            {{"phase", "Scheduling"}, {"phaseTransitionTimestamp", now_ts}});
-      }
-      set_condition(st, "PodScheduled", false, "Unschedulable", message, now_ts);
-    });
-    emit_event(stored->object, "Warning", "FailedScheduling", message, "default-scheduler");
-    return;
-  }
-  modify(Kind::virtual_machine_instances, ns, name, [&](json& object) {
-    json& st = object["status"];
+  // Scheduling starts whether or not a node can take the VM.
+  auto schedule = [&](json& st) {
     if (st.value("phase", "") == "Pending") {
       st["phase"] = "Scheduling";
       st["phaseTransitionTimestamps"].push_back(
           {{"phase", "Scheduling"}, {"phaseTransitionTimestamp", now_ts}});
     }
-  });
+  };
+  if (!started) {
+    std::string message = started.error().message;
+    modify(Kind::virtual_machine_instances, ns, name, [&](json& object) {
+      json& st = object["status"];
+      schedule(st);
+      set_condition(st, "PodScheduled", false, "Unschedulable", message, now_ts);
+    });
+    emit_event(stored->object, "Warning", "FailedScheduling", message, "default-scheduler");
+    return;
+  }
+  modify(Kind::virtual_machine_instances, ns, name, [&](json& object) { schedule(object["status"]); });
   emit_event(stored->object, "Normal", "SuccessfulCreate",
              "Created virtual machine pod virt-launcher-" + name, "virtualmachine-controller");
 }
