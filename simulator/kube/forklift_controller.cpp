@@ -1262,10 +1262,10 @@ class Controller final : public ForkliftController, public std::enable_shared_fr
     front_.modify(Kind::data_volumes, run.target_ns, vm.volume_name,
                   [&](json& o) { o["metadata"]["ownerReferences"] = json::array({owner}); });
     // The disk is the source's: the guest agent configuration baked into it comes along.
-    auto rt = front_.vms.find(ObjectStore::key(run.target_ns, vm.target_name));
-    if (source && rt != front_.vms.end() && !source->guestinfo.empty()) {
+    auto model_id = front_.vm_controller.model_id(run.target_ns, vm.target_name);
+    if (source && model_id && !source->guestinfo.empty()) {
       auto guestinfo = source->guestinfo;
-      lab_.modify_vm(rt->second.model_id, [&](model::Vm& target) {
+      lab_.modify_vm(*model_id, [&](model::Vm& target) {
         for (const auto& [k, v] : guestinfo) target.guestinfo.emplace(k, v);
       });
     }

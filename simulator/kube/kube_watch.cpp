@@ -117,7 +117,7 @@ asio::awaitable<bool> write_records(KubeFront::Impl& front, http::StreamWriter& 
     }
     versions.clear();
     while (next < carried.size() && carried[next].first <= end) versions.push_back(carried[next++].second);
-    front.mark_delivered(versions);
+    front.virt_handler.mark_delivered(versions);
     ok = co_await writer.write(chunk.substr(begin, end - begin));
     begin = end;
   }
@@ -135,17 +135,6 @@ std::string bookmark_line(const ResourceType& type, std::uint64_t rv, bool initi
 }
 
 }  // namespace
-
-void KubeFront::Impl::mark_delivered(const std::vector<std::uint64_t>& resource_versions) {
-  if (undelivered.empty() || resource_versions.empty()) return;
-  const double at = lab.now();
-  for (std::uint64_t rv : resource_versions) {
-    auto it = undelivered.find(rv);
-    if (it == undelivered.end()) continue;
-    lab.note_milestone_delivered(it->second.first, it->second.second, at);
-    undelivered.erase(it);
-  }
-}
 
 http::ServerResponse KubeFront::Impl::watch(const Route& route, const http::ServerRequest& request) {
   const ResourceType& type = *route.type;
