@@ -167,6 +167,16 @@ bool valid_dns_label(std::string_view name) {
   return name.size() <= 63 && valid_dns_subdomain(name) && name.find('.') == std::string_view::npos;
 }
 
+std::optional<ApiError> check_dns_name(const ResourceType& type, const std::string& name, DnsRule rule) {
+  const bool label = rule == DnsRule::label;
+  if (label ? valid_dns_label(name) : valid_dns_subdomain(name)) return std::nullopt;
+  return invalid(type, name, "metadata.name",
+                 "Invalid value: \"" + name + "\": a lowercase RFC 1123 " + (label ? "label" : "subdomain") +
+                     " must consist of lower case alphanumeric characters" +
+                     (label ? " or '-'" : ", '-' or '.'") +
+                     ", and must start and end with an alphanumeric character");
+}
+
 const nlohmann::json& field(const nlohmann::json& object, std::initializer_list<const char*> path) {
   static const nlohmann::json kNull;
   const nlohmann::json* node = &object;

@@ -45,6 +45,9 @@ std::optional<double> parse_quantity(std::string_view text);
 // Kubernetes name rules: DNS-1123 subdomain (<=253, lowercase alphanumerics, '-', '.').
 bool valid_dns_subdomain(std::string_view name);
 bool valid_dns_label(std::string_view name);
+enum class DnsRule { label, subdomain };
+// metadata.name checked against `rule`: the 422 Invalid the API server answers when it breaks it.
+std::optional<ApiError> check_dns_name(const ResourceType& type, const std::string& name, DnsRule rule);
 
 // A boolean query parameter as the API server converts it (apimachinery's string-to-bool conversion):
 // absent is false; "false" or "0" in any letter case is false; anything else, the empty value included

@@ -30,9 +30,7 @@ class FrontClusterState final : public ClusterState {
 
   std::uint64_t random() override { return front_.rng(); }
   std::optional<std::string> vm_model_id(const std::string& ns, const std::string& name) const override {
-    auto it = front_.vms.find(ObjectStore::key(ns, name));
-    if (it == front_.vms.end()) return std::nullopt;
-    return it->second.model_id;
+    return front_.vm_controller.model_id(ns, name);
   }
 
  private:

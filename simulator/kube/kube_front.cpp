@@ -1,6 +1,6 @@
 // HTTP layer of the Kubernetes front: authentication, fault injection, discovery, routing, the /_lab
-// endpoints and the objects' bookkeeping (uids, events, stats). The generic REST verbs live in kube_rest.cpp,
-// kind-specific behaviour in kube_controllers.cpp, watches in kube_watch.cpp.
+// endpoints, the objects' bookkeeping (uids, stats) and the wiring of the controllers. The generic REST verbs
+// live in kube_rest.cpp, watches in kube_watch.cpp, kind-specific behaviour in the controllers (detail/).
 #include <fmt/format.h>
 
 #include <boost/asio/as_tuple.hpp>
@@ -12,6 +12,7 @@
 
 #include "common/log.hpp"
 #include "simulator/kube/detail/front_cluster_state.hpp"
+#include "simulator/kube/detail/seed_objects.hpp"
 #include "simulator/kube/forklift_controller.hpp"
 #include "simulator/kube/kube_front_impl.hpp"
 
@@ -304,7 +305,7 @@ http::ServerResponse KubeFront::Impl::route_request(http::ServerRequest& request
       return error_response(path_not_found());
     }
     if (method != "PUT") return error_response(method_not_allowed());
-    return subresource_action(route, request);
+    return subresources.handle(route, request);
   }
   if (!route.subresource.empty() && (route.subresource != "status" || !route.type->status_subresource)) {
     return error_response(path_not_found());
@@ -398,42 +399,31 @@ ObjectPtr KubeFront::Impl::insert(Kind kind, json object) {
   return store.put(kind, std::move(object));
 }
 
-void KubeFront::Impl::emit_event(const json& involved, const std::string& type, const std::string& reason,
-                                 const std::string& message, const std::string& component,
-                                 const std::string& host) {
-  const json& meta = involved["metadata"];
-  std::string ns = meta.value("namespace", "default");
-  std::string name = fmt::format("{}.{:016x}", meta.value("name", "object"),
-                                 (static_cast<std::uint64_t>(now() * 1e6) << 8) + (++event_counter & 0xFF));
-  std::string ts = format_time(now());
-  json source = {{"component", component}};
-  if (!host.empty()) source["host"] = host;
-  json event = {{"apiVersion", "v1"},
-                {"kind", "Event"},
-                {"metadata", {{"name", name}, {"namespace", ns}}},
-                {"involvedObject",
-                 {{"apiVersion", involved.value("apiVersion", "")},
-                  {"kind", involved.value("kind", "")},
-                  {"name", meta.value("name", "")},
-                  {"namespace", ns},
-                  {"uid", meta.value("uid", "")},
-                  {"resourceVersion", meta.value("resourceVersion", "")}}},
-                {"reason", reason},
-                {"message", message},
-                {"source", source},
-                {"firstTimestamp", ts},
-                {"lastTimestamp", ts},
-                {"count", 1},
-                {"type", type},
-                {"eventTime", nullptr},
-                {"reportingComponent", component},
-                {"reportingInstance", host}};
-  insert(Kind::events, std::move(event));
-  event_order.emplace_back(ns, name);
-  while (event_order.size() > options.max_events) {
-    store.remove(Kind::events, event_order.front().first, event_order.front().second);
-    event_order.pop_front();
+void KubeFront::Impl::after_create(Kind kind, const ObjectPtr& object) {
+  std::string ns = object->object["metadata"].value("namespace", "");
+  std::string name = object->object["metadata"].value("name", "");
+  if (forklift) forklift->on_object_changed(kind, ns, name);
+  if (kind == Kind::virtual_machines) {
+    vm_controller.reconcile(ns, name);
+  } else if (kind == Kind::data_volumes) {
+    cdi.start(ns, name);
   }
+}
+
+void KubeFront::Impl::after_update(Kind kind, const ObjectPtr& before, const ObjectPtr& after) {
+  (void)before;
+  if (forklift) {
+    forklift->on_object_changed(kind, after->object["metadata"].value("namespace", ""),
+                                after->object["metadata"].value("name", ""));
+  }
+  if (kind == Kind::virtual_machines) {
+    vm_controller.reconcile(after->object["metadata"].value("namespace", ""),
+                            after->object["metadata"].value("name", ""));
+  }
+}
+
+void KubeFront::Impl::after_delete(Kind kind, const std::string& ns, const std::string& name) {
+  if (forklift) forklift->on_object_deleted(kind, ns, name);
 }
 
 json KubeFront::Impl::stats_json() const {
@@ -484,7 +474,15 @@ KubeFront::Impl::Impl(model::Lab& lab_, KubeFrontOptions options_)
                                  .history_events_per_object = options.history_events_per_object,
                                  .history_age = options.history_age,
                                  .max_pending_per_watch = 200000}),
-      rng(lab_.spec().seed * 0x9E3779B97F4A7C15ULL + 17) {
+      rng(lab_.spec().seed * 0x9E3779B97F4A7C15ULL + 17),
+      events(store, *this, options.max_events),
+      cdi(store, lab, *this, events, lifetime, options,
+          [this](const std::string& ns, const std::string& name) { vm_controller.reconcile(ns, name); }),
+      vm_controller(store, lab, *this, events, lifetime, cdi),
+      virt_handler(store, lab, *this, events, vm_controller, rng),
+      admission(store, lab, vm_controller),
+      garbage_collector(store, lab, *this, events, lifetime, vm_controller, cdi),
+      subresources(store, *this, vm_controller) {
   for (const auto& token : options.tokens) {
     if (token.empty()) continue;
     tokens.insert(token);
@@ -499,15 +497,16 @@ KubeFront::Impl::Impl(model::Lab& lab_, KubeFrontOptions options_)
 void KubeFront::Impl::start() {
   std::weak_ptr<Impl> weak = shared_from_this();
   subscription = lab.subscribe([weak](const model::VmEvent& event) {
-    if (auto self = weak.lock(); self && self->alive) self->on_lab_event(event);
+    if (auto self = weak.lock(); self && self->alive) self->virt_handler.on_lab_event(event);
   });
-  seed_objects();
+  seed_objects(store, lab, *this);
   forklift = make_forklift_controller(make_front_cluster_state(*this));
 }
 
 void KubeFront::Impl::shutdown() {
   if (!alive) return;
   alive = false;
+  lifetime.end();
   lab.unsubscribe(subscription);
   if (forklift) forklift->shutdown();
 }

@@ -195,13 +195,7 @@ ApiResult KubeFront::Impl::create(Kind kind, const std::string& path_ns, const s
     } while (store.get(kind, meta.value("namespace", ""), name));
     meta["name"] = name;
   }
-  if (!valid_dns_subdomain(name)) {
-    return invalid(
-        type, name, "metadata.name",
-        "Invalid value: \"" + name +
-            "\": a lowercase RFC 1123 subdomain must consist of lower case "
-            "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character");
-  }
+  if (auto error = check_dns_name(type, name, DnsRule::subdomain)) return *error;
   if (store.get(kind, meta.value("namespace", ""), name)) return already_exists(type, name);
   for (const char* server_field :
        {"uid", "resourceVersion", "creationTimestamp", "deletionTimestamp", "generation"}) {
@@ -213,7 +207,7 @@ ApiResult KubeFront::Impl::create(Kind kind, const std::string& path_ns, const s
     meta["creationTimestamp"] = format_time(now());
     return std::make_shared<StoredObject>(StoredObject{object, object.dump(), 0});
   }
-  if (auto error = admit_create(kind, object)) return *error;
+  if (auto error = admission.admit_create(kind, object)) return *error;
   ObjectPtr stored = insert(kind, std::move(object));
   after_create(kind, stored);
   return stored;
@@ -271,7 +265,7 @@ ApiResult KubeFront::Impl::update(const Route& route, json object, bool dry_run)
   if (route.subresource != "status" && spec_part(next) != spec_part(current->object)) {
     next_meta["generation"] = old_meta.value("generation", 1) + 1;
   }
-  if (auto error = admit_update(route.kind, current->object, next)) return *error;
+  if (auto error = admission.admit_update(route.kind, current->object, next)) return *error;
   if (dry_run)
     return std::make_shared<StoredObject>(StoredObject{next, next.dump(), current->resource_version});
   if (next == current->object) return current;
@@ -383,11 +377,11 @@ ApiResult KubeFront::Impl::remove(const Route& route, const http::ServerRequest&
       if (!finalizers.is_array()) finalizers = json::array();
       finalizers.push_back("foregroundDeletion");
     });
-    auto removed = delete_object(route.kind, route.ns, route.name, propagation);
+    auto removed = garbage_collector.delete_object(route.kind, route.ns, route.name, propagation);
     if (failed(removed)) return removed;
     return marked;
   }
-  return delete_object(route.kind, route.ns, route.name, propagation);
+  return garbage_collector.delete_object(route.kind, route.ns, route.name, propagation);
 }
 
 }  // namespace bootstorm::sim::kube

@@ -117,7 +117,7 @@ asio::awaitable<bool> write_records(KubeFront::Impl& front, http::StreamWriter& 
     }
     versions.clear();
     while (next < carried.size() && carried[next].first <= end) versions.push_back(carried[next++].second);
-    front.mark_delivered(versions);
+    front.virt_handler.mark_delivered(versions);
     ok = co_await writer.write(chunk.substr(begin, end - begin));
     begin = end;
   }
@@ -136,17 +136,6 @@ std::string bookmark_line(const ResourceType& type, std::uint64_t rv, bool initi
 
 }  // namespace
 
-void KubeFront::Impl::mark_delivered(const std::vector<std::uint64_t>& resource_versions) {
-  if (undelivered.empty() || resource_versions.empty()) return;
-  const double at = lab.now();
-  for (std::uint64_t rv : resource_versions) {
-    auto it = undelivered.find(rv);
-    if (it == undelivered.end()) continue;
-    lab.note_milestone_delivered(it->second.first, it->second.second, at);
-    undelivered.erase(it);
-  }
-}
-
 http::ServerResponse KubeFront::Impl::watch(const Route& route, const http::ServerRequest& request) {
   const ResourceType& type = *route.type;
   auto state = std::make_shared<WatchState>();
@@ -157,15 +146,8 @@ http::ServerResponse KubeFront::Impl::watch(const Route& route, const http::Serv
   if (!route.name.empty())
     field_text += (field_text.empty() ? "" : ",") + std::string("metadata.name=") + route.name;
   auto fields = FieldSelector::parse(field_text, type.field_selectors);
-  auto error_out = [](const ApiError& error) {
-    http::ServerResponse response;
-    response.status = error.code;
-    response.headers.emplace_back("Content-Type", "application/json");
-    response.body = error.status.dump();
-    return response;
-  };
-  if (!labels) return error_out(bad_request(labels.error().message));
-  if (!fields) return error_out(bad_request(fields.error().message));
+  if (!labels) return error_response(bad_request(labels.error().message));
+  if (!fields) return error_response(bad_request(fields.error().message));
   state->shape = route.shape;
   state->include = route.include;
   state->labels = std::move(*labels);
@@ -177,7 +159,7 @@ http::ServerResponse KubeFront::Impl::watch(const Route& route, const http::Serv
       long long seconds = std::stoll(*text);
       if (seconds > 0) state->timeout = std::chrono::seconds(seconds);
     } catch (const std::exception&) {
-      return error_out(bad_request("invalid timeoutSeconds \"" + *text + "\""));
+      return error_response(bad_request("invalid timeoutSeconds \"" + *text + "\""));
     }
   }
   std::optional<std::uint64_t> from;
@@ -187,7 +169,7 @@ http::ServerResponse KubeFront::Impl::watch(const Route& route, const http::Serv
     try {
       from = std::stoull(rv_text);
     } catch (const std::exception&) {
-      return error_out(bad_request("invalid resource version: " + rv_text));
+      return error_response(bad_request("invalid resource version: " + rv_text));
     }
   }
   state->initial_events_end = send_initial && state->bookmarks;

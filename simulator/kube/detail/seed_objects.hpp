@@ -1,0 +1,14 @@
+#pragma once
+// Internal to bootstorm::sim_kube: the objects a lab's cluster has before any client comes — the system
+// namespaces and the golden images' namespaces, a Node per lab node, and per golden image its PVC and
+// DataSource.
+#include "simulator/kube/detail/object_publisher.hpp"
+#include "simulator/kube/object_store.hpp"
+#include "simulator/model/lab.hpp"
+
+namespace bootstorm::sim::kube {
+
+// Stores the seed objects of `lab` (a namespace that exists already is kept).
+void seed_objects(ObjectStore& store, model::Lab& lab, ObjectPublisher& publisher);
+
+}  // namespace bootstorm::sim::kube

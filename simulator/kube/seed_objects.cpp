@@ -1,0 +1,138 @@
+// The seed objects of the lab's cluster: namespaces, Nodes shaped like OpenShift's workers (capacity from
+// the lab host, KubeVirt's device plugins), and the golden images' PVCs and DataSources that DataVolumes
+// clone from.
+#include "simulator/kube/detail/seed_objects.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "simulator/kube/api_objects.hpp"
+#include "simulator/kube/detail/api_conventions.hpp"
+
+namespace bootstorm::sim::kube {
+
+using json = nlohmann::json;
+
+void seed_objects(ObjectStore& store, model::Lab& lab, ObjectPublisher& publisher) {
+  std::string ts = format_time(publisher.now());
+  auto add_namespace = [&](const std::string& name) {
+    if (store.get(Kind::namespaces, "", name)) return;
+    publisher.insert(Kind::namespaces,
+                     {{"apiVersion", "v1"},
+                      {"kind", "Namespace"},
+                      {"metadata", {{"name", name}, {"labels", {{"kubernetes.io/metadata.name", name}}}}},
+                      {"spec", {{"finalizers", {"kubernetes"}}}},
+                      {"status", {{"phase", "Active"}}}});
+  };
+  for (const char* name : {"default", "kube-system", "kube-public", "kube-node-lease"}) add_namespace(name);
+  for (const auto& image : lab.golden_images()) add_namespace(image.spec.namespace_);
+
+  int index = 0;
+  for (const auto& node : lab.nodes()) {
+    const model::Host* host = lab.find_host(node.host_id);
+    int cores = host ? host->spec.cores : 32;
+    double memory_gb = host ? host->spec.memory_gb : 256;
+    json labels = {{"kubernetes.io/hostname", node.spec.name},
+                   {"kubernetes.io/os", "linux"},
+                   {"kubernetes.io/arch", "amd64"},
+                   {"beta.kubernetes.io/os", "linux"},
+                   {"beta.kubernetes.io/arch", "amd64"},
+                   {"node-role.kubernetes.io/worker", ""},
+                   {"kubevirt.io/schedulable", "true"}};
+    for (const auto& [k, v] : node.spec.labels) labels[k] = v;
+    std::string memory = fmt::format("{}Ki", static_cast<long long>(memory_gb * 1024 * 1024));
+    json capacity = {{"cpu", std::to_string(cores * 2)},
+                     {"memory", memory},
+                     {"pods", "250"},
+                     {"ephemeral-storage", "467039428Ki"},
+                     {"devices.kubevirt.io/kvm", "1k"},
+                     {"devices.kubevirt.io/tun", "1k"},
+                     {"devices.kubevirt.io/vhost-net", "1k"}};
+    json conditions = json::array();
+    for (const auto& [type, reason, message] : std::vector<std::tuple<std::string, std::string, std::string>>{
+             {"MemoryPressure", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"},
+             {"DiskPressure", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"},
+             {"PIDPressure", "KubeletHasSufficientPID", "kubelet has sufficient PID available"},
+             {"Ready", "KubeletReady", "kubelet is posting ready status"}}) {
+      conditions.push_back({{"type", type},
+                            {"status", type == "Ready" ? "True" : "False"},
+                            {"reason", reason},
+                            {"message", message},
+                            {"lastHeartbeatTime", ts},
+                            {"lastTransitionTime", ts}});
+    }
+    publisher.insert(
+        Kind::nodes,
+        {{"apiVersion", "v1"},
+         {"kind", "Node"},
+         {"metadata",
+          {{"name", node.spec.name},
+           {"labels", labels},
+           {"annotations", {{"sim.bootstorm.io/host", host ? host->spec.name : node.spec.host}}}}},
+         {"spec", {{"podCIDR", fmt::format("10.128.{}.0/23", index * 2)}}},
+         {"status",
+          {{"capacity", capacity},
+           {"allocatable", capacity},
+           {"conditions", conditions},
+           {"addresses",
+            json::array({{{"type", "InternalIP"}, {"address", fmt::format("192.168.10.{}", 10 + index)}},
+                         {{"type", "Hostname"}, {"address", node.spec.name}}})},
+           {"daemonEndpoints", {{"kubeletEndpoint", {{"Port", 10250}}}}},
+           {"nodeInfo",
+            {{"machineID", fmt::format("{:032x}", 0xb005700000ULL + static_cast<unsigned>(index))},
+             {"systemUUID", publisher.new_uid()},
+             {"bootID", publisher.new_uid()},
+             {"kernelVersion", "5.14.0-427.13.1.el9_4.x86_64"},
+             {"osImage", "Red Hat Enterprise Linux CoreOS 416.94"},
+             {"containerRuntimeVersion", "cri-o://1.29.4"},
+             {"kubeletVersion", lab.spec().kube.server_version},
+             {"kubeProxyVersion", lab.spec().kube.server_version},
+             {"operatingSystem", "linux"},
+             {"architecture", "amd64"}}}}}});
+    ++index;
+  }
+
+  for (const auto& image : lab.golden_images()) {
+    const model::GuestProfile* profile = lab.find_profile(image.spec.profile);
+    std::string size =
+        fmt::format("{}Gi", static_cast<long long>(std::ceil(profile ? profile->disk_gb : 40)));
+    std::string storage_class =
+        image.spec.storage_class.empty() ? lab.spec().kube.storage_class : image.spec.storage_class;
+    const std::string& ns = image.spec.namespace_;
+    const std::string& name = image.spec.name;
+    json labels = {{"app.kubernetes.io/part-of", "bootstorm-lab"}};
+    publisher.insert(
+        Kind::persistent_volume_claims,
+        {{"apiVersion", "v1"},
+         {"kind", "PersistentVolumeClaim"},
+         {"metadata",
+          {{"name", name},
+           {"namespace", ns},
+           {"labels", labels},
+           {"annotations",
+            {{kGoldenAnnotation, ns + "/" + name}, {"pv.kubernetes.io/bind-completed", "yes"}}}}},
+         {"spec",
+          {{"accessModes", {"ReadWriteMany"}},
+           {"resources", {{"requests", {{"storage", size}}}}},
+           {"storageClassName", storage_class},
+           {"volumeMode", "Block"},
+           {"volumeName", "pvc-" + publisher.new_uid()}}},
+         {"status",
+          {{"phase", "Bound"}, {"accessModes", {"ReadWriteMany"}}, {"capacity", {{"storage", size}}}}}});
+    json source = {{"pvc", {{"name", name}, {"namespace", ns}}}};
+    json status = {{"source", source}};
+    set_condition(status, "Ready", true, "Ready", "", ts, false, true);
+    publisher.insert(Kind::data_sources,
+                     {{"apiVersion", "cdi.kubevirt.io/v1beta1"},
+                      {"kind", "DataSource"},
+                      {"metadata", {{"name", name}, {"namespace", ns}, {"labels", labels}}},
+                      {"spec", {{"source", source}}},
+                      {"status", status}});
+  }
+}
+
+}  // namespace bootstorm::sim::kube
