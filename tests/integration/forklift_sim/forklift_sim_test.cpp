@@ -28,7 +28,7 @@
 #include "simulator/lab/lab_server.hpp"
 #include "tests/integration/kube_front/kube_test_support.hpp"
 #include "tests/support/tools.hpp"
-#include "tests/unit/simulator/swagger_validator.hpp"
+#include "tests/support/swagger/swagger_validator.hpp"
 
 namespace bootstorm::sim {
 namespace {

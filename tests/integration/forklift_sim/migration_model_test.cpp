@@ -7,7 +7,7 @@
 #include <string>
 
 #include "simulator/model/lab.hpp"
-#include "tests/unit/simulator/lab_test_support.hpp"
+#include "tests/unit/simulator/model/lab_test_support.hpp"
 
 namespace bootstorm::sim::model {
 namespace {

@@ -16,7 +16,7 @@
 #include "providers/http/client.hpp"
 #include "providers/http/server.hpp"
 #include "simulator/lab/lab_server.hpp"
-#include "tests/unit/simulator/swagger_validator.hpp"
+#include "tests/support/swagger/swagger_validator.hpp"
 
 namespace bootstorm::sim {
 namespace {

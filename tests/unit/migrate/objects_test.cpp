@@ -8,7 +8,7 @@
 #include "common/base64.hpp"
 #include "orchestrator/migrate/forklift_objects.hpp"
 #include "orchestrator/migrate/migrate.hpp"
-#include "tests/unit/simulator/swagger_validator.hpp"
+#include "tests/support/swagger/swagger_validator.hpp"
 
 namespace bootstorm::migrate {
 namespace {

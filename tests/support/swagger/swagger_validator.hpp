@@ -9,7 +9,7 @@
 //   problems = spec->validate_schema(json_body, *schema);                 // by a path's response schema
 //   EXPECT_TRUE(problems.empty()) << bootstorm::testing::join(problems);
 //
-// Link bootstorm::test_swagger (defined in tests/unit/simulator/CMakeLists.txt).
+// Link bootstorm::test_swagger (defined in tests/support/swagger/CMakeLists.txt).
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>

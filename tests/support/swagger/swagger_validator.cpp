@@ -1,4 +1,4 @@
-#include "tests/unit/simulator/swagger_validator.hpp"
+#include "tests/support/swagger/swagger_validator.hpp"
 
 #include <fmt/format.h>
 

@@ -3,7 +3,7 @@
 // lab profile's physics (simulator/labs/tolly-2024.yaml), computed here in virtual time.
 #include <gtest/gtest.h>
 
-#include "tests/unit/simulator/lab_test_support.hpp"
+#include "tests/unit/simulator/model/lab_test_support.hpp"
 
 namespace bootstorm::sim::model {
 namespace {

@@ -1,5 +1,5 @@
 // The contract-test validator itself: it must accept conforming values and catch each kind of violation.
-#include "tests/unit/simulator/swagger_validator.hpp"
+#include "tests/support/swagger/swagger_validator.hpp"
 
 #include <gtest/gtest.h>
 
