@@ -1,6 +1,6 @@
 #pragma once
 // Internal to providers/http: builds Asio SSL contexts from TlsClientOptions / TlsServerOptions and reads
-// certificate details. Included only by client.cpp, server.cpp and tls.cpp (Asio SSL, no Beast).
+// certificate details (Asio SSL, no Beast). Included by client.cpp, client_pool.cpp, server.cpp, tls.cpp.
 #include <openssl/ssl.h>
 
 #include <boost/asio/ssl/context.hpp>

@@ -1,0 +1,167 @@
+// Client's request/response exchange: builds the HTTP message, writes it on a pooled connection, reads the
+// response, and retries what is safe to retry (backoff with jitter, Retry-After, dead pooled connections).
+#include <algorithm>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/http.hpp>
+#include <charconv>
+#include <chrono>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+#include "providers/http/detail/client_impl.hpp"
+
+namespace bootstorm::http {
+
+using namespace detail;  // the Beast and Asio names and the client's helper types
+
+namespace {
+
+// A reused connection that turns out to be dead before any response byte is retried on another connection
+// without consuming an attempt; this bounds how many dead pooled connections one request may run into.
+constexpr int kMaxStaleRetries = 8;
+constexpr std::chrono::seconds kMaxRetryAfter{300};
+
+// Retry-After in delta-seconds; the HTTP-date form is not used by the APIs we talk to and falls back to
+// backoff.
+std::optional<std::chrono::milliseconds> parse_retry_after(const Response& response) {
+  auto value = response.header("Retry-After");
+  if (!value) return std::nullopt;
+  std::string_view text = *value;
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+  long long seconds = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+  if (ec != std::errc() || ptr != text.data() + text.size() || seconds < 0) return std::nullopt;
+  return std::chrono::milliseconds(std::min<long long>(seconds, kMaxRetryAfter.count()) * 1000);
+}
+
+}  // namespace
+
+AttemptFailure Client::Impl::attempt_failure(const boost::system::error_code& ec, bool nothing_received,
+                                             const char* phase, const Request& request) const {
+  const std::string what = where(request);
+  if (is_timeout(ec)) {
+    return {make_error(
+                ErrorKind::timeout,
+                what + " timed out after " + std::to_string(request.timeout.count()) + " ms (" + phase + ")",
+                "the server is slow or unreachable; retry later or raise the timeout"),
+            false};
+  }
+  return {make_error(ErrorKind::io, what + " failed while " + phase + ": " + ec.message()), nothing_received};
+}
+
+template <class Stream>
+awaitable<std::optional<AttemptFailure>> Client::Impl::exchange(Stream& stream, Connection& connection,
+                                                                RequestMessage& message,
+                                                                Clock::time_point deadline,
+                                                                const Request& request, Response& response,
+                                                                bool& keep_alive) {
+  connection.tcp().expires_at(deadline);
+  auto [write_ec, written] = co_await bhttp::async_write(stream, message, use_nothrow);
+  if (write_ec) co_return attempt_failure(write_ec, true, "sending the request", request);
+  response.written_at = Clock::now();
+  response.written_at_wall = std::chrono::system_clock::now();
+  ++stats.requests;
+  co_return co_await read_response(stream, connection, deadline, request, response, keep_alive);
+}
+
+RequestMessage Client::Impl::build_message(Request& request) const {
+  bhttp::request<bhttp::string_body> message;
+  bhttp::verb verb = bhttp::string_to_verb(request.method);
+  if (verb == bhttp::verb::unknown) {
+    message.method_string(request.method);
+  } else {
+    message.method(verb);
+  }
+  message.target(base_path + request.target);
+  message.version(11);
+  message.set(bhttp::field::host, host_header);
+  message.set(bhttp::field::user_agent, options.user_agent);
+  for (const auto& [name, value] : options.default_headers) message.set(name, value);
+  for (const auto& [name, value] : request.headers) message.set(name, value);
+  bool has_body = !request.body.empty() || request.method == "POST" || request.method == "PUT" ||
+                  request.method == "PATCH";
+  message.body() = std::move(request.body);  // the request body is not needed after this
+  if (has_body) message.prepare_payload();
+  return message;
+}
+
+std::chrono::milliseconds Client::Impl::backoff_delay(int retry_index) {
+  double base = static_cast<double>(options.retry.initial_backoff.count());
+  for (int i = 1; i < retry_index; ++i) base *= 2;
+  base = std::min(base, static_cast<double>(options.retry.max_backoff.count()));
+  double jitter = std::clamp(options.retry.jitter, 0.0, 1.0);
+  std::uniform_real_distribution<double> spread(1.0 - jitter, 1.0 + jitter);
+  return std::chrono::milliseconds(static_cast<long long>(base * spread(rng)));
+}
+
+awaitable<void> Client::Impl::sleep(std::chrono::milliseconds delay) {
+  net::steady_timer timer(executor);
+  timer.expires_after(delay);
+  co_await timer.async_wait(use_nothrow);
+}
+
+awaitable<Expected<Response>> Client::Impl::run(Request request) {
+  auto self = shared_from_this();
+  auto message = build_message(request);
+  const bool idempotent = request.idempotent.value_or(default_idempotent(request.method));
+  const std::string what = where(request);
+  int attempt = 0;  // counted against RetryPolicy::max_attempts
+  int writes = 0;   // every attempt, including transparent resends on dead pooled connections
+  int stale_retries = 0;
+  while (true) {
+    ++attempt;
+    ++writes;
+    const auto deadline = Clock::now() + request.timeout;
+    bool reused = false;
+    auto acquired = co_await acquire(deadline, reused, what);
+    if (!acquired) {
+      // Nothing was sent when the connection could not be opened: safe to retry whatever the method.
+      if (acquired.error().kind == ErrorKind::connect && attempt < options.retry.max_attempts) {
+        ++stats.retries;
+        co_await sleep(backoff_delay(attempt));
+        continue;
+      }
+      co_return std::move(acquired.error());
+    }
+    ConnectionPtr connection = std::move(acquired.value());
+    Response response;
+    bool keep_alive = false;
+    std::optional<AttemptFailure> failed;
+    if (connection->tls) {
+      failed =
+          co_await exchange(*connection->tls, *connection, message, deadline, request, response, keep_alive);
+    } else {
+      failed = co_await exchange(*connection->plain, *connection, message, deadline, request, response,
+                                 keep_alive);
+    }
+    if (failed) {
+      release(std::move(connection), false);
+      if (reused && failed->nothing_received && stale_retries < kMaxStaleRetries) {
+        // The server closed an idle keep-alive connection under us before processing anything.
+        ++stale_retries;
+        ++stats.retries;
+        --attempt;
+        continue;
+      }
+      co_return std::move(failed->error);
+    }
+    release(std::move(connection), keep_alive);
+    response.attempts = writes;
+    response.reused_connection = reused;
+    bool may_retry = idempotent || (response.status == 503 && options.retry.retry_non_idempotent_on_503);
+    if (is_retryable_status(response.status) && may_retry && attempt < options.retry.max_attempts) {
+      auto delay = backoff_delay(attempt);
+      if (auto retry_after = parse_retry_after(response)) delay = std::max(delay, *retry_after);
+      ++stats.retries;
+      co_await sleep(delay);
+      continue;
+    }
+    co_return response;
+  }
+}
+
+}  // namespace bootstorm::http
