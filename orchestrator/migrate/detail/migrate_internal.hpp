@@ -1,5 +1,6 @@
 #pragma once
-// Internals shared by run.cpp and cleanup.cpp (not part of the library's interface).
+// Internal to bootstorm::migrate: what the run (run.cpp, dry_run.cpp), its endpoints (endpoints.cpp) and its
+// cleanup (cleanup.cpp) share; not part of the library's interface.
 #include <boost/asio/any_io_executor.hpp>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -12,6 +13,10 @@
 #include "providers/kubevirt/kube_config.hpp"
 
 namespace bootstorm::migrate {
+
+// Scenario names of the two storms: distinct, so that the compare report says which side is which.
+inline constexpr const char* kStormScenario = "vSphere desktops";
+inline constexpr const char* kDestinationScenario = "OpenShift desktops";
 
 // Both ends of a migration, resolved: the vCenter (URL, credentials, CA for the Provider secret) and the
 // destination cluster's client configuration. For simulated endpoints, the lab (started once, shared with
