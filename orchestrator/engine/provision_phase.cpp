@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "common/async/for_each.hpp"
+#include "orchestrator/engine/detail/journal_events.hpp"
 #include "orchestrator/engine/detail/run_session.hpp"
 #include "orchestrator/engine/naming.hpp"
 
@@ -50,28 +51,29 @@ asio::awaitable<ProvisionedVms> RunSession::provision(const plan::Scenario& scen
     if (!vm) {
       ++counts_.failed;
       all_ready_ = false;
-      emit("vm_provision_failed", {{"scenario", scenario.name},
-                                   {"repeat", repeat},
-                                   {"vm", spec.name},
-                                   {"host", spec.host},
-                                   {"reason", vm.error().what()}});
+      emit(events::vm_provision_failed, {{fields::scenario, scenario.name},
+                                         {fields::repeat, repeat},
+                                         {fields::vm, spec.name},
+                                         {fields::host, spec.host},
+                                         {fields::reason, vm.error().what()}});
       spdlog::warn("clone of {} failed: {}", spec.name, vm.error().what());
       co_return;
     }
     provisioned_any_ = true;
     handles[i] = *vm;
-    emit("vm_created", {{"scenario", scenario.name},
-                        {"repeat", repeat},
-                        {"vm", vm->name},
-                        {"id", vm->id},
-                        {"host", vm->host.empty() ? spec.host : vm->host},
-                        {"cloneS", std::round(clone_s * 1e6) / 1e6}});
+    emit(events::vm_created, {{fields::scenario, scenario.name},
+                              {fields::repeat, repeat},
+                              {fields::vm, vm->name},
+                              {fields::id, vm->id},
+                              {fields::host, vm->host.empty() ? spec.host : vm->host},
+                              {fields::clone_s, std::round(clone_s * 1e6) / 1e6}});
     if (!options_.dry_run) {
       auto ok = co_await provider_->wait_startable(*vm, options_.provision_timeout);
       if (!ok) {
         ++counts_.failed;
         all_ready_ = false;
-        emit("vm_failed", {{"vm", vm->name}, {"reason", "not startable: " + ok.error().what()}});
+        emit(events::vm_failed,
+             {{fields::vm, vm->name}, {fields::reason, "not startable: " + ok.error().what()}});
         co_return;
       }
     }

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/async/for_each.hpp"
+#include "orchestrator/engine/detail/journal_events.hpp"
 #include "orchestrator/engine/detail/run_session.hpp"
 
 namespace bootstorm::engine::detail {
@@ -20,7 +21,7 @@ void RunSession::finish_run() {
   } else {
     outcome = all_ready_ ? "completed" : "failed";
   }
-  emit("run_ended", {{"outcome", outcome}});
+  emit(events::run_ended, {{fields::outcome, outcome}});
   phase_boundary();
   // A journal that missed events fails the run even when the storm went well: the run directory can no
   // longer rebuild it (`bootstorm report`) nor tell `bootstorm cleanup` everything it created.
@@ -88,10 +89,11 @@ asio::awaitable<void> RunSession::cleanup_vms(const std::vector<api::VmHandle>& 
     auto gone = co_await provider_->destroy(vm);
     if (gone) {
       ++deleted;
-      emit("vm_deleted", {{"vm", vm.name}, {"id", vm.id}});
+      emit(events::vm_deleted, {{fields::vm, vm.name}, {fields::id, vm.id}});
     } else {
       ++failed;
-      emit("vm_delete_failed", {{"vm", vm.name}, {"id", vm.id}, {"reason", gone.error().what()}});
+      emit(events::vm_delete_failed,
+           {{fields::vm, vm.name}, {fields::id, vm.id}, {fields::reason, gone.error().what()}});
       spdlog::warn("deleting {} failed: {}", vm.name, gone.error().what());
     }
   };

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "common/rfc3339.hpp"
+#include "orchestrator/engine/detail/journal_events.hpp"
 #include "orchestrator/engine/naming.hpp"
 #include "orchestrator/engine/shard.hpp"
 
@@ -68,7 +69,7 @@ void RunSession::phase_boundary() {
 void RunSession::fail_run(const Error& error) {
   spdlog::error("{}", error.what());
   result.error = error;
-  emit("run_error", {{"message", error.what()}, {"kind", to_string(error.kind)}});
+  emit(events::run_error, {{"message", error.what()}, {"kind", to_string(error.kind)}});
 }
 
 // ------------------------------------------------------------------------------------------ signals
@@ -126,6 +127,7 @@ asio::awaitable<void> RunSession::run_all() {
     result.outcome = "error";
     co_return;
   }
+
   if (!options_.dry_run) {
     auto created = create_run_directory(started_wall);
     if (!created) {
@@ -141,29 +143,33 @@ asio::awaitable<void> RunSession::run_all() {
   const std::string lab_name = resolved ? resolved->lab : plan_.platform.lab;
   json slo = json::array();
   for (auto& s : plan_.slo)
-    slo.push_back({{"milestone", s.milestone}, {"stat", s.stat}, {"max", s.max}, {"isMin", s.is_min}});
-  json started = {{"runId", run_id_},
-                  {"plan", plan_.name},
-                  {"platform", plan_.platform.kind},
+    slo.push_back({{fields::milestone, s.milestone},
+                   {fields::slo_stat, s.stat},
+                   {fields::slo_max, s.max},
+                   {fields::slo_is_min, s.is_min}});
+  json started = {{fields::run_id, run_id_},
+                  {fields::plan, plan_.name},
+                  {fields::platform, plan_.platform.kind},
                   {"endpoint", plan_.platform.endpoint},
-                  {"simulated", simulated},
-                  {"lab", simulated ? lab_name : std::string()},
-                  {"readySignal", std::string(api::to_string(ready_))},
+                  {fields::simulated, simulated},
+                  {fields::lab, simulated ? lab_name : std::string()},
+                  {fields::ready_signal, std::string(api::to_string(ready_))},
                   {"cleanup", plan_.cleanup},
                   {"dryRun", options_.dry_run},
-                  {"planYaml", options_.plan_yaml},
+                  {fields::plan_yaml, options_.plan_yaml},
                   {"planDigest", plan_digest(options_.plan_yaml)},
-                  {"slo", slo}};
+                  {fields::slo, slo}};
   // What `bootstorm merge` checks: the shard, the agreed instant, the storm spacing and the selection.
   if (options_.shard.sharded())
-    started["shard"] = {{"index", options_.shard.index}, {"count", options_.shard.count}};
+    started[fields::shard] = {{fields::shard_index, options_.shard.index},
+                              {fields::shard_count, options_.shard.count}};
   if (options_.start_at) {
-    started["startAt"] = format_rfc3339(*options_.start_at);
+    started[fields::start_at] = format_rfc3339(*options_.start_at);
     started["stormIntervalS"] = std::chrono::duration<double>(options_.storm_interval).count();
   }
   if (!options_.only_scenario.empty()) started["onlyScenario"] = options_.only_scenario;
-  if (options_.repeat > 0) started["repeat"] = options_.repeat;
-  emit("run_started", std::move(started));
+  if (options_.repeat > 0) started[fields::repeat] = options_.repeat;
+  emit(events::run_started, std::move(started));
   phase_boundary();
   if (!result.run_dir.empty()) spdlog::info("run {} -> {}", run_id_, result.run_dir.string());
 
@@ -299,10 +305,12 @@ asio::awaitable<void> RunSession::run_scenario(const plan::Scenario& scenario, i
   const int n = static_cast<int>(specs.size());
   std::set<std::string> hosts;
   for (auto& p : scenario.placement) hosts.insert(p.host);
-  json scenario_started = {
-      {"scenario", scenario.name}, {"repeat", repeat}, {"vms", n}, {"hosts", static_cast<int>(hosts.size())}};
+  json scenario_started = {{fields::scenario, scenario.name},
+                           {fields::repeat, repeat},
+                           {fields::vms, n},
+                           {fields::hosts, static_cast<int>(hosts.size())}};
   if (options_.shard.sharded()) scenario_started["planVms"] = plan_vms;
-  emit("scenario_started", std::move(scenario_started));
+  emit(events::scenario_started, std::move(scenario_started));
   phase_boundary();
   spdlog::info("scenario '{}' repeat {}: {} VMs on {} hosts{}", scenario.name, repeat, n, hosts.size(),
                options_.shard.sharded()
@@ -322,11 +330,11 @@ asio::awaitable<void> RunSession::run_scenario(const plan::Scenario& scenario, i
   if (!storm_ok && n > 0) all_ready_ = false;
 
   const auto stats_after = provider_->stats();
-  emit("scenario_ended", {{"scenario", scenario.name},
-                          {"repeat", repeat},
-                          {"apiRequests", stats_after.requests - stats_before.requests},
-                          {"apiErrors", stats_after.errors - stats_before.errors},
-                          {"errors", errors_for(scenario.name, repeat, errors)}});
+  emit(events::scenario_ended, {{fields::scenario, scenario.name},
+                                {fields::repeat, repeat},
+                                {fields::api_requests, stats_after.requests - stats_before.requests},
+                                {"apiErrors", stats_after.errors - stats_before.errors},
+                                {fields::errors, errors_for(scenario.name, repeat, errors)}});
   phase_boundary();
   progress_.finish();
 

@@ -18,6 +18,7 @@
 #include "common/async/sleep.hpp"
 #include "common/async/wait_group.hpp"
 #include "common/rfc3339.hpp"
+#include "orchestrator/engine/detail/journal_events.hpp"
 #include "orchestrator/engine/detail/run_session.hpp"
 #include "orchestrator/engine/naming.hpp"
 
@@ -62,7 +63,8 @@ asio::awaitable<bool> RunSession::settle_and_storm(const plan::Scenario& scenari
       spdlog::error("{}", message);
       errors.push_back(message);
       if (!result.error) result.error = make_error(ErrorKind::timeout, message);
-      for (auto& vm : vms) emit("vm_failed", {{"vm", vm.name}, {"reason", "not started: " + message}});
+      for (auto& vm : vms)
+        emit(events::vm_failed, {{fields::vm, vm.name}, {fields::reason, "not started: " + message}});
       vms.clear();
       too_late = true;
     }
@@ -155,7 +157,7 @@ asio::awaitable<bool> RunSession::run_storm(const plan::Scenario& scenario, int 
       std::string reason =
           cancelled ? "not started: the run was interrupted" : "start failed: " + r.error().what();
       storm->timeline.fail(vm.name, reason);
-      if (!cancelled) emit("vm_failed", {{"vm", vm.name}, {"reason", reason}});
+      if (!cancelled) emit(events::vm_failed, {{fields::vm, vm.name}, {fields::reason, reason}});
     }
   };
   auto fire_task = [](std::shared_ptr<StormTasks> t, StartCallback cb,
@@ -187,7 +189,7 @@ asio::awaitable<bool> RunSession::run_storm(const plan::Scenario& scenario, int 
     if (options_.dry_run && tasks->barrier_done) break;
     if (interrupt_.cancelled()) break;
     for (auto& [vm, reason] : storm->timeline.expire(Clock::now(), timeout))
-      emit("vm_failed", {{"vm", vm}, {"reason", reason}});
+      emit(events::vm_failed, {{fields::vm, vm}, {fields::reason, reason}});
     if (tasks->barrier_done && storm->timeline.finished()) break;
     if (Clock::now() >= hard_deadline) {
       for (auto& vm : vms) {
@@ -196,7 +198,7 @@ asio::awaitable<bool> RunSession::run_storm(const plan::Scenario& scenario, int 
               fmt::format("start request did not return within {:g} s",
                           std::chrono::duration<double>(hard_deadline - storm_begin).count());
           storm->timeline.fail(vm.name, reason);
-          emit("vm_failed", {{"vm", vm.name}, {"reason", reason}});
+          emit(events::vm_failed, {{fields::vm, vm.name}, {fields::reason, reason}});
         }
       }
       break;
@@ -246,25 +248,25 @@ void RunSession::announce_fire(const plan::Scenario& scenario, int repeat, const
     return;
   }
   const auto& r = *fired;
-  json fired_event = {{"scenario", scenario.name},
-                      {"repeat", repeat},
+  json fired_event = {{fields::scenario, scenario.name},
+                      {fields::repeat, repeat},
                       {"firstMono", r.first_written && journal_ ? journal_->mono_of(*r.first_written) : 0.0},
                       {"lastMono", r.last_written && journal_ ? journal_->mono_of(*r.last_written) : 0.0},
-                      {"fireSkewMs", std::round(r.fire_skew_ms * 1000) / 1000},
-                      {"firstWall", r.first_written ? unix_seconds(r.first_written_wall) : 0.0},
+                      {fields::fire_skew_ms, std::round(r.fire_skew_ms * 1000) / 1000},
+                      {fields::first_wall, r.first_written ? unix_seconds(r.first_written_wall) : 0.0},
                       {"starts", r.succeeded},
                       {"startFailures", r.failed},
                       {"notReleased", r.not_released},
                       {"peakInFlight", r.peak_in_flight}};
   if (r.release_offset_ms) {
     // The agreed instant and how far from it this worker really fired, on its own CLOCK_REALTIME.
-    fired_event["startAt"] = unix_seconds(r.released_wall) - *r.release_offset_ms / 1000.0;
+    fired_event[fields::start_at] = unix_seconds(r.released_wall) - *r.release_offset_ms / 1000.0;
     fired_event["releasedWall"] = unix_seconds(r.released_wall);
-    fired_event["startAtOffsetMs"] = std::round(*r.release_offset_ms * 1000) / 1000;
+    fired_event[fields::start_at_offset_ms] = std::round(*r.release_offset_ms * 1000) / 1000;
     if (r.first_written_offset_ms)
       fired_event["firstStartOffsetMs"] = std::round(*r.first_written_offset_ms * 1000) / 1000;
   }
-  emit("storm_fired", std::move(fired_event));
+  emit(events::storm_fired, std::move(fired_event));
   progress_.finish();  // a log line must not land on the live status line
   spdlog::info("storm fired: {} starts, fire skew {:.2f} ms, {} failed{}", r.succeeded, r.fire_skew_ms,
                r.failed,
@@ -280,15 +282,15 @@ void RunSession::on_event(api::MilestoneEvent ev) {
 }
 
 void RunSession::on_milestone(const std::string& vm, const TimelineEntry& e) {
-  emit("milestone", {{"scenario", current_scenario_},
-                     {"repeat", current_repeat_},
-                     {"vm", vm},
-                     {"milestone", std::string(api::to_string(e.milestone))},
-                     {"offsetS", std::round(e.offset_s * 1e6) / 1e6},
-                     {"resolutionS", e.resolution_s},
-                     {"source", std::string(api::to_string(e.source))},
-                     {"wall", unix_seconds(e.wall)},
-                     {"detail", e.detail}});
+  emit(events::milestone, {{fields::scenario, current_scenario_},
+                           {fields::repeat, current_repeat_},
+                           {fields::vm, vm},
+                           {fields::milestone, std::string(api::to_string(e.milestone))},
+                           {fields::offset_s, std::round(e.offset_s * 1e6) / 1e6},
+                           {fields::resolution_s, e.resolution_s},
+                           {fields::source, std::string(api::to_string(e.source))},
+                           {fields::wall, unix_seconds(e.wall)},
+                           {fields::detail, e.detail}});
   if (e.milestone == api::Milestone::ip_assigned && prober_) prober_->probe(vm, e.detail);
 }
 
