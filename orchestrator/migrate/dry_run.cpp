@@ -68,18 +68,8 @@ std::vector<std::string> dry_run_calls(const MigrationPlan& p, const std::string
                   build_network_map(name, ns, run_id, src, dst, p.network_map).dump());
   calls.push_back("POST " + forklift_collection(ns, "storagemaps") + " " +
                   build_storage_map(name, ns, run_id, src, dst, p.storage_map).dump());
-  PlanBuild plb;
-  plb.name = name;
-  plb.namespace_ = ns;
-  plb.run_id = run_id;
-  plb.source = src;
-  plb.destination = dst;
-  plb.network_map = plb.storage_map = {name, ns};
-  plb.target_namespace = p.target_namespace;
-  plb.warm = p.warm;
-  plb.vm_names = names;
-  plb.description = "bootstorm run " + run_id + " (" + p.name + ")";
-  calls.push_back("POST " + forklift_collection(ns, "plans") + " " + build_plan(plb).dump());
+  calls.push_back("POST " + forklift_collection(ns, "plans") + " " +
+                  build_plan(plan_build(p, name, run_id, src, dst, names)).dump());
   calls.push_back("WATCH " + forklift_collection(ns, "plans") + " until the Plan is Ready");
   calls.push_back("POST " + forklift_collection(ns, "migrations") + " " +
                   build_migration(name, ns, run_id, Ref{name, ns}).dump());

@@ -24,6 +24,23 @@ constexpr auto kBlockedGrace = std::chrono::seconds(5);
 
 }  // namespace
 
+PlanBuild plan_build(const MigrationPlan& plan, const std::string& name, const std::string& run_id,
+                     const Ref& source, const Ref& destination, const std::vector<std::string>& vm_names) {
+  const std::string& ns = plan.destination.namespace_;
+  PlanBuild b;
+  b.name = name;
+  b.namespace_ = ns;
+  b.run_id = run_id;
+  b.source = source;
+  b.destination = destination;
+  b.network_map = b.storage_map = {name, ns};
+  b.target_namespace = plan.target_namespace;
+  b.warm = plan.warm;
+  b.vm_names = vm_names;
+  b.description = "bootstorm run " + run_id + " (" + plan.name + ")";
+  return b;
+}
+
 awaitable<Expected<std::string>> ForkliftMigration::set_up_plan(std::chrono::milliseconds ready_timeout) {
   const std::string ns = plan_.destination.namespace_;
   auto connected = co_await api_->connect("/apis/forklift.konveyor.io/v1beta1",
@@ -106,18 +123,7 @@ awaitable<Expected<std::string>> ForkliftMigration::set_up_plan(std::chrono::mil
   auto sm = co_await create_object("StorageMap", forklift_collection(ns, "storagemaps"),
                                    build_storage_map(map_name, ns, run_id_, src, dst, plan_.storage_map));
   if (!sm) co_return sm.error();
-  PlanBuild pb;
-  pb.name = map_name;
-  pb.namespace_ = ns;
-  pb.run_id = run_id_;
-  pb.source = src;
-  pb.destination = dst;
-  pb.network_map = {map_name, ns};
-  pb.storage_map = {map_name, ns};
-  pb.target_namespace = plan_.target_namespace;
-  pb.warm = plan_.warm;
-  pb.vm_names = vm_names;
-  pb.description = "bootstorm run " + run_id_ + " (" + plan_.name + ")";
+  const PlanBuild pb = plan_build(plan_, map_name, run_id_, src, dst, vm_names);
   auto created_plan = co_await create_object("Plan", forklift_collection(ns, "plans"), build_plan(pb));
   if (!created_plan) co_return created_plan.error();
   auto plan_ready = co_await wait_ready("plans", "Plan", map_name, ready_timeout);
