@@ -53,8 +53,8 @@ VmiStatusView view_vmi(const json& vmi) {
       if (ts_it == t.end() || !ts_it->is_string()) continue;
       auto ts = parse_rfc3339(ts_it->get<std::string>());
       if (!ts) continue;
-      if (phase == "Scheduled") v.scheduled_at = ts;
-      if (phase == "Running") v.running_at = ts;
+      if (phase == "Scheduled") v.scheduled_at = *ts;
+      if (phase == "Running") v.running_at = *ts;
     }
   }
   if (auto conds = st.find("conditions"); conds != st.end() && conds->is_array()) {
@@ -69,7 +69,8 @@ VmiStatusView view_vmi(const json& vmi) {
       if (c.value("status", "") != "True") continue;
       v.agent_connected = true;
       if (auto lt = c.find("lastTransitionTime"); lt != c.end() && lt->is_string()) {
-        v.agent_at = parse_rfc3339(lt->get<std::string>());
+        auto at = parse_rfc3339(lt->get<std::string>());
+        v.agent_at = at ? std::make_optional(*at) : std::nullopt;
       }
     }
   }
