@@ -1,6 +1,7 @@
 #pragma once
 // How the `bootstorm` executable wires the engine to the rest of the tree (providers, embedded lab, beacon
-// listener, report renderers). Defined in cmd_run.cpp; used by cmd_run, cmd_report and cmd_cleanup.
+// listener, report renderers): the one place that composes the application (engine_wiring.cpp). The
+// commands (cmd_run, cmd_migrate, cmd_report, cmd_merge, cmd_cleanup) parse their arguments and call it.
 #include <filesystem>
 
 #include "common/expected.hpp"

@@ -14,11 +14,14 @@
 
 #include "common/log.hpp"
 #include "common/rfc3339.hpp"
+#include "orchestrator/engine/detail/journal_events.hpp"
 #include "orchestrator/engine/naming.hpp"
 
 namespace bootstorm::engine {
 
 using nlohmann::json;
+namespace events = detail::events;
+namespace fields = detail::fields;
 
 Expected<std::unique_ptr<Journal>> Journal::open(const std::filesystem::path& file,
                                                  std::chrono::steady_clock::time_point mono_origin,
@@ -166,46 +169,46 @@ stats::ScenarioRecord* RunRecordBuilder::find_scenario(const std::string& name, 
 void RunRecordBuilder::apply(const json& e) {
   if (!e.is_object()) return;
   const std::string type = str(e, "type");
-  if (type == "run_started") {
-    record_.run_id = str(e, "runId");
-    record_.plan_name = str(e, "plan");
-    record_.platform = str(e, "platform");
-    record_.simulated = e.value("simulated", false);
-    record_.lab = str(e, "lab");
-    record_.ready_signal = str(e, "readySignal");
-    record_.plan_yaml = str(e, "planYaml");
+  if (type == events::run_started) {
+    record_.run_id = str(e, fields::run_id);
+    record_.plan_name = str(e, fields::plan);
+    record_.platform = str(e, fields::platform);
+    record_.simulated = e.value(fields::simulated, false);
+    record_.lab = str(e, fields::lab);
+    record_.ready_signal = str(e, fields::ready_signal);
+    record_.plan_yaml = str(e, fields::plan_yaml);
     record_.started_at = str(e, "t");
     record_.slo.clear();
-    if (auto it = e.find("slo"); it != e.end() && it->is_array()) {
+    if (auto it = e.find(fields::slo); it != e.end() && it->is_array()) {
       for (auto& s : *it) {
         stats::SloRecord slo;
-        slo.milestone = str(s, "milestone");
-        slo.stat = str(s, "stat");
-        slo.max = num(s, "max");
-        slo.is_min = s.value("isMin", false);
+        slo.milestone = str(s, fields::milestone);
+        slo.stat = str(s, fields::slo_stat);
+        slo.max = num(s, fields::slo_max);
+        slo.is_min = s.value(fields::slo_is_min, false);
         record_.slo.push_back(slo);
       }
     }
-  } else if (type == "scenario_started") {
+  } else if (type == events::scenario_started) {
     stats::ScenarioRecord s;
-    s.name = str(e, "scenario");
-    s.repeat = integer(e, "repeat", 1);
-    s.vms = integer(e, "vms");
-    s.hosts = integer(e, "hosts");
+    s.name = str(e, fields::scenario);
+    s.repeat = integer(e, fields::repeat, 1);
+    s.vms = integer(e, fields::vms);
+    s.hosts = integer(e, fields::hosts);
     if (!find_scenario(s.name, s.repeat)) record_.scenarios.push_back(std::move(s));
-  } else if (type == "vm_created" || type == "vm_provision_failed") {
-    const std::string name = str(e, "vm");
+  } else if (type == events::vm_created || type == events::vm_provision_failed) {
+    const std::string name = str(e, fields::vm);
     if (name.empty() || find_vm(name)) return;
     stats::VmRecord vm;
-    vm.scenario = str(e, "scenario");
-    vm.repeat = integer(e, "repeat", 1);
+    vm.scenario = str(e, fields::scenario);
+    vm.repeat = integer(e, fields::repeat, 1);
     vm.name = name;
-    vm.id = str(e, "id");
-    vm.host = str(e, "host");
-    vm.clone_s = num(e, "cloneS", -1);
-    if (type == "vm_provision_failed") {
+    vm.id = str(e, fields::id);
+    vm.host = str(e, fields::host);
+    vm.clone_s = num(e, fields::clone_s, -1);
+    if (type == events::vm_provision_failed) {
       vm.status = "failed";
-      vm.reason = str(e, "reason");
+      vm.reason = str(e, fields::reason);
       if (auto* s = find_scenario(vm.scenario, vm.repeat))
         s->errors.push_back(fmt::format("{}: {}", name, vm.reason));
     } else {
@@ -213,43 +216,43 @@ void RunRecordBuilder::apply(const json& e) {
     }
     vm_index_[name] = record_.vms.size();
     record_.vms.push_back(std::move(vm));
-  } else if (type == "storm_fired") {
-    if (auto* s = find_scenario(str(e, "scenario"), integer(e, "repeat", 1))) {
-      s->fire_skew_ms = num(e, "fireSkewMs");
-      s->started_unix_s = num(e, "firstWall");
-      if (e.contains("startAt")) s->start_at_unix_s = num(e, "startAt");
-      if (e.contains("startAtOffsetMs")) s->start_at_offset_ms = num(e, "startAtOffsetMs");
+  } else if (type == events::storm_fired) {
+    if (auto* s = find_scenario(str(e, fields::scenario), integer(e, fields::repeat, 1))) {
+      s->fire_skew_ms = num(e, fields::fire_skew_ms);
+      s->started_unix_s = num(e, fields::first_wall);
+      if (e.contains(fields::start_at)) s->start_at_unix_s = num(e, fields::start_at);
+      if (e.contains(fields::start_at_offset_ms)) s->start_at_offset_ms = num(e, fields::start_at_offset_ms);
     }
-  } else if (type == "milestone") {
-    auto* vm = find_vm(str(e, "vm"));
-    auto m = api::milestone_from_string(str(e, "milestone"));
+  } else if (type == events::milestone) {
+    auto* vm = find_vm(str(e, fields::vm));
+    auto m = api::milestone_from_string(str(e, fields::milestone));
     if (!vm || !m || vm->milestones.count(*m)) return;  // first observation wins
     stats::MilestoneRecord r;
-    r.offset_s = num(e, "offsetS");
-    r.resolution_s = num(e, "resolutionS");
-    r.source = str(e, "source");
-    r.wall_unix_s = num(e, "wall");
-    r.detail = str(e, "detail");
+    r.offset_s = num(e, fields::offset_s);
+    r.resolution_s = num(e, fields::resolution_s);
+    r.source = str(e, fields::source);
+    r.wall_unix_s = num(e, fields::wall);
+    r.detail = str(e, fields::detail);
     if (*m == api::Milestone::start_requested) vm->start_requested_unix_s = r.wall_unix_s;
     vm->milestones.emplace(*m, std::move(r));
-  } else if (type == "vm_failed") {
-    if (auto* vm = find_vm(str(e, "vm")); vm && vm->status != "failed") {
+  } else if (type == events::vm_failed) {
+    if (auto* vm = find_vm(str(e, fields::vm)); vm && vm->status != "failed") {
       vm->status = "failed";
-      vm->reason = str(e, "reason");
+      vm->reason = str(e, fields::reason);
     }
-  } else if (type == "vm_deleted") {
-    deleted_[str(e, "vm")] = true;
-  } else if (type == "scenario_ended") {
-    if (auto* s = find_scenario(str(e, "scenario"), integer(e, "repeat", 1))) {
-      s->api_requests = static_cast<std::uint64_t>(num(e, "apiRequests"));
-      if (auto it = e.find("errors"); it != e.end() && it->is_array()) {
+  } else if (type == events::vm_deleted) {
+    deleted_[str(e, fields::vm)] = true;
+  } else if (type == events::scenario_ended) {
+    if (auto* s = find_scenario(str(e, fields::scenario), integer(e, fields::repeat, 1))) {
+      s->api_requests = static_cast<std::uint64_t>(num(e, fields::api_requests));
+      if (auto it = e.find(fields::errors); it != e.end() && it->is_array()) {
         s->errors.clear();
         for (auto& err : *it)
           if (err.is_string()) s->errors.push_back(err.get<std::string>());
       }
     }
-  } else if (type == "run_ended") {
-    record_.outcome = str(e, "outcome");
+  } else if (type == events::run_ended) {
+    record_.outcome = str(e, fields::outcome);
     record_.ended_at = str(e, "t");
   }
 }
@@ -301,15 +304,15 @@ Expected<JournalContents> parse_journal(std::istream& in, const std::string& nam
       continue;
     }
     const std::string type = str(event, "type");
-    if (type == "run_started" && !contents.has_run_started) {
+    if (type == events::run_started && !contents.has_run_started) {
       contents.has_run_started = true;
       contents.run_started = event;
-      if (auto shard = event.find("shard"); shard != event.end() && shard->is_object()) {
-        contents.shard.index = shard->value("index", 0);
-        contents.shard.count = std::max(1, shard->value("count", 1));
+      if (auto shard = event.find(fields::shard); shard != event.end() && shard->is_object()) {
+        contents.shard.index = shard->value(fields::shard_index, 0);
+        contents.shard.count = std::max(1, shard->value(fields::shard_count, 1));
       }
     }
-    if (type == "run_ended") contents.has_run_ended = true;
+    if (type == events::run_ended) contents.has_run_ended = true;
     builder.apply(event);
   }
   if (!contents.has_run_started) {

@@ -16,6 +16,7 @@
 // s), releasedWall, startAtOffsetMs, firstStartOffsetMs. A merged journal (merge.hpp) tags shard events with
 // "shard" and its run_started carries merged{shardCount, shards[], missing[]}.
 // Strings are passed through log::redact before they are written: the journal never contains a secret.
+// detail/journal_events.hpp spells the event types and the fields RunRecordBuilder reads, for both sides.
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>

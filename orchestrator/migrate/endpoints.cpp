@@ -1,4 +1,4 @@
-// Endpoint resolution and the run directory's journal and outputs (see migrate.hpp, migrate_internal.hpp).
+// Endpoint resolution, the run directory's journal and outputs (migrate.hpp, detail/migrate_internal.hpp).
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -6,8 +6,8 @@
 #include "common/log.hpp"
 #include "orchestrator/engine/journal.hpp"
 #include "orchestrator/engine/platform.hpp"
+#include "orchestrator/migrate/detail/migrate_internal.hpp"
 #include "orchestrator/migrate/migrate.hpp"
-#include "orchestrator/migrate/migrate_internal.hpp"
 
 namespace bootstorm::migrate {
 using nlohmann::json;

@@ -1,0 +1,68 @@
+#pragma once
+// Internal to bootstorm::engine: the run journal's event types and the payload fields that the run session
+// writes and RunRecordBuilder reads back (journal.hpp describes every event), spelled once so that the writer
+// and the reader cannot drift apart. Fields that only the writer spells (or only `bootstorm merge` reads)
+// stay literal where they are written.
+namespace bootstorm::engine::detail {
+
+namespace events {
+inline constexpr const char* run_started = "run_started";
+inline constexpr const char* run_error = "run_error";
+inline constexpr const char* scenario_started = "scenario_started";
+inline constexpr const char* vm_created = "vm_created";
+inline constexpr const char* vm_provision_failed = "vm_provision_failed";
+inline constexpr const char* storm_fired = "storm_fired";
+inline constexpr const char* milestone = "milestone";
+inline constexpr const char* vm_failed = "vm_failed";
+inline constexpr const char* vm_deleted = "vm_deleted";
+inline constexpr const char* vm_delete_failed = "vm_delete_failed";
+inline constexpr const char* scenario_ended = "scenario_ended";
+inline constexpr const char* run_ended = "run_ended";
+}  // namespace events
+
+namespace fields {
+// run_started
+inline constexpr const char* run_id = "runId";
+inline constexpr const char* plan = "plan";
+inline constexpr const char* platform = "platform";
+inline constexpr const char* simulated = "simulated";
+inline constexpr const char* lab = "lab";
+inline constexpr const char* ready_signal = "readySignal";
+inline constexpr const char* plan_yaml = "planYaml";
+inline constexpr const char* slo = "slo";  // [{milestone, stat, max, isMin}]
+inline constexpr const char* slo_stat = "stat";
+inline constexpr const char* slo_max = "max";
+inline constexpr const char* slo_is_min = "isMin";
+inline constexpr const char* shard = "shard";  // {index, count}
+inline constexpr const char* shard_index = "index";
+inline constexpr const char* shard_count = "count";
+// scenario events
+inline constexpr const char* scenario = "scenario";
+inline constexpr const char* repeat = "repeat";
+inline constexpr const char* vms = "vms";
+inline constexpr const char* hosts = "hosts";
+inline constexpr const char* api_requests = "apiRequests";
+inline constexpr const char* errors = "errors";
+// VM events
+inline constexpr const char* vm = "vm";
+inline constexpr const char* id = "id";
+inline constexpr const char* host = "host";
+inline constexpr const char* clone_s = "cloneS";
+inline constexpr const char* reason = "reason";
+// storm_fired
+inline constexpr const char* fire_skew_ms = "fireSkewMs";
+inline constexpr const char* first_wall = "firstWall";
+inline constexpr const char* start_at = "startAt";
+inline constexpr const char* start_at_offset_ms = "startAtOffsetMs";
+// milestone (also the milestone of an slo entry)
+inline constexpr const char* milestone = "milestone";
+inline constexpr const char* offset_s = "offsetS";
+inline constexpr const char* resolution_s = "resolutionS";
+inline constexpr const char* source = "source";
+inline constexpr const char* wall = "wall";
+inline constexpr const char* detail = "detail";
+// run_ended
+inline constexpr const char* outcome = "outcome";
+}  // namespace fields
+
+}  // namespace bootstorm::engine::detail
