@@ -18,7 +18,6 @@ namespace bootstorm::migrate {
 namespace asio = boost::asio;
 using asio::awaitable;
 using nlohmann::json;
-using std::chrono::steady_clock;
 using std::chrono::system_clock;
 
 namespace {
@@ -72,7 +71,7 @@ awaitable<Expected<void>> ForkliftMigration::run(asio::any_io_executor executor,
 
   // One list + watch of the Plan until every VM is done.
   MigrationTracker tracker(vm_names);
-  const auto deadline = steady_clock::now() + plan_.timeout;
+  const auto deadline = std::chrono::steady_clock::now() + plan_.timeout;
   auto watched = co_await api_->watch_until(
       forklift_collection(ns, "plans"), "fieldSelector=" + http::url_encode("metadata.name=" + map_name),
       [&](const json& obj) { observe_plan(tracker, obj); }, [&] { return tracker.all_done(); }, deadline,

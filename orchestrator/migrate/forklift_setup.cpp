@@ -16,7 +16,6 @@ namespace bootstorm::migrate {
 namespace asio = boost::asio;
 using asio::awaitable;
 using nlohmann::json;
-using std::chrono::steady_clock;
 
 namespace {
 
@@ -189,7 +188,7 @@ awaitable<Expected<void>> ForkliftMigration::wait_ready(const std::string& plura
         seen = true;
         last = readiness_of(obj);
       },
-      [&] { return last.ready || last.blocked; }, steady_clock::now() + timeout, interrupt_,
+      [&] { return last.ready || last.blocked; }, std::chrono::steady_clock::now() + timeout, interrupt_,
       "waiting for " + kind + " " + ns + "/" + name + " to become Ready");
   if (watched && last.blocked && !last.ready) {
     // Forklift re-validates as the objects it refers to settle (a Plan created right after its maps may
@@ -197,7 +196,8 @@ awaitable<Expected<void>> ForkliftMigration::wait_ready(const std::string& plura
     auto settled = co_await api_->watch_until(
         forklift_collection(ns, plural), "fieldSelector=" + http::url_encode("metadata.name=" + name),
         [&](const json& obj) { last = readiness_of(obj); }, [&] { return last.ready; },
-        steady_clock::now() + kBlockedGrace, interrupt_, "waiting for " + kind + " " + ns + "/" + name);
+        std::chrono::steady_clock::now() + kBlockedGrace, interrupt_,
+        "waiting for " + kind + " " + ns + "/" + name);
     if (!settled && settled.error().kind == ErrorKind::cancelled) co_return settled.error();
   }
   auto conditions_text = [](const std::vector<Condition>& cs) {
