@@ -17,9 +17,6 @@
 namespace bootstorm::reports {
 namespace {
 
-using detail::escape_md;
-using detail::escape_xml;
-
 Expected<std::string> read_text(const std::filesystem::path& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) {

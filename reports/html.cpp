@@ -13,9 +13,6 @@
 namespace bootstorm::reports {
 namespace {
 
-using detail::escape_xml;
-using detail::seconds;
-
 constexpr std::size_t kMaxGanttRows = 240;
 
 std::string td_num(const std::string& v) {

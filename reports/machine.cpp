@@ -12,9 +12,6 @@
 namespace bootstorm::reports {
 namespace {
 
-using detail::escape_xml;
-using detail::number;
-
 // "guest_agent" -> "GuestAgent" (quantileName) or "guestAgent" (per-VM field prefix).
 std::string camel(std::string_view snake, bool upper_first) {
   std::string out;

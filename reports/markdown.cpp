@@ -9,9 +9,6 @@
 namespace bootstorm::reports {
 namespace {
 
-using detail::escape_md;
-using detail::seconds;
-
 std::string md_comparison_table(const std::vector<stats::Comparison>& comparisons) {
   std::string out;
   out +=

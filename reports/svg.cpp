@@ -11,8 +11,6 @@
 namespace bootstorm::reports::svg {
 namespace {
 
-using detail::escape_xml;
-
 constexpr double kWidth = 760;
 constexpr std::string_view kAxisColor = "#4b5563";
 constexpr std::string_view kGridColor = "#e5e7eb";
