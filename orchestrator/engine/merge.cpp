@@ -15,12 +15,15 @@
 #include <set>
 
 #include "common/rfc3339.hpp"
+#include "orchestrator/engine/detail/journal_events.hpp"
 #include "orchestrator/engine/naming.hpp"
 #include "orchestrator/engine/shard.hpp"
 
 namespace bootstorm::engine {
 
 namespace fs = std::filesystem;
+namespace events = detail::events;
+namespace fields = detail::fields;
 using nlohmann::json;
 
 namespace {
@@ -74,10 +77,10 @@ Expected<ShardJournal> read_shard(const fs::path& dir, std::vector<std::string>&
       continue;
     }
     const std::string type = text(event, "type");
-    if (type == "run_started" && shard.run_started.is_null()) shard.run_started = event;
-    if (type == "run_ended") {
+    if (type == events::run_started && shard.run_started.is_null()) shard.run_started = event;
+    if (type == events::run_ended) {
       shard.has_run_ended = true;
-      shard.outcome = text(event, "outcome");
+      shard.outcome = text(event, fields::outcome);
     }
     shard.events.push_back(std::move(event));
   }
@@ -112,7 +115,7 @@ struct ScenarioKey {
 };
 
 ScenarioKey key_of(const json& e) {
-  return {text(e, "scenario"), static_cast<int>(number(e, "repeat", 1))};
+  return {text(e, fields::scenario), static_cast<int>(number(e, fields::repeat, 1))};
 }
 
 struct ScenarioMerge {
@@ -206,8 +209,8 @@ Expected<MergeResult> merge_shard_runs(const std::vector<fs::path>& run_dirs, co
                                             s.dir.string(), s.index));
     for (const auto& e : s.events) {
       const std::string type = text(e, "type");
-      if (type == "vm_created" || type == "vm_provision_failed") {
-        const std::string vm = text(e, "vm");
+      if (type == events::vm_created || type == events::vm_provision_failed) {
+        const std::string vm = text(e, fields::vm);
         auto [it, inserted] = owner.emplace(vm, s.index);
         if (!inserted && it->second != s.index)
           return make_error(ErrorKind::invalid_input,
@@ -215,18 +218,18 @@ Expected<MergeResult> merge_shard_runs(const std::vector<fs::path>& run_dirs, co
                                         it->second, s.index),
                             "were the shards run with the same --shard COUNT and the same plan?");
         if (inserted) ++info.vms;
-      } else if (type == "scenario_started") {
+      } else if (type == events::scenario_started) {
         auto& m = scenarios[key_of(e)];
         ++m.shards_started;
-        m.vms += static_cast<int>(number(e, "vms"));
-        m.hosts = std::max(m.hosts, static_cast<int>(number(e, "hosts")));
+        m.vms += static_cast<int>(number(e, fields::vms));
+        m.hosts = std::max(m.hosts, static_cast<int>(number(e, fields::hosts)));
         m.plan_vms = std::max(m.plan_vms, static_cast<int>(number(e, "planVms")));
-      } else if (type == "storm_fired") {
+      } else if (type == events::storm_fired) {
         auto& m = scenarios[key_of(e)];
         ++m.fired_total;
         const double starts = number(e, "starts");
-        const double first_wall = number(e, "firstWall");
-        const double skew_ms = number(e, "fireSkewMs");
+        const double first_wall = number(e, fields::first_wall);
+        const double skew_ms = number(e, fields::fire_skew_ms);
         const double shift = s.origin_wall - merged_origin;
         if (starts > 0 && first_wall > 0) {
           const double last_wall = first_wall + skew_ms / 1000.0;
@@ -245,9 +248,9 @@ Expected<MergeResult> merge_shard_runs(const std::vector<fs::path>& run_dirs, co
         m.start_failures += static_cast<std::uint64_t>(number(e, "startFailures"));
         m.not_released += static_cast<std::uint64_t>(number(e, "notReleased"));
         m.peak_in_flight += static_cast<std::uint64_t>(number(e, "peakInFlight"));
-        if (e.contains("startAt")) m.start_at = number(e, "startAt");
-        if (e.contains("startAtOffsetMs")) {
-          const double offset = number(e, "startAtOffsetMs");
+        if (e.contains(fields::start_at)) m.start_at = number(e, fields::start_at);
+        if (e.contains(fields::start_at_offset_ms)) {
+          const double offset = number(e, fields::start_at_offset_ms);
           if (!m.start_at_offset_ms || std::abs(offset) > std::abs(*m.start_at_offset_ms))
             m.start_at_offset_ms = offset;
         }
@@ -256,12 +259,12 @@ Expected<MergeResult> merge_shard_runs(const std::vector<fs::path>& run_dirs, co
         for (const char* k : {"startAtOffsetMs", "firstStartOffsetMs"})
           if (e.contains(k)) per_shard[k] = e[k];
         m.fired_shards.push_back(std::move(per_shard));
-      } else if (type == "scenario_ended") {
+      } else if (type == events::scenario_ended) {
         auto& m = scenarios[key_of(e)];
         ++m.ended_total;
-        m.api_requests += static_cast<std::uint64_t>(number(e, "apiRequests"));
+        m.api_requests += static_cast<std::uint64_t>(number(e, fields::api_requests));
         m.api_errors += static_cast<std::uint64_t>(number(e, "apiErrors"));
-        if (auto errs = e.find("errors"); errs != e.end() && errs->is_array())
+        if (auto errs = e.find(fields::errors); errs != e.end() && errs->is_array())
           for (const auto& err : *errs)
             if (err.is_string())
               m.errors.push_back(fmt::format("shard {}: {}", s.index, err.get<std::string>()));
@@ -333,12 +336,12 @@ Expected<MergeResult> merge_shard_runs(const std::vector<fs::path>& run_dirs, co
     const std::string type = text(e, "type");
     e["shard"] = s.index;
     e["mono"] = std::round((number(e, "mono") + s.origin_wall - merged_origin) * 1e6) / 1e6;
-    if (type == "run_started") continue;
-    if (type == "run_ended") {
-      outcomes.push_back(text(e, "outcome"));
+    if (type == events::run_started) continue;
+    if (type == events::run_ended) {
+      outcomes.push_back(text(e, fields::outcome));
       continue;
     }
-    if (type == "scenario_started") {
+    if (type == events::scenario_started) {
       const auto k = key_of(e);
       if (seen_started[k]++ > 0) continue;
       const auto& m = scenarios[k];
@@ -350,7 +353,7 @@ Expected<MergeResult> merge_shard_runs(const std::vector<fs::path>& run_dirs, co
       write(std::move(e));
       continue;
     }
-    if (type == "storm_fired") {
+    if (type == events::storm_fired) {
       const auto k = key_of(e);
       const auto& m = scenarios[k];
       if (++seen_fired[k] < m.fired_total) continue;  // combined when the last shard has fired
@@ -372,7 +375,7 @@ Expected<MergeResult> merge_shard_runs(const std::vector<fs::path>& run_dirs, co
       write(std::move(e));
       continue;
     }
-    if (type == "scenario_ended") {
+    if (type == events::scenario_ended) {
       const auto k = key_of(e);
       const auto& m = scenarios[k];
       if (++seen_ended[k] < m.ended_total) continue;
@@ -395,14 +398,14 @@ Expected<MergeResult> merge_shard_runs(const std::vector<fs::path>& run_dirs, co
   std::string ended_t;
   for (const auto& s : shards)
     for (const auto& e : s.events)
-      if (text(e, "type") == "run_ended" && wall_of(e) >= ended_wall) {
+      if (text(e, "type") == events::run_ended && wall_of(e) >= ended_wall) {
         ended_wall = wall_of(e);
         ended_t = text(e, "t");
       }
   if (ended_t.empty()) ended_t = format_rfc3339(std::chrono::system_clock::now());
   write({{"t", ended_t},
          {"mono", std::round((ended_wall - merged_origin) * 1e6) / 1e6},
-         {"type", "run_ended"},
+         {"type", events::run_ended},
          {"outcome", outcome}});
   out.flush();
   if (!out) return make_error(ErrorKind::io, fmt::format("writing {} failed", journal_file.string()));

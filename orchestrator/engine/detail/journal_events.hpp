@@ -1,8 +1,8 @@
 #pragma once
 // Internal to bootstorm::engine: the run journal's event types and the payload fields that the run session
-// writes and RunRecordBuilder reads back (journal.hpp describes every event), spelled once so that the writer
-// and the reader cannot drift apart. Fields that only the writer spells (or only `bootstorm merge` reads)
-// stay literal where they are written.
+// writes and RunRecordBuilder and `bootstorm merge` read back (journal.hpp describes every event), spelled
+// once so that the writer and the readers cannot drift apart. Fields that only the writer spells stay literal
+// where they are written.
 namespace bootstorm::engine::detail {
 
 namespace events {
