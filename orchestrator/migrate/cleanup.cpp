@@ -13,10 +13,10 @@
 #include <set>
 
 #include "orchestrator/engine/journal.hpp"
+#include "orchestrator/migrate/detail/migrate_internal.hpp"
 #include "orchestrator/migrate/forklift_objects.hpp"
 #include "orchestrator/migrate/kube_api.hpp"
 #include "orchestrator/migrate/migrate.hpp"
-#include "orchestrator/migrate/detail/migrate_internal.hpp"
 #include "providers/kubevirt/kube_objects.hpp"
 
 namespace bootstorm::migrate {

@@ -27,8 +27,8 @@
 #include "simulator/kube/kube_front.hpp"
 #include "simulator/lab/lab_server.hpp"
 #include "tests/integration/kube_front/kube_test_support.hpp"
-#include "tests/support/tools.hpp"
 #include "tests/support/swagger/swagger_validator.hpp"
+#include "tests/support/tools.hpp"
 
 namespace bootstorm::sim {
 namespace {
