@@ -13,7 +13,7 @@
 
 namespace {
 
-using bootstorm::kubevirt::WatchDecode;
+using bootstorm::kube::WatchDecode;
 using nlohmann::json;
 
 // A Running VMI with the fields the simulator (and KubeVirt) fills in: spec with domain, devices, volumes,
@@ -118,7 +118,7 @@ void decode(benchmark::State& state, WatchDecode mode) {
   std::size_t i = 0, bytes = 0;
   for (auto _ : state) {
     const std::string& line = input[i++ % input.size()];
-    auto ev = bootstorm::kubevirt::decode_watch_line(line, mode);
+    auto ev = bootstorm::kube::decode_watch_line(line, mode);
     if (!ev) state.SkipWithError("decode failed");
     benchmark::DoNotOptimize(ev);
     bytes += line.size();
@@ -143,17 +143,16 @@ void BM_DecodeAndTrackVmiEvents(benchmark::State& state) {
   for (int i = 0; i < vms; ++i) names.push_back(fmt::format("bs-1a2b3c-storm-{:05d}", i));
   std::size_t milestones = 0, i = 0;
   auto tracker =
-      std::make_unique<bootstorm::kubevirt::VmiTracker>(names, bootstorm::kubevirt::ClientInstant::now());
+      std::make_unique<bootstorm::kubevirt::VmiTracker>(names, bootstorm::kube::ClientInstant::now());
   for (auto _ : state) {
     if (i % input.size() == 0) {
       state.PauseTiming();
       tracker =
-          std::make_unique<bootstorm::kubevirt::VmiTracker>(names, bootstorm::kubevirt::ClientInstant::now());
+          std::make_unique<bootstorm::kubevirt::VmiTracker>(names, bootstorm::kube::ClientInstant::now());
       state.ResumeTiming();
     }
-    auto ev =
-        bootstorm::kubevirt::decode_watch_line(input[i++ % input.size()], WatchDecode::milestone_fields);
-    auto events = tracker->on_watch_object(ev->object, bootstorm::kubevirt::ClientInstant::now(), false, 0);
+    auto ev = bootstorm::kube::decode_watch_line(input[i++ % input.size()], WatchDecode::milestone_fields);
+    auto events = tracker->on_watch_object(ev->object, bootstorm::kube::ClientInstant::now(), false, 0);
     milestones += events.size();
     benchmark::DoNotOptimize(events);
   }

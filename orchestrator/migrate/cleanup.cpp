@@ -15,8 +15,8 @@
 #include "orchestrator/engine/journal.hpp"
 #include "orchestrator/migrate/detail/migrate_internal.hpp"
 #include "orchestrator/migrate/forklift_objects.hpp"
-#include "orchestrator/migrate/kube_api.hpp"
 #include "orchestrator/migrate/migrate.hpp"
+#include "providers/kube/object_calls.hpp"
 #include "providers/kubevirt/kube_objects.hpp"
 
 namespace bootstorm::migrate {
@@ -68,11 +68,11 @@ awaitable<void> pause(asio::any_io_executor ex, std::chrono::milliseconds d) {
 
 // Waits until each deleted object is gone (a VM with its DataVolumes and VMI, a namespace with its content),
 // so that the run leaves nothing behind and a namespace is not still terminating when a next run wants it.
-awaitable<void> wait_gone(asio::any_io_executor ex, KubeApi& api, const std::vector<Target>& deleted,
+awaitable<void> wait_gone(asio::any_io_executor ex, kube::KubeApi& api, const std::vector<Target>& deleted,
                           MigrateCleanupReport& report) {
   for (const auto& t : deleted) {
     for (int attempt = 1; attempt <= 120; ++attempt) {
-      auto still = co_await api.get(t.path, "reading " + t.label());
+      auto still = co_await kube::get_object(api, t.path, "reading " + t.label());
       if (!still || !still->has_value()) break;
       co_await pause(ex, std::chrono::milliseconds(std::min(250 * attempt, 2000)));
       if (attempt == 120) report.failed.push_back(t.label() + ": still present 2 minutes after the delete");
@@ -80,11 +80,14 @@ awaitable<void> wait_gone(asio::any_io_executor ex, KubeApi& api, const std::vec
   }
 }
 
-awaitable<Expected<void>> cleanup_flow(asio::any_io_executor ex, KubeApi& api, const MigrationPlan& plan,
-                                       const std::string& run_id, std::vector<Target> from_journal,
-                                       std::set<std::string> reused, engine::Journal* journal, bool dry_run,
-                                       MigrateCleanupReport& report) {
-  auto connected = co_await api.connect("/api/v1", "the Kubernetes API");
+awaitable<Expected<void>> cleanup_flow(asio::any_io_executor ex, kube::KubeApi& api,
+                                       const MigrationPlan& plan, const std::string& run_id,
+                                       std::vector<Target> from_journal, std::set<std::string> reused,
+                                       engine::Journal* journal, bool dry_run, MigrateCleanupReport& report) {
+  const kube::ConnectProbe probe{
+      "/api/v1", "the Kubernetes API",
+      "check that the context points at the right cluster"};  // named: see forklift_migration.cpp
+  auto connected = co_await api.connect(probe);
   if (!connected) co_return connected.error();
   const std::string ns = plan.destination.namespace_;
   const std::string selector = "labelSelector=" + kubevirt::run_selector_query(run_id);
@@ -97,28 +100,29 @@ awaitable<Expected<void>> cleanup_flow(asio::any_io_executor ex, KubeApi& api, c
   // The platform's view: everything still labelled with the run.
   for (const std::string& kind :
        std::vector<std::string>{"Migration", "Plan", "NetworkMap", "StorageMap", "Provider"}) {
-    auto listed = co_await api.list(forklift_collection(ns, plural_of(kind)), selector,
-                                    "listing " + kind + "s of run " + run_id);
+    auto listed = co_await kube::list_objects(api, forklift_collection(ns, plural_of(kind)), selector,
+                                              "listing " + kind + "s of run " + run_id);
     if (!listed) {
       if (listed.error().status == 404) continue;  // Forklift not installed (any more)
       co_return listed.error();
     }
-    for (const auto& item : (*listed)["items"]) {
+    for (const auto& item : listed->items) {
       std::string name = item["metadata"].value("name", "");
       add(Target{kind, ns, name, forklift_object(ns, plural_of(kind), name)});
     }
   }
-  if (auto listed = co_await api.list(secrets_path(ns), selector, "listing Secrets of run " + run_id);
+  if (auto listed =
+          co_await kube::list_objects(api, secrets_path(ns), selector, "listing Secrets of run " + run_id);
       listed) {
-    for (const auto& item : (*listed)["items"]) {
+    for (const auto& item : listed->items) {
       std::string name = item["metadata"].value("name", "");
       add(Target{"Secret", ns, name, secrets_path(ns) + "/" + name});
     }
   }
-  if (auto listed = co_await api.list(vms_path(plan.target_namespace), selector,
-                                      "listing VirtualMachines of run " + run_id);
+  if (auto listed = co_await kube::list_objects(api, vms_path(plan.target_namespace), selector,
+                                                "listing VirtualMachines of run " + run_id);
       listed) {
-    for (const auto& item : (*listed)["items"]) {
+    for (const auto& item : listed->items) {
       std::string name = item["metadata"].value("name", "");
       add(Target{"VirtualMachine", plan.target_namespace, name, vm_path(plan.target_namespace, name)});
     }
@@ -138,7 +142,7 @@ awaitable<Expected<void>> cleanup_flow(asio::any_io_executor ex, KubeApi& api, c
       report.kept.push_back(t.label() + " (reused, not created by this run)");
       continue;
     }
-    auto current = co_await api.get(t.path, "reading " + t.label());
+    auto current = co_await kube::get_object(api, t.path, "reading " + t.label());
     if (!current) {
       report.failed.push_back(current.error().what());
       continue;
@@ -160,7 +164,7 @@ awaitable<Expected<void>> cleanup_flow(asio::any_io_executor ex, KubeApi& api, c
       deleted_namespaces.push_back(t);
       continue;
     }
-    auto removed = co_await api.remove(t.path, "deleting " + t.label());
+    auto removed = co_await kube::delete_object(api, t.path, "deleting " + t.label());
     if (!removed) {
       report.failed.push_back(removed.error().what());
       if (journal)
@@ -233,10 +237,10 @@ Expected<MigrateCleanupReport> cleanup_migration(const std::filesystem::path& ru
     auto opened = engine::Journal::open(run_dir / "journal.jsonl");
     if (opened) journal = std::move(*opened);
   }
-  KubeApi api(io.get_executor(), ep->kube);
+  auto api = make_destination_api(io.get_executor(), ep->kube);
   std::optional<Expected<void>> done;
   asio::co_spawn(io,
-                 cleanup_flow(io.get_executor(), api, plan, report.run_id, from_journal, reused,
+                 cleanup_flow(io.get_executor(), *api, plan, report.run_id, from_journal, reused,
                               journal.get(), dry_run, report),
                  [&](std::exception_ptr e, Expected<void> r) {
                    if (e) std::rethrow_exception(e);

@@ -100,7 +100,7 @@ Expected<ResolvedEndpoints> resolve_endpoints(const MigrationPlan& plan, const e
   }
   if (!plan.destination.tls.ca_file.empty()) kc.ca_file = plan.destination.tls.ca_file;
   kc.insecure_skip_verify = plan.destination.tls.insecure_skip_verify;
-  auto kube = kubevirt::resolve_client_config(kc);
+  auto kube = kube::resolve_client_config(kc);
   if (!kube) return kube.error();
   r.kube = *kube;
   return r;

@@ -13,6 +13,7 @@
 
 #include "orchestrator/migrate/forklift_objects.hpp"
 #include "providers/http/types.hpp"
+#include "providers/kube/object_calls.hpp"
 
 namespace bootstorm::migrate {
 namespace asio = boost::asio;
@@ -53,7 +54,7 @@ ForkliftMigration::ForkliftMigration(const MigrationPlan& plan, std::string run_
 
 awaitable<Expected<void>> ForkliftMigration::run(asio::any_io_executor executor,
                                                  std::chrono::milliseconds ready_timeout) {
-  api_ = std::make_unique<KubeApi>(executor, ep_.kube);
+  api_ = make_destination_api(executor, ep_.kube);
   const std::string ns = plan_.destination.namespace_;
   auto plan_name = co_await set_up_plan(ready_timeout);
   if (!plan_name) co_return plan_name.error();
@@ -72,10 +73,11 @@ awaitable<Expected<void>> ForkliftMigration::run(asio::any_io_executor executor,
   // One list + watch of the Plan until every VM is done.
   MigrationTracker tracker(vm_names);
   const auto deadline = std::chrono::steady_clock::now() + plan_.timeout;
-  auto watched = co_await api_->watch_until(
-      forklift_collection(ns, "plans"), "fieldSelector=" + http::url_encode("metadata.name=" + map_name),
+  auto watched = co_await watch_objects(
+      *api_, forklift_collection(ns, "plans"),
+      "fieldSelector=" + http::url_encode("metadata.name=" + map_name),
       [&](const json& obj) { observe_plan(tracker, obj); }, [&] { return tracker.all_done(); }, deadline,
-      interrupt_, "watching Plan " + ns + "/" + map_name);
+      interrupt_, "Plan " + ns + "/" + map_name);
   if (!watched) {
     const bool interrupted = watched.error().kind == ErrorKind::cancelled;
     std::string reason;
@@ -95,8 +97,8 @@ awaitable<Expected<void>> ForkliftMigration::run(asio::any_io_executor executor,
     if (!cancel.empty()) {
       json cancel_patch = json::object();
       cancel_patch["spec"]["cancel"] = cancel;
-      auto c = co_await api_->merge_patch(forklift_object(ns, "migrations", map_name), cancel_patch,
-                                          "canceling Migration " + map_name);
+      auto c = co_await kube::merge_patch_object(*api_, forklift_object(ns, "migrations", map_name),
+                                                 cancel_patch, "canceling Migration " + map_name);
       if (!c) spdlog::warn("{}", c.error().what());
     }
     if (interrupted) {
@@ -157,8 +159,8 @@ awaitable<void> ForkliftMigration::label_migrated(const MigrationTracker& tracke
     json labels = {{kRunLabel, run_id_}};
     json patch = {{"metadata", {{"labels", labels}, {"annotations", {{kMigratedFromAnnotation, v.name}}}}},
                   {"spec", {{"template", {{"metadata", {{"labels", labels}}}}}}}};
-    auto labelled = co_await api_->merge_patch(
-        vm_path(plan_.target_namespace, target), patch,
+    auto labelled = co_await kube::merge_patch_object(
+        *api_, vm_path(plan_.target_namespace, target), patch,
         "labelling migrated VirtualMachine " + plan_.target_namespace + "/" + target);
     if (!labelled) {
       spdlog::warn("{}", labelled.error().what());

@@ -11,6 +11,7 @@
 #include "orchestrator/migrate/detail/forklift_migration.hpp"
 #include "orchestrator/migrate/forklift_objects.hpp"
 #include "providers/http/types.hpp"
+#include "providers/kube/object_calls.hpp"
 
 namespace bootstorm::migrate {
 namespace asio = boost::asio;
@@ -42,8 +43,12 @@ PlanBuild plan_build(const MigrationPlan& plan, const std::string& name, const s
 
 awaitable<Expected<std::string>> ForkliftMigration::set_up_plan(std::chrono::milliseconds ready_timeout) {
   const std::string ns = plan_.destination.namespace_;
-  auto connected = co_await api_->connect("/apis/forklift.konveyor.io/v1beta1",
-                                          "the Forklift API (forklift.konveyor.io/v1beta1)");
+  const kube::ConnectProbe probe{
+      "/apis/forklift.konveyor.io/v1beta1", "the Forklift API (forklift.konveyor.io/v1beta1)",
+      "install the Migration Toolkit for Virtualization (Forklift) operator, or check that the context "
+      "points "
+      "at the right cluster"};  // named: see forklift_migration.cpp
+  auto connected = co_await api_->connect(probe);
   if (!connected) co_return connected.error();
   std::vector<std::string> namespaces;
   namespaces.push_back(ns);
@@ -55,11 +60,11 @@ awaitable<Expected<std::string>> ForkliftMigration::set_up_plan(std::chrono::mil
 
   // Providers: reuse one for the same vCenter; otherwise Secret + Provider of this run.
   const std::string sdk_url = vsphere_sdk_url(ep_.vcenter_url);
-  auto providers =
-      co_await api_->list(forklift_collection(ns, "providers"), "", "listing Providers in " + ns);
+  auto providers = co_await kube::list_objects(*api_, forklift_collection(ns, "providers"), "",
+                                               "listing Providers in " + ns);
   if (!providers) co_return providers.error();
   std::string source_provider, host_provider;
-  for (const auto& p : (*providers)["items"]) {
+  for (const auto& p : providers->items) {
     const json spec = p.value("spec", json::object());
     const std::string name = p["metadata"].value("name", "");
     if (spec.value("type", "") == "vsphere" && spec.value("url", "") == sdk_url && source_provider.empty())
@@ -133,8 +138,8 @@ awaitable<Expected<std::string>> ForkliftMigration::set_up_plan(std::chrono::mil
     maps.emplace_back("networkmaps", "NetworkMap");
     maps.emplace_back("storagemaps", "StorageMap");
     for (const auto& [plural, kind] : maps) {
-      auto got =
-          co_await api_->get(forklift_object(ns, plural, map_name), "reading " + kind + " " + map_name);
+      auto got = co_await kube::get_object(*api_, forklift_object(ns, plural, map_name),
+                                           "reading " + kind + " " + map_name);
       if (!got || !got->has_value()) continue;
       const Readiness r = readiness_of(**got);
       for (const auto& c : r.blocking) e.message += "\n  " + kind + " " + map_name + ": " + c.to_string();
@@ -145,13 +150,13 @@ awaitable<Expected<std::string>> ForkliftMigration::set_up_plan(std::chrono::mil
 }
 
 awaitable<Expected<void>> ForkliftMigration::ensure_namespace(const std::string& name) {
-  auto got = co_await api_->get(namespace_path(name), "reading namespace " + name);
+  auto got = co_await kube::get_object(*api_, namespace_path(name), "reading namespace " + name);
   if (!got) co_return got.error();
   if (got->has_value()) co_return Expected<void>();
   json ns = {{"apiVersion", "v1"},
              {"kind", "Namespace"},
              {"metadata", {{"name", name}, {"labels", {{kRunLabel, run_id_}}}}}};
-  auto created = co_await api_->create("/api/v1/namespaces", ns, "creating namespace " + name);
+  auto created = co_await kube::create_object(*api_, "/api/v1/namespaces", ns, "creating namespace " + name);
   if (!created) {
     // Created by someone else between the GET and the POST: not this run's, so cleanup leaves it alone.
     if (created.error().kind == ErrorKind::conflict) co_return Expected<void>();
@@ -168,7 +173,8 @@ awaitable<Expected<json>> ForkliftMigration::create_object(const std::string& ki
                                                            const std::string& collection, const json& obj) {
   const std::string name = obj["metadata"].value("name", "");
   const std::string ns = obj["metadata"].value("namespace", "");
-  auto created = co_await api_->create(collection, obj, "creating " + kind + " " + ns + "/" + name);
+  auto created =
+      co_await kube::create_object(*api_, collection, obj, "creating " + kind + " " + ns + "/" + name);
   if (!created) co_return created.error();
   journal("object_created",
           {{"kind", kind}, {"namespace", ns}, {"name", name}, {"path", collection + "/" + name}});
@@ -182,22 +188,21 @@ awaitable<Expected<void>> ForkliftMigration::wait_ready(const std::string& plura
   const std::string ns = plan_.destination.namespace_;
   Readiness last;
   bool seen = false;
-  auto watched = co_await api_->watch_until(
-      forklift_collection(ns, plural), "fieldSelector=" + http::url_encode("metadata.name=" + name),
+  auto watched = co_await watch_objects(
+      *api_, forklift_collection(ns, plural), "fieldSelector=" + http::url_encode("metadata.name=" + name),
       [&](const json& obj) {
         seen = true;
         last = readiness_of(obj);
       },
       [&] { return last.ready || last.blocked; }, std::chrono::steady_clock::now() + timeout, interrupt_,
-      "waiting for " + kind + " " + ns + "/" + name + " to become Ready");
+      kind + " " + ns + "/" + name);
   if (watched && last.blocked && !last.ready) {
     // Forklift re-validates as the objects it refers to settle (a Plan created right after its maps may
     // first say NetworkMapNotReady): a blocking condition counts once it has held for a few seconds.
-    auto settled = co_await api_->watch_until(
-        forklift_collection(ns, plural), "fieldSelector=" + http::url_encode("metadata.name=" + name),
+    auto settled = co_await watch_objects(
+        *api_, forklift_collection(ns, plural), "fieldSelector=" + http::url_encode("metadata.name=" + name),
         [&](const json& obj) { last = readiness_of(obj); }, [&] { return last.ready; },
-        std::chrono::steady_clock::now() + kBlockedGrace, interrupt_,
-        "waiting for " + kind + " " + ns + "/" + name);
+        std::chrono::steady_clock::now() + kBlockedGrace, interrupt_, kind + " " + ns + "/" + name);
     if (!settled && settled.error().kind == ErrorKind::cancelled) co_return settled.error();
   }
   auto conditions_text = [](const std::vector<Condition>& cs) {

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "providers/kubevirt/kube_config.hpp"
+#include "common/rfc3339.hpp"
 
 namespace bootstorm::migrate {
 using nlohmann::json;
@@ -13,7 +13,7 @@ namespace {
 
 std::optional<double> unix_of(const std::string& rfc3339) {
   if (rfc3339.empty()) return std::nullopt;
-  auto t = kubevirt::parse_rfc3339(rfc3339);
+  auto t = parse_rfc3339(rfc3339);
   if (!t) return std::nullopt;
   return std::chrono::duration<double>(t->time_since_epoch()).count();
 }

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "providers/api/provider.hpp"
+#include "providers/kube/kube_api.hpp"
 
 namespace bootstorm::kubevirt {
 
@@ -14,7 +15,12 @@ namespace bootstorm::kubevirt {
 // drop unreferenced static registrations).
 void register_provider();
 
+// The provider on the kubeconfig (or URL + token) the plan names; connect() builds its kube::HttpKubeApi.
 std::unique_ptr<api::Provider> make_provider(boost::asio::any_io_executor executor,
                                              const api::ProviderConfig& config);
+// The provider on a given KubeApi (a fake in unit tests); the plan's namespace must be set.
+std::unique_ptr<api::Provider> make_provider(boost::asio::any_io_executor executor,
+                                             const api::ProviderConfig& config,
+                                             std::shared_ptr<kube::KubeApi> api);
 
 }  // namespace bootstorm::kubevirt

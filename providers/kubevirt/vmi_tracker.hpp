@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "providers/api/milestone.hpp"
+#include "providers/kube/client_instant.hpp"
 
 namespace bootstorm::kubevirt {
 
@@ -33,11 +34,7 @@ inline constexpr std::array<api::Milestone, 4> kObservedMilestones = {
 inline constexpr double kWatchResolutionS = 0.001;
 inline constexpr double kTimestampResolutionS = 1.0;
 
-struct ClientInstant {
-  std::chrono::steady_clock::time_point mono{};
-  std::chrono::system_clock::time_point wall{};
-  static ClientInstant now() { return {std::chrono::steady_clock::now(), std::chrono::system_clock::now()}; }
-};
+using kube::ClientInstant;
 
 // What one VMI object says about the milestones (pure decoding of status).
 struct VmiStatusView {

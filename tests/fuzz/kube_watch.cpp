@@ -70,8 +70,8 @@ bool same_view(const kubevirt::VmiStatusView& a, const kubevirt::VmiStatusView& 
 
 // The same property for list responses (decode_list), on the line itself and on the line as list items.
 void check_list(std::string_view body) {
-  auto full = kubevirt::decode_list(body, kubevirt::WatchDecode::full);
-  auto fields = kubevirt::decode_list(body, kubevirt::WatchDecode::milestone_fields);
+  auto full = kube::decode_list(body, kube::WatchDecode::full);
+  auto fields = kube::decode_list(body, kube::WatchDecode::milestone_fields);
   if (full.has_value() && !fields.has_value()) disagree("whether the body is a list", body);
   if (!full || !fields) return;
   if (full->resource_version != fields->resource_version) disagree("the list's resourceVersion", body);
@@ -89,15 +89,15 @@ void check_line(std::string_view line, kubevirt::VmiTracker& tracker) {
   check_list(line);
   check_list("{\"metadata\":{\"resourceVersion\":\"7\"},\"items\":[" + std::string(line) + "," +
              std::string(line) + "]}");
-  auto full = kubevirt::decode_watch_line(line, kubevirt::WatchDecode::full);
-  auto fields = kubevirt::decode_watch_line(line, kubevirt::WatchDecode::milestone_fields);
+  auto full = kube::decode_watch_line(line, kube::WatchDecode::full);
+  auto fields = kube::decode_watch_line(line, kube::WatchDecode::milestone_fields);
   // The scanner may accept lines the full parser refuses (it does not validate what it skips, e.g. invalid
   // UTF-8 inside a key it drops: corpus/kube_watch/scanner-lenient-invalid-utf8.txt); it must never refuse a
   // line the full parser accepts, and where both accept they must agree.
   if (full.has_value() && !fields.has_value()) disagree("whether the line is an event", line);
   // A compacted line (what the watch thread posts) decodes to exactly what the line decodes to.
-  if (auto compact = kubevirt::compact_watch_line(line)) {
-    auto from_compact = kubevirt::decode_watch_line(*compact, kubevirt::WatchDecode::milestone_fields);
+  if (auto compact = kube::compact_watch_line(line)) {
+    auto from_compact = kube::decode_watch_line(*compact, kube::WatchDecode::milestone_fields);
     if (from_compact.has_value() != fields.has_value())
       disagree("whether the compacted line is an event", line);
     if (fields && (from_compact->type != fields->type || from_compact->object != fields->object))
@@ -114,7 +114,7 @@ void check_line(std::string_view line, kubevirt::VmiTracker& tracker) {
   if (dv_full.phase != dv_fields.phase || dv_full.succeeded != dv_fields.succeeded ||
       dv_full.failed != dv_fields.failed)
     disagree("the DataVolume state", line);
-  const auto at = kubevirt::ClientInstant::now();
+  const auto at = kube::ClientInstant::now();
   tracker.note_stream_alive(at);
   (void)tracker.on_watch_object(fields->object, at, false, 0.002);
   (void)tracker.on_listed_object(full->object, at);
@@ -147,7 +147,7 @@ asio::awaitable<void> serve_once(tcp::acceptor& acceptor, std::string response) 
 // Outside the extern "C" function: g++ 12 mangles two lambdas of an extern "C" function to the same name.
 void watch_one(const std::uint8_t* data, std::size_t size) {
   static Loopback* loop = new Loopback();  // lives for the process: one listening socket for every input
-  kubevirt::VmiTracker tracker({"vm-001", "vm-002", "bs-3f9a2c-desk-001"}, kubevirt::ClientInstant::now());
+  kubevirt::VmiTracker tracker({"vm-001", "vm-002", "bs-3f9a2c-desk-001"}, kube::ClientInstant::now());
   int finished = 0;
   // An exception escaping either side is a bug: rethrown, it ends the process as a crash.
   auto count = [&finished](std::exception_ptr e) {

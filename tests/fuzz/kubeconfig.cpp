@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-#include "providers/kubevirt/kube_config.hpp"
+#include "providers/kube/kube_config.hpp"
 
 namespace {
 
@@ -33,7 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out << text;
   }
-  using namespace bootstorm::kubevirt;
+  using namespace bootstorm::kube;
   auto current = load_kubeconfig({path}, "", true);
   if (current) (void)exec_info_json(current->auth.exec.value_or(ExecConfig{}), *current);
   (void)load_kubeconfig({path, path}, "lab", false);

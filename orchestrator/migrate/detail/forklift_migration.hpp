@@ -18,7 +18,6 @@
 #include "orchestrator/engine/journal.hpp"
 #include "orchestrator/migrate/adopt_provider.hpp"
 #include "orchestrator/migrate/detail/migrate_internal.hpp"
-#include "orchestrator/migrate/kube_api.hpp"
 #include "orchestrator/migrate/migration_plan.hpp"
 #include "orchestrator/migrate/migration_record.hpp"
 
@@ -38,7 +37,7 @@ class ForkliftMigration {
   boost::asio::awaitable<Expected<void>> run(boost::asio::any_io_executor executor,
                                              std::chrono::milliseconds ready_timeout);
 
-  std::uint64_t requests() const { return api_ ? api_->requests() : 0; }
+  std::uint64_t requests() const { return api_ ? api_->stats().requests : 0; }
 
  private:
   // forklift_setup.cpp: the namespaces, Providers (reused when one exists), maps and Plan, all Ready; returns
@@ -67,7 +66,7 @@ class ForkliftMigration {
   MigrationRecord& record_;
   std::ostream& out_;
   CancelSignal interrupt_;
-  std::unique_ptr<KubeApi> api_;
+  std::unique_ptr<kube::KubeApi> api_;
 };
 
 }  // namespace bootstorm::migrate

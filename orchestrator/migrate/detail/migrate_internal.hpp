@@ -2,17 +2,23 @@
 // Internal to bootstorm::migrate: what the parts of a migration run (run.cpp, endpoints.cpp, forklift_*.cpp,
 // dry_run.cpp) and its cleanup (cleanup.cpp) share; not part of the library's interface.
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "common/cancel.hpp"
 #include "common/expected.hpp"
 #include "orchestrator/engine/hooks.hpp"
 #include "orchestrator/migrate/forklift_objects.hpp"
 #include "orchestrator/migrate/migration_plan.hpp"
 #include "orchestrator/migrate/migration_record.hpp"
-#include "providers/kubevirt/kube_config.hpp"
+#include "providers/kube/kube_api.hpp"
+#include "providers/kube/kube_config.hpp"
 
 namespace bootstorm::migrate {
 
@@ -29,13 +35,27 @@ struct ResolvedEndpoints {
   std::string vcenter_password;
   std::string vcenter_ca_pem;
   bool vcenter_insecure = false;
-  kubevirt::KubeClientConfig kube;
+  kube::KubeClientConfig kube;
   std::string lab;
   std::optional<engine::EmbeddedLab> shared_lab;  // embedded: keeps the lab running
 };
 
 Expected<ResolvedEndpoints> resolve_endpoints(const MigrationPlan& plan, const engine::EngineHooks& hooks,
                                               boost::asio::any_io_executor executor);
+
+// The destination cluster's API (destination_api.cpp): no request budget, 8 connections, 60 s per call.
+std::unique_ptr<kube::KubeApi> make_destination_api(boost::asio::any_io_executor executor,
+                                                    const kube::KubeClientConfig& config);
+
+// List + watch of `collection` filtered by `query` (a field or label selector), calling `on_object` with
+// every object listed, added or modified, until `done()` (success), `cancel` (Error cancelled), `deadline`
+// (Error timeout) or ten failures in a row (the last of them). `what` names the objects: "Plan ns/name".
+boost::asio::awaitable<Expected<void>> watch_objects(kube::KubeApi& api, const std::string& collection,
+                                                     const std::string& query,
+                                                     std::function<void(const nlohmann::json&)> on_object,
+                                                     std::function<bool()> done,
+                                                     std::chrono::steady_clock::time_point deadline,
+                                                     CancelSignal cancel, const std::string& what);
 
 // The Plan of a run: its maps share its name, its VMs land in plan.target_namespace. The same for a real run
 // (forklift_setup.cpp) and for the calls a dry run lists (dry_run.cpp).

@@ -29,7 +29,7 @@
 #include "common/log.hpp"
 #include "providers/http/client.hpp"
 #include "providers/http/server.hpp"
-#include "providers/kubevirt/kube_config.hpp"
+#include "providers/kube/kube_config.hpp"
 #include "simulator/kube/kube_front.hpp"
 #include "simulator/model/lab.hpp"
 #include "tests/support/sanitizers.hpp"

@@ -147,17 +147,7 @@ TEST(KubeObjects, LabelSlugAndSelector) {
   EXPECT_EQ(run_selector_query("3f9a2c"), "bootstorm.io%2Frun%3D3f9a2c");
 }
 
-TEST(KubeObjects, StatusErrorsAndDataVolumeState) {
-  Error e = status_error(
-      409,
-      R"({"kind":"Status","apiVersion":"v1","status":"Failure","message":"Operation cannot be fulfilled on virtualmachine.kubevirt.io \"vm1\": VM is already running","reason":"Conflict","code":409})",
-      "starting vm1");
-  EXPECT_EQ(e.kind, ErrorKind::conflict);
-  EXPECT_EQ(e.status, 409);
-  EXPECT_NE(e.message.find("VM is already running"), std::string::npos);
-  EXPECT_EQ(status_error(401, "{}", "x").kind, ErrorKind::auth);
-  EXPECT_EQ(status_error(404, "not json", "x").kind, ErrorKind::not_found);
-
+TEST(KubeObjects, DataVolumeState) {
   auto failed = datavolume_state(json::parse(R"({"status":{"phase":"Failed","progress":"12.5%","conditions":[
       {"type":"Running","status":"False","reason":"Error","message":"clone source PVC golden/win10 not found"},
       {"type":"Ready","status":"False"}]}})"));
@@ -171,31 +161,7 @@ TEST(KubeObjects, StatusErrorsAndDataVolumeState) {
   EXPECT_EQ(datavolume_state(json::parse(R"({"metadata":{}})")).phase, "");
 }
 
-TEST(WatchLines, DecodesEveryEventType) {
-  auto added = decode_watch_line(
-      R"({"type":"ADDED","object":{"kind":"VirtualMachineInstance","metadata":{"name":"a","resourceVersion":"17"}}})");
-  ASSERT_TRUE(added);
-  EXPECT_EQ(added->type, WatchEvent::Type::added);
-  EXPECT_EQ(added->resource_version(), "17");
-  auto bookmark = decode_watch_line(R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"99"}}})");
-  ASSERT_TRUE(bookmark);
-  EXPECT_EQ(bookmark->type, WatchEvent::Type::bookmark);
-  EXPECT_EQ(bookmark->resource_version(), "99");
-  auto gone = decode_watch_line(
-      R"J({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","message":"too old resource version: 5 (120)","reason":"Expired","code":410}})J");
-  ASSERT_TRUE(gone);
-  EXPECT_EQ(gone->type, WatchEvent::Type::error);
-  EXPECT_EQ(gone->error_code, 410);
-  EXPECT_NE(gone->error_message.find("too old"), std::string::npos);
-  auto expired_no_code =
-      decode_watch_line(R"({"type":"ERROR","object":{"kind":"Status","reason":"Expired"}})");
-  ASSERT_TRUE(expired_no_code);
-  EXPECT_EQ(expired_no_code->error_code, 410);
-  EXPECT_FALSE(decode_watch_line("{\"type\":\"ADDED\"}"));
-  EXPECT_FALSE(decode_watch_line("{\"type\":\"WHAT\",\"object\":{}}"));
-  EXPECT_FALSE(decode_watch_line("garbage"));
-}
-
+// The scanner of providers/kube keeps exactly what the KubeVirt observers read.
 TEST(WatchLines, MilestoneFieldsKeepWhatObserversReadAndSkipTheRest) {
   const std::string line =
       R"({"type":"MODIFIED","object":{"kind":"VirtualMachineInstance","apiVersion":"kubevirt.io/v1",)"
@@ -204,11 +170,11 @@ TEST(WatchLines, MilestoneFieldsKeepWhatObserversReadAndSkipTheRest) {
       R"("status":{"phase":"Running","nodeName":"worker-1","guestOSInfo":{"id":"fedora"},)"
       R"("conditions":[{"type":"AgentConnected","status":"True"}],"interfaces":[{"ipAddress":"10.0.0.7"}],)"
       R"("phaseTransitionTimestamps":[{"phase":"Running","phaseTransitionTimestamp":"2026-11-30T10:00:05Z"}]}}})";
-  auto full = decode_watch_line(line);
-  auto slim = decode_watch_line(line, WatchDecode::milestone_fields);
+  auto full = kube::decode_watch_line(line);
+  auto slim = kube::decode_watch_line(line, kube::WatchDecode::milestone_fields);
   ASSERT_TRUE(full);
   ASSERT_TRUE(slim);
-  EXPECT_EQ(slim->type, WatchEvent::Type::modified);
+  EXPECT_EQ(slim->type, kube::WatchEvent::Type::modified);
   EXPECT_EQ(slim->resource_version(), "18");
   EXPECT_EQ(slim->object["kind"], "VirtualMachineInstance");
   EXPECT_EQ(slim->object["metadata"]["name"], "a");
@@ -224,53 +190,22 @@ TEST(WatchLines, MilestoneFieldsKeepWhatObserversReadAndSkipTheRest) {
   EXPECT_TRUE(view_vmi(slim->object).agent_connected);
   EXPECT_EQ(view_vmi(slim->object).running_at, view_vmi(full->object).running_at);
   // ERROR events (a Status), malformed lines and unknown types take the full parser: same answers as before.
-  auto gone = decode_watch_line(R"({"type":"ERROR","object":{"kind":"Status","code":410}})",
-                                WatchDecode::milestone_fields);
+  auto gone = kube::decode_watch_line(R"({"type":"ERROR","object":{"kind":"Status","code":410}})",
+                                      kube::WatchDecode::milestone_fields);
   ASSERT_TRUE(gone);
   EXPECT_EQ(gone->error_code, 410);
-  EXPECT_FALSE(decode_watch_line("{\"type\":\"ADDED\"}", WatchDecode::milestone_fields));
-  EXPECT_FALSE(decode_watch_line("{\"type\":\"WHAT\",\"object\":{}}", WatchDecode::milestone_fields));
-  EXPECT_FALSE(decode_watch_line(R"({"type":"ADDED","object":{"metadata":{"name":"a"}}} trailing)",
-                                 WatchDecode::milestone_fields));
-  EXPECT_FALSE(decode_watch_line(R"({"type":"ADDED","object":{"metadata":{"name":"a")",
-                                 WatchDecode::milestone_fields));
+  EXPECT_FALSE(kube::decode_watch_line("{\"type\":\"ADDED\"}", kube::WatchDecode::milestone_fields));
+  EXPECT_FALSE(
+      kube::decode_watch_line("{\"type\":\"WHAT\",\"object\":{}}", kube::WatchDecode::milestone_fields));
+  EXPECT_FALSE(kube::decode_watch_line(R"({"type":"ADDED","object":{"metadata":{"name":"a"}}} trailing)",
+                                       kube::WatchDecode::milestone_fields));
+  EXPECT_FALSE(kube::decode_watch_line(R"({"type":"ADDED","object":{"metadata":{"name":"a")",
+                                       kube::WatchDecode::milestone_fields));
   // An escaped key is not compared raw: the full parser takes the line and keeps everything.
-  auto escaped = decode_watch_line(R"({"type":"ADDED","object":{"metad\u0061ta":{"name":"b"}}})",
-                                   WatchDecode::milestone_fields);
+  auto escaped = kube::decode_watch_line(R"({"type":"ADDED","object":{"metad\u0061ta":{"name":"b"}}})",
+                                         kube::WatchDecode::milestone_fields);
   ASSERT_TRUE(escaped);
   EXPECT_EQ(escaped->object["metadata"]["name"], "b");
-}
-
-TEST(WatchLines, CompactedLinesDecodeToTheSameEvent) {
-  const std::string line =
-      R"({"type":"MODIFIED","object":{"kind":"VirtualMachineInstance","apiVersion":"kubevirt.io/v1",)"
-      R"("metadata":{"name":"a","namespace":"ns","resourceVersion":"18","labels":{"x":"} ] \"q\""}},)"
-      R"("spec":{"domain":{"devices":{"disks":[{"name":"d"}]}}},"status":{"phase":"Running","nodeName":"w-1",)"
-      R"("guestOSInfo":{"id":"fedora"},"conditions":[{"type":"AgentConnected","status":"True"}],)"
-      R"("interfaces":[{"ipAddress":"10.0.0.7"}],)"
-      R"("phaseTransitionTimestamps":[{"phase":"Running","phaseTransitionTimestamp":"2026-11-30T10:00:05Z"}]}}})";
-  auto compact = compact_watch_line(line);
-  ASSERT_TRUE(compact);
-  EXPECT_LT(compact->size(), line.size());
-  EXPECT_EQ(compact->find("spec"), std::string::npos);
-  EXPECT_EQ(compact->find("guestOSInfo"), std::string::npos);
-  auto from_compact = decode_watch_line(*compact, WatchDecode::milestone_fields);
-  auto from_line = decode_watch_line(line, WatchDecode::milestone_fields);
-  ASSERT_TRUE(from_compact);
-  ASSERT_TRUE(from_line);
-  EXPECT_EQ(from_compact->type, from_line->type);
-  EXPECT_EQ(from_compact->object, from_line->object);
-  // What the scanner does not follow, and ERROR events, are left as they are.
-  EXPECT_FALSE(compact_watch_line(R"({"type":"ERROR","object":{"kind":"Status","code":410}})"));
-  EXPECT_FALSE(compact_watch_line(R"({"type":"ADDED","object":{"metad\u0061ta":{"name":"b"}}})"));
-  EXPECT_FALSE(compact_watch_line(R"({"type":"ADDED","object":{"metadata":{"name":"a"}}} trailing)"));
-  EXPECT_FALSE(compact_watch_line("garbage"));
-  auto bookmark = compact_watch_line(R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"99"}}})");
-  ASSERT_TRUE(bookmark);
-  auto decoded = decode_watch_line(*bookmark, WatchDecode::milestone_fields);
-  ASSERT_TRUE(decoded);
-  EXPECT_EQ(decoded->type, WatchEvent::Type::bookmark);
-  EXPECT_EQ(decoded->resource_version(), "99");
 }
 
 TEST(ListResponses, MilestoneFieldsAgreeWithTheFullParser) {
@@ -281,8 +216,8 @@ TEST(ListResponses, MilestoneFieldsAgreeWithTheFullParser) {
       R"("spec":{"domain":{}},"status":{"phase":"Running","nodeName":"worker-0","guestOSInfo":{},)"
       R"("conditions":[{"type":"AgentConnected","status":"True"}]}},)"
       R"({"metadata":{"name":"b"},"status":{"phase":"Scheduling"}}]})";
-  auto full = decode_list(body);
-  auto slim = decode_list(body, WatchDecode::milestone_fields);
+  auto full = kube::decode_list(body);
+  auto slim = kube::decode_list(body, kube::WatchDecode::milestone_fields);
   ASSERT_TRUE(full) << full.error().what();
   ASSERT_TRUE(slim) << slim.error().what();
   EXPECT_EQ(full->resource_version, "4711");
@@ -300,28 +235,28 @@ TEST(ListResponses, MilestoneFieldsAgreeWithTheFullParser) {
     EXPECT_EQ(datavolume_state(slim->items[i]).detail, datavolume_state(full->items[i]).detail);
   }
   // An empty or missing items list is an empty list, in both modes.
-  for (auto mode : {WatchDecode::full, WatchDecode::milestone_fields}) {
-    auto empty = decode_list(R"({"metadata":{"resourceVersion":"9"},"items":[]})", mode);
+  for (auto mode : {kube::WatchDecode::full, kube::WatchDecode::milestone_fields}) {
+    auto empty = kube::decode_list(R"({"metadata":{"resourceVersion":"9"},"items":[]})", mode);
     ASSERT_TRUE(empty);
     EXPECT_EQ(empty->resource_version, "9");
     EXPECT_TRUE(empty->items.empty());
-    auto none = decode_list(R"({"metadata":{"resourceVersion":"9"},"items":null})", mode);
+    auto none = kube::decode_list(R"({"metadata":{"resourceVersion":"9"},"items":null})", mode);
     ASSERT_TRUE(none);
     EXPECT_TRUE(none->items.empty());
   }
   // What the scanner cannot follow falls back to the full parser; what is not JSON is an error in both.
   auto escaped =
-      decode_list(R"({"metad\u0061ta":{"resourceVersion":"3"},"items":[{"metadata":{"name":"c"}}]})",
-                  WatchDecode::milestone_fields);
+      kube::decode_list(R"({"metad\u0061ta":{"resourceVersion":"3"},"items":[{"metadata":{"name":"c"}}]})",
+                        kube::WatchDecode::milestone_fields);
   ASSERT_TRUE(escaped);
   EXPECT_EQ(escaped->resource_version, "3");
   ASSERT_EQ(escaped->items.size(), 1u);
   EXPECT_EQ(escaped->items[0]["metadata"]["name"], "c");
-  for (auto mode : {WatchDecode::full, WatchDecode::milestone_fields}) {
-    EXPECT_FALSE(decode_list("<html>502 Bad Gateway</html>", mode));
-    EXPECT_FALSE(decode_list(R"({"items":[{"metadata":{"name":"a"}})", mode));
-    EXPECT_FALSE(decode_list("[1,2]", mode));
-    EXPECT_FALSE(decode_list(R"({"items":[{"metadata":{"name":"a"}},7]})", mode));
+  for (auto mode : {kube::WatchDecode::full, kube::WatchDecode::milestone_fields}) {
+    EXPECT_FALSE(kube::decode_list("<html>502 Bad Gateway</html>", mode));
+    EXPECT_FALSE(kube::decode_list(R"({"items":[{"metadata":{"name":"a"}})", mode));
+    EXPECT_FALSE(kube::decode_list("[1,2]", mode));
+    EXPECT_FALSE(kube::decode_list(R"({"items":[{"metadata":{"name":"a"}},7]})", mode));
   }
 }
 

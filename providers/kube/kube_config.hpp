@@ -19,7 +19,7 @@
 #include "providers/api/provider.hpp"
 #include "providers/http/tls.hpp"
 
-namespace bootstorm::kubevirt {
+namespace bootstorm::kube {
 
 inline constexpr const char* kServiceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
 
@@ -118,4 +118,4 @@ class CredentialCache {
   int exec_runs_ = 0;
 };
 
-}  // namespace bootstorm::kubevirt
+}  // namespace bootstorm::kube

@@ -15,7 +15,7 @@
 
 #include "providers/http/client.hpp"
 
-namespace bootstorm::kubevirt {
+namespace bootstorm::kube {
 
 class WatchThread {
  public:
@@ -37,4 +37,4 @@ class WatchThread {
   std::thread thread_;
 };
 
-}  // namespace bootstorm::kubevirt
+}  // namespace bootstorm::kube

@@ -1,10 +1,10 @@
-#include "providers/kubevirt/watch_thread.hpp"
+#include "providers/kube/watch_thread.hpp"
 
 #include <spdlog/spdlog.h>
 
 #include <exception>
 
-namespace bootstorm::kubevirt {
+namespace bootstorm::kube {
 
 WatchThread::WatchThread(http::ClientOptions options)
     : work_(boost::asio::make_work_guard(io_)),
@@ -28,4 +28,4 @@ WatchThread::~WatchThread() {
   client_.reset();
 }
 
-}  // namespace bootstorm::kubevirt
+}  // namespace bootstorm::kube

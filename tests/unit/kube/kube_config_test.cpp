@@ -1,5 +1,5 @@
 // Kubeconfig loading and merging, in-cluster configuration, exec credential plugins and credential caching.
-#include "providers/kubevirt/kube_config.hpp"
+#include "providers/kube/kube_config.hpp"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -8,7 +8,7 @@
 #include <fstream>
 #include <random>
 
-namespace bootstorm::kubevirt {
+namespace bootstorm::kube {
 namespace {
 namespace fs = std::filesystem;
 
@@ -374,4 +374,4 @@ TEST(Encoding, Base64) {
 }
 
 }  // namespace
-}  // namespace bootstorm::kubevirt
+}  // namespace bootstorm::kube

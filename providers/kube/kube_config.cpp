@@ -1,5 +1,5 @@
 // Kubeconfig / in-cluster / exec-plugin credential resolution (see kube_config.hpp).
-#include "providers/kubevirt/kube_config.hpp"
+#include "providers/kube/kube_config.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -25,7 +25,7 @@
 
 extern char** environ;
 
-namespace bootstorm::kubevirt {
+namespace bootstorm::kube {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
@@ -569,4 +569,4 @@ Expected<std::string> CredentialCache::authorization(std::chrono::system_clock::
   return std::string();
 }
 
-}  // namespace bootstorm::kubevirt
+}  // namespace bootstorm::kube

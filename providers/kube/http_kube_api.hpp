@@ -1,0 +1,83 @@
+#pragma once
+// KubeApi over bootstorm::http::Client: kubeconfig credentials kept valid (CredentialCache: token files,
+// exec plugins, one retry after a 401 when they can be refreshed), the request budget, dry-run, TLS errors
+// that say which CA was used and what to change, and a watch thread of its own for timing-critical streams.
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/async/token_bucket.hpp"
+#include "providers/http/client.hpp"
+#include "providers/kube/kube_api.hpp"
+#include "providers/kube/kube_config.hpp"
+
+namespace bootstorm::kube {
+
+class WatchThread;
+
+struct HttpKubeOptions {
+  double requests_per_second = 0;  // <= 0: no budget
+  double burst = 1;                // tokens available at once
+  std::size_t max_connections = 8;
+  std::size_t watch_connections = 4;  // of the watch thread's own client
+  std::chrono::milliseconds request_timeout{std::chrono::seconds(30)};
+  std::string user_agent = "bootstorm";
+  // Changing calls (anything but GET and HEAD) are logged and answered 200/201 "{}" without being sent.
+  bool dry_run = false;
+};
+
+class HttpKubeApi final : public KubeApi {
+ public:
+  HttpKubeApi(boost::asio::any_io_executor executor, KubeClientConfig config, HttpKubeOptions options);
+  ~HttpKubeApi() override;
+  HttpKubeApi(const HttpKubeApi&) = delete;
+  HttpKubeApi& operator=(const HttpKubeApi&) = delete;
+
+  boost::asio::awaitable<Expected<void>> connect(const ConnectProbe& probe) override;
+  boost::asio::awaitable<Expected<http::Response>> call(ApiCall call, std::string what) override;
+  boost::asio::awaitable<std::vector<Expected<http::Response>>> pipeline(
+      std::vector<PipelinedCall> calls) override;
+  boost::asio::awaitable<WatchOutcome> watch(WatchRequest request, WatchEventHandler on_event,
+                                             CancelSignal cancel) override;
+  boost::asio::awaitable<void> wait_for_budget() override;
+  void charge_budget() override;
+  boost::asio::awaitable<Expected<void>> prewarm(std::size_t connections) override;
+  boost::asio::any_io_executor watch_executor() override;
+  void close() override;
+
+  api::ApiStats stats() const override { return stats_; }
+  void count_retry() override { stats_.retries++; }
+  const std::string& server() const override { return config_.server; }
+  boost::asio::any_io_executor executor() const override { return executor_; }
+
+  const KubeClientConfig& config() const { return config_; }
+
+ private:
+  Expected<void> refresh_auth();
+  http::Request request_for(const ApiCall& call) const;
+  Error tls_aware(Error e, const std::string& what) const;
+  std::string ca_description() const;
+  void count(const Expected<http::Response>& resp);
+  // The watch thread, started at the first need; false when it cannot start (then watches share the loop).
+  bool ensure_watch_thread();
+  bool can_refresh_credentials() const;
+  boost::asio::awaitable<WatchOutcome> watch_on_own_thread(WatchRequest request, WatchEventHandler on_event,
+                                                           CancelSignal cancel, http::Request req);
+  boost::asio::awaitable<WatchOutcome> watch_here(WatchRequest request, WatchEventHandler on_event,
+                                                  CancelSignal cancel, http::Request req);
+
+  boost::asio::any_io_executor executor_;
+  KubeClientConfig config_;
+  HttpKubeOptions options_;
+  std::string prefix_;  // the server URL's path, prepended to every target
+  std::optional<CredentialCache> creds_;
+  std::unique_ptr<http::Client> client_;
+  std::optional<http::ClientOptions> watch_client_options_;
+  std::shared_ptr<WatchThread> watch_thread_;  // started by the first watch that asks for its own thread
+  std::string current_auth_;
+  async::RateLimiter budget_;
+  api::ApiStats stats_;
+};
+
+}  // namespace bootstorm::kube

@@ -1,0 +1,82 @@
+// Status errors, watch lines and list responses decoded (providers/kube/status_error.hpp, watch_decode.hpp).
+#include "providers/kube/watch_decode.hpp"
+
+#include <gtest/gtest.h>
+
+#include "providers/kube/status_error.hpp"
+
+namespace bootstorm::kube {
+namespace {
+using nlohmann::json;
+
+TEST(StatusErrors, KindStatusAndMessageComeFromTheStatusObject) {
+  Error e = status_error(
+      409,
+      R"({"kind":"Status","apiVersion":"v1","status":"Failure","message":"Operation cannot be fulfilled on virtualmachine.kubevirt.io \"vm1\": VM is already running","reason":"Conflict","code":409})",
+      "starting vm1");
+  EXPECT_EQ(e.kind, ErrorKind::conflict);
+  EXPECT_EQ(e.status, 409);
+  EXPECT_NE(e.message.find("VM is already running"), std::string::npos);
+  EXPECT_EQ(status_error(401, "{}", "x").kind, ErrorKind::auth);
+  EXPECT_EQ(status_error(404, "not json", "x").kind, ErrorKind::not_found);
+}
+
+TEST(WatchLines, DecodesEveryEventType) {
+  auto added = decode_watch_line(
+      R"({"type":"ADDED","object":{"kind":"VirtualMachineInstance","metadata":{"name":"a","resourceVersion":"17"}}})");
+  ASSERT_TRUE(added);
+  EXPECT_EQ(added->type, WatchEvent::Type::added);
+  EXPECT_EQ(added->resource_version(), "17");
+  auto bookmark = decode_watch_line(R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"99"}}})");
+  ASSERT_TRUE(bookmark);
+  EXPECT_EQ(bookmark->type, WatchEvent::Type::bookmark);
+  EXPECT_EQ(bookmark->resource_version(), "99");
+  auto gone = decode_watch_line(
+      R"J({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","message":"too old resource version: 5 (120)","reason":"Expired","code":410}})J");
+  ASSERT_TRUE(gone);
+  EXPECT_EQ(gone->type, WatchEvent::Type::error);
+  EXPECT_EQ(gone->error_code, 410);
+  EXPECT_NE(gone->error_message.find("too old"), std::string::npos);
+  auto expired_no_code =
+      decode_watch_line(R"({"type":"ERROR","object":{"kind":"Status","reason":"Expired"}})");
+  ASSERT_TRUE(expired_no_code);
+  EXPECT_EQ(expired_no_code->error_code, 410);
+  EXPECT_FALSE(decode_watch_line("{\"type\":\"ADDED\"}"));
+  EXPECT_FALSE(decode_watch_line("{\"type\":\"WHAT\",\"object\":{}}"));
+  EXPECT_FALSE(decode_watch_line("garbage"));
+}
+
+TEST(WatchLines, CompactedLinesDecodeToTheSameEvent) {
+  const std::string line =
+      R"({"type":"MODIFIED","object":{"kind":"VirtualMachineInstance","apiVersion":"kubevirt.io/v1",)"
+      R"("metadata":{"name":"a","namespace":"ns","resourceVersion":"18","labels":{"x":"} ] \"q\""}},)"
+      R"("spec":{"domain":{"devices":{"disks":[{"name":"d"}]}}},"status":{"phase":"Running","nodeName":"w-1",)"
+      R"("guestOSInfo":{"id":"fedora"},"conditions":[{"type":"AgentConnected","status":"True"}],)"
+      R"("interfaces":[{"ipAddress":"10.0.0.7"}],)"
+      R"("phaseTransitionTimestamps":[{"phase":"Running","phaseTransitionTimestamp":"2026-11-30T10:00:05Z"}]}}})";
+  auto compact = compact_watch_line(line);
+  ASSERT_TRUE(compact);
+  EXPECT_LT(compact->size(), line.size());
+  EXPECT_EQ(compact->find("spec"), std::string::npos);
+  EXPECT_EQ(compact->find("guestOSInfo"), std::string::npos);
+  auto from_compact = decode_watch_line(*compact, WatchDecode::milestone_fields);
+  auto from_line = decode_watch_line(line, WatchDecode::milestone_fields);
+  ASSERT_TRUE(from_compact);
+  ASSERT_TRUE(from_line);
+  EXPECT_EQ(from_compact->type, from_line->type);
+  EXPECT_EQ(from_compact->object, from_line->object);
+  // What the scanner does not follow, and ERROR events, are left as they are.
+  EXPECT_FALSE(compact_watch_line(R"({"type":"ERROR","object":{"kind":"Status","code":410}})"));
+  EXPECT_FALSE(compact_watch_line(R"({"type":"ADDED","object":{"metad\u0061ta":{"name":"b"}}})"));
+  EXPECT_FALSE(compact_watch_line(R"({"type":"ADDED","object":{"metadata":{"name":"a"}}} trailing)"));
+  EXPECT_FALSE(compact_watch_line("garbage"));
+  auto bookmark = compact_watch_line(R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"99"}}})");
+  ASSERT_TRUE(bookmark);
+  auto decoded = decode_watch_line(*bookmark, WatchDecode::milestone_fields);
+  ASSERT_TRUE(decoded);
+  EXPECT_EQ(decoded->type, WatchEvent::Type::bookmark);
+  EXPECT_EQ(decoded->resource_version(), "99");
+}
+
+}  // namespace
+}  // namespace bootstorm::kube
