@@ -83,6 +83,7 @@ awaitable<Expected<void>> ProviderImpl::connect() {
       "install KubeVirt / OpenShift Virtualization, or check that the context points at the right cluster"};
   auto connected = co_await api_->connect(probe);
   if (!connected) co_return connected.error();
+  datavolumes_ = std::make_shared<DataVolumeWaiter>(executor_, api_, config_.namespace_, config_.run_id);
   spdlog::info("connected to {}, namespace {}", server_, config_.namespace_);
   co_return Expected<void>();
 }
@@ -94,8 +95,7 @@ awaitable<void> ProviderImpl::disconnect() {
 }
 
 void ProviderImpl::shutdown() {
-  stop_dv_watch();
-  wake_all_dv_waiters();
+  if (datavolumes_) datavolumes_->shutdown();
 }
 
 awaitable<Expected<http::Response>> ProviderImpl::call(std::string method, std::string target,
@@ -116,10 +116,7 @@ class KubevirtProvider final : public api::Provider {
   KubevirtProvider(asio::any_io_executor executor, const api::ProviderConfig& config,
                    std::shared_ptr<kube::KubeApi> api)
       : impl_(std::make_shared<detail::ProviderImpl>(std::move(executor), config, std::move(api))) {}
-  ~KubevirtProvider() override {
-    impl_->shut_down = true;
-    impl_->shutdown();
-  }
+  ~KubevirtProvider() override { impl_->shutdown(); }
 
   api::Capabilities capabilities() const override { return impl_->capabilities(); }
   // Each operation holds the implementation for as long as its coroutine runs.

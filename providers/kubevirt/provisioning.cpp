@@ -21,11 +21,6 @@ using std::chrono::system_clock;
 
 namespace {
 constexpr auto kUseAwaitable = asio::as_tuple(asio::use_awaitable);
-constexpr auto kDataVolumeFallbackPoll = std::chrono::seconds(10);
-// How long the DataVolume watch outlives its last waiter. Creates paced by the request budget finish one at a
-// time: a watch stopped as soon as no DataVolume was pending was listed again for nearly every VM (3.6
-// requests per VM instead of 2 for 1,000 VMs at 50 requests/s).
-constexpr auto kDataVolumeWatchLinger = std::chrono::seconds(5);
 }  // namespace
 
 awaitable<Expected<void>> ProviderImpl::ensure_namespace() {
@@ -122,126 +117,9 @@ awaitable<Expected<api::VmHandle>> ProviderImpl::provision(const api::VmSpec& sp
 awaitable<Expected<void>> ProviderImpl::wait_startable(const api::VmHandle& vm,
                                                        std::chrono::milliseconds timeout) {
   if (config_.dry_run) co_return Expected<void>();
-  const std::string dv = datavolume_name(vm.name);
-  const auto deadline = steady_clock::now() + timeout;
-  ++dv_waiter_count_;
-  ensure_dv_watch();
-  struct Release {
-    ProviderImpl* self;
-    ~Release() { self->release_dv_waiter(); }
-  } release{this};
-  auto last_poll = steady_clock::now();
-  while (true) {
-    if (auto it = dv_states_.find(dv); it != dv_states_.end()) {
-      if (it->second.succeeded) co_return Expected<void>();
-      if (it->second.failed) {
-        co_return make_error(
-            ErrorKind::api,
-            "DataVolume " + config_.namespace_ + "/" + dv + " of VM " + vm.name +
-                " failed: " + it->second.detail,
-            "check CDI (kubectl describe dv " + dv + " -n " + config_.namespace_ + ") and the golden source");
-      }
-    }
-    auto now = steady_clock::now();
-    if (now >= deadline) {
-      auto it = dv_states_.find(dv);
-      co_return make_error(ErrorKind::timeout,
-                           "DataVolume " + config_.namespace_ + "/" + dv + " of VM " + vm.name +
-                               " did not succeed within " + std::to_string(timeout.count() / 1000) + " s (" +
-                               (it == dv_states_.end() ? std::string("not seen yet") : it->second.detail) +
-                               ")",
-                           "raise the provisioning timeout or check CDI clone progress");
-    }
-    if (now - last_poll >= kDataVolumeFallbackPoll && !dv_states_.contains(dv)) {
-      // The watch should deliver every change; a direct read every 10 s guards against a selector that
-      // misses the DataVolume (e.g. labels not propagated from the template). A DataVolume the watch has
-      // seen needs no read: at 10,000 VMs these reads alone asked for 1,000 requests/s.
-      last_poll = now;
-      auto resp = co_await call("GET", datavolumes_path(config_.namespace_) + "/" + dv, {},
-                                "reading DataVolume " + dv);
-      if (resp && resp->status == 200) {
-        json obj = json::parse(resp->body, nullptr, false);
-        if (obj.is_object()) dv_states_[dv] = datavolume_state(obj);
-      }
-      continue;
-    }
-    auto timer = std::make_shared<asio::steady_timer>(executor_);
-    timer->expires_at(std::min(deadline, last_poll + kDataVolumeFallbackPoll));
-    dv_waiters_[dv].push_back(timer);
-    co_await timer->async_wait(kUseAwaitable);
-  }
+  if (!datavolumes_) co_return make_error(ErrorKind::internal, "waiting for a DataVolume before connect");
+  auto waiter = datavolumes_;  // held while this coroutine runs
+  co_return co_await waiter->wait(vm.name, timeout);
 }
 
-void ProviderImpl::ensure_dv_watch() {
-  if (dv_watch_running_) return;
-  dv_watch_running_ = true;
-  dv_watch_cancel_ = CancelSignal();
-  auto self = shared_from_this();
-  CancelSignal cancel = dv_watch_cancel_;
-  asio::co_spawn(
-      executor_,
-      [self, cancel]() -> awaitable<void> {
-        kube::ListWatchHandlers h;
-        h.on_list = [self](const std::vector<json>& items, kube::ClientInstant, bool) {
-          for (const auto& item : items) self->update_dv(name_of(item), datavolume_state(item));
-        };
-        h.on_event = [self](const kube::WatchEvent& ev, kube::ClientInstant, bool, double) {
-          if (ev.type == kube::WatchEvent::Type::deleted) {
-            self->dv_states_.erase(name_of(ev.object));
-            self->wake_dv_waiters(name_of(ev.object));
-          } else {
-            self->update_dv(name_of(ev.object), datavolume_state(ev.object));
-          }
-        };
-        kube::ListWatchRequest request;
-        request.collection = datavolumes_path(self->config_.namespace_);
-        request.query = "labelSelector=" + run_selector_query(self->config_.run_id);
-        request.what = "DataVolumes";
-        request.decode = kube::WatchDecode::milestone_fields;
-        // No `done`: the watch ends when stop_dv_watch() cancels it (kDataVolumeWatchLinger after the last
-        // waiter, at prepare_storm, or at shutdown).
-        (void)co_await kube::list_watch(*self->api_, std::move(request), std::move(h), cancel);
-        self->dv_watch_running_ = false;
-        // A waiter may have arrived after the cancel: it needs a watch of its own.
-        if (self->dv_waiter_count_ > 0 && !self->shut_down) self->ensure_dv_watch();
-      },
-      asio::detached);
-}
-
-void ProviderImpl::stop_dv_watch() {
-  if (dv_linger_) dv_linger_->cancel();
-  dv_linger_.reset();
-  dv_watch_cancel_.cancel();
-}
-
-void ProviderImpl::release_dv_waiter() {
-  if (--dv_waiter_count_ > 0) return;
-  auto timer = std::make_shared<asio::steady_timer>(executor_, kDataVolumeWatchLinger);
-  if (dv_linger_) dv_linger_->cancel();
-  dv_linger_ = timer;
-  timer->async_wait([weak = weak_from_this(), timer](boost::system::error_code ec) {
-    auto self = weak.lock();
-    if (ec || !self || self->dv_linger_ != timer || self->dv_waiter_count_ > 0) return;
-    self->stop_dv_watch();
-  });
-}
-
-void ProviderImpl::update_dv(const std::string& name, DataVolumeState state) {
-  if (name.empty()) return;
-  dv_states_[name] = std::move(state);
-  wake_dv_waiters(name);
-}
-
-void ProviderImpl::wake_dv_waiters(const std::string& name) {
-  auto it = dv_waiters_.find(name);
-  if (it == dv_waiters_.end()) return;
-  for (auto& t : it->second) t->cancel();
-  dv_waiters_.erase(it);
-}
-
-void ProviderImpl::wake_all_dv_waiters() {
-  for (auto& [_, timers] : dv_waiters_)
-    for (auto& t : timers) t->cancel();
-  dv_waiters_.clear();
-}
 }  // namespace bootstorm::kubevirt::detail

@@ -1,5 +1,5 @@
-// The start burst: connections opened ahead, and the starts the StartBarrier releases in one turn of the
-// event loop written back to back on them (HTTP/1.1 pipelining) when startsPerConnection asks for it.
+// The start burst: connections opened ahead, then one start request per VM, written back to back on shared
+// connections (StartPipeline) when startsPerConnection asks for it.
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/as_tuple.hpp>
@@ -25,7 +25,7 @@ system_clock::time_point wall_of(steady_clock::time_point mono) {
 
 awaitable<Expected<void>> ProviderImpl::prepare_storm(std::size_t expected_starts) {
   if (!api_) co_return make_error(ErrorKind::internal, "prepare_storm before connect");
-  if (dv_waiter_count_ == 0) stop_dv_watch();  // provisioning is over
+  if (datavolumes_) datavolumes_->stop_if_idle();  // provisioning is over
   std::size_t count = start_connections(
       std::min<std::size_t>(expected_starts, static_cast<std::size_t>(std::max(1, config_.max_concurrent))));
   if (start_depth() > 1 && !config_.dry_run && count > 0) {
@@ -89,59 +89,18 @@ awaitable<Expected<api::StartResult>> ProviderImpl::start(const api::VmHandle& v
   co_return kube::status_error(resp->status, resp->body, what);
 }
 
-// --- the start burst, pipelined ---
-//
-// The StartBarrier releases every start in one turn of the event loop. start_pipelined() queues each one and
-// the first of them posts flush_starts(), which runs after the whole turn: it cuts the queue into batches of
-// start_depth() and hands each batch to KubeApi::pipeline (one write per connection).
-
-struct ProviderImpl::PendingStart {
-  PendingStart(asio::any_io_executor executor, kube::PipelinedCall c) : call(std::move(c)), done(executor) {}
-  kube::PipelinedCall call;
-  asio::steady_timer done;  // cancelled when `response` is set
-  std::optional<Expected<http::Response>> response;
-};
-
 awaitable<Expected<http::Response>> ProviderImpl::start_pipelined(const std::string& path,
                                                                   const std::string& what) {
   if (!api_) co_return make_error(ErrorKind::internal, what + ": not connected");
+  if (!start_pipeline_) {
+    start_pipeline_ =
+        std::make_shared<StartPipeline>(executor_, api_, static_cast<std::size_t>(start_depth()));
+  }
   kube::ApiCall call{"PUT", path, start_options().dump()};
   call.budget = kube::Budget::unpaced;
-  auto pending = std::make_shared<PendingStart>(executor_, kube::PipelinedCall{std::move(call), what});
-  start_queue_.push_back(pending);
-  if (!start_flush_posted_) {
-    start_flush_posted_ = true;
-    asio::post(executor_, [self = shared_from_this()] { self->flush_starts(); });
-  }
-  pending->done.expires_at(steady_clock::time_point::max());
-  while (!pending->response) co_await pending->done.async_wait(asio::as_tuple(asio::use_awaitable));
-  co_return std::move(*pending->response);
-}
-
-void ProviderImpl::flush_starts() {
-  start_flush_posted_ = false;
-  auto queue = std::move(start_queue_);
-  start_queue_.clear();
-  const auto depth = static_cast<std::size_t>(start_depth());
-  for (std::size_t first = 0; first < queue.size(); first += depth) {
-    std::vector<std::shared_ptr<PendingStart>> batch(
-        queue.begin() + static_cast<std::ptrdiff_t>(first),
-        queue.begin() + static_cast<std::ptrdiff_t>(std::min(queue.size(), first + depth)));
-    asio::co_spawn(executor_, send_start_batch(shared_from_this(), std::move(batch)), asio::detached);
-  }
-}
-
-awaitable<void> ProviderImpl::send_start_batch(std::shared_ptr<ProviderImpl> self,
-                                               std::vector<std::shared_ptr<PendingStart>> batch) {
-  std::vector<kube::PipelinedCall> calls;
-  calls.reserve(batch.size());
-  for (const auto& pending : batch) calls.push_back(std::move(pending->call));  // not needed after
-  auto results = co_await self->api_->pipeline(std::move(calls));
-  for (std::size_t i = 0; i < batch.size(); ++i) {
-    batch[i]->response = i < results.size() ? std::move(results[i])
-                                            : make_error(ErrorKind::internal, "pipelined start not answered");
-    batch[i]->done.cancel();
-  }
+  kube::PipelinedCall pipelined{std::move(call), what};
+  auto pipeline = start_pipeline_;  // held while this start waits
+  co_return co_await pipeline->send(std::move(pipelined));
 }
 
 }  // namespace bootstorm::kubevirt::detail

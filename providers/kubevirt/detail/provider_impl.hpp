@@ -1,7 +1,8 @@
 #pragma once
 // The KubeVirt provider's state and operations, shared by its files: connection (kubevirt_provider.cpp),
-// inventory checks (inventory.cpp), provisioning and the DataVolume watch (provisioning.cpp), the start burst
-// (start_burst.cpp), observation (observe.cpp) and what happens after the storm (teardown.cpp). Every API
+// inventory checks (inventory.cpp), provisioning (provisioning.cpp, with DataVolumeWaiter), the start burst
+// (start_burst.cpp, with StartPipeline), observation (observe.cpp) and what happens after the storm
+// (teardown.cpp). Every API
 // call goes through kube::KubeApi.
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -19,6 +20,8 @@
 #include "providers/api/provider.hpp"
 #include "providers/kube/kube_api.hpp"
 #include "providers/kube/kube_config.hpp"
+#include "providers/kubevirt/detail/datavolume_waiter.hpp"
+#include "providers/kubevirt/detail/start_pipeline.hpp"
 #include "providers/kubevirt/kube_objects.hpp"
 
 namespace bootstorm::kubevirt::detail {
@@ -62,27 +65,15 @@ class ProviderImpl : public std::enable_shared_from_this<ProviderImpl> {
   boost::asio::awaitable<Expected<void>> destroy(const api::VmHandle& vm);
   boost::asio::awaitable<Expected<std::vector<api::VmHandle>>> list_run_vms(const std::string& run_id);
 
-  bool shut_down = false;
-
  private:
   // provisioning.cpp
   boost::asio::awaitable<Expected<void>> ensure_namespace();
-  void ensure_dv_watch();
-  void stop_dv_watch();
-  void release_dv_waiter();
-  void update_dv(const std::string& name, DataVolumeState state);
-  void wake_dv_waiters(const std::string& name);
-  void wake_all_dv_waiters();
 
   // start_burst.cpp
-  struct PendingStart;
   int start_depth() const;
   std::size_t start_connections(std::size_t concurrent_starts) const;
   boost::asio::awaitable<Expected<http::Response>> start_pipelined(const std::string& path,
                                                                    const std::string& what);
-  void flush_starts();
-  static boost::asio::awaitable<void> send_start_batch(std::shared_ptr<ProviderImpl> self,
-                                                       std::vector<std::shared_ptr<PendingStart>> batch);
 
   // teardown.cpp
   boost::asio::awaitable<Expected<std::optional<nlohmann::json>>> fetch_owned(const api::VmHandle& vm,
@@ -99,21 +90,14 @@ class ProviderImpl : public std::enable_shared_from_this<ProviderImpl> {
   std::shared_ptr<kube::KubeApi> api_;
   std::string server_;  // the API server URL, for messages
 
-  std::vector<std::shared_ptr<PendingStart>> start_queue_;  // starts waiting for flush_starts()
-  bool start_flush_posted_ = false;
+  std::shared_ptr<StartPipeline> start_pipeline_;  // made by the first pipelined start
+  std::shared_ptr<DataVolumeWaiter> datavolumes_;  // made by connect()
 
   bool namespace_missing_ = false;
   bool namespace_known_ = false;
   bool namespace_ready_ = false;
   bool namespace_creating_ = false;
   std::vector<std::shared_ptr<boost::asio::steady_timer>> namespace_waiters_;
-
-  std::map<std::string, DataVolumeState> dv_states_;
-  std::map<std::string, std::vector<std::shared_ptr<boost::asio::steady_timer>>> dv_waiters_;
-  std::size_t dv_waiter_count_ = 0;
-  bool dv_watch_running_ = false;
-  std::shared_ptr<boost::asio::steady_timer> dv_linger_;  // pending stop of the DataVolume watch
-  CancelSignal dv_watch_cancel_;
 };
 
 }  // namespace bootstorm::kubevirt::detail
