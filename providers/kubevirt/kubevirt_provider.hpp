@@ -7,11 +7,12 @@
 #include <memory>
 
 #include "providers/api/provider.hpp"
+#include "providers/kubevirt/descriptor.hpp"
 
 namespace bootstorm::kubevirt {
 
-// Registers kind "kubevirt" with the api factory registry. Call once from the executable (static libraries
-// drop unreferenced static registrations).
+// Registers kind "kubevirt" (descriptor.hpp) with its factory (api::register_platform). Call from the
+// executable's composition root (static libraries drop unreferenced static registrations).
 void register_provider();
 
 std::unique_ptr<api::Provider> make_provider(boost::asio::any_io_executor executor,
