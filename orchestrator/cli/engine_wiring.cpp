@@ -1,5 +1,6 @@
-// The composition root of the `bootstorm` executable (engine_wiring.hpp): the built-in provider kinds, the
-// embedded lab, the beacon listener and the report writers, put together as the engine's hooks.
+// The composition root of the `bootstorm` executable (engine_wiring.hpp): the built-in platform kinds
+// (descriptors and provider factories), the embedded lab, the beacon listener and the report writers, put
+// together as the engine's hooks.
 #include "orchestrator/cli/engine_wiring.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
@@ -19,9 +20,10 @@
 
 namespace bootstorm::cli {
 
-void register_builtin_providers() {
+void register_builtin_platforms() {
   static std::once_flag once;
   std::call_once(once, [] {
+    // Registration order is the order in which plan messages list the kinds ("vsphere, kubevirt").
     vsphere::register_provider();
     kubevirt::register_provider();
   });
@@ -60,7 +62,7 @@ Expected<engine::EmbeddedLab> start_embedded_lab(const std::string& lab) {
 }  // namespace
 
 engine::EngineHooks make_engine_hooks() {
-  register_builtin_providers();
+  register_builtin_platforms();
   engine::EngineHooks hooks;
   hooks.make_provider = [](boost::asio::any_io_executor ex, const api::ProviderConfig& config) {
     return api::create_provider(config.kind, std::move(ex), config);

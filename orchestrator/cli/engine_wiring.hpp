@@ -10,8 +10,9 @@
 
 namespace bootstorm::cli {
 
-// Registers every provider kind built into this executable (idempotent).
-void register_builtin_providers();
+// Registers every platform kind built into this executable, its descriptor (what `validate` checks plans
+// against) and its provider factory (idempotent). main() calls it before any command runs.
+void register_builtin_platforms();
 
 // EngineHooks for real runs: api::create_provider, the in-process lab, the HTTP beacon, the report writers.
 engine::EngineHooks make_engine_hooks();

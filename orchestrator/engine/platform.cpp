@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -13,6 +14,7 @@
 
 #include "common/base64.hpp"
 #include "common/log.hpp"
+#include "providers/api/platform_descriptor.hpp"
 
 namespace bootstorm::engine {
 
@@ -34,7 +36,7 @@ Expected<std::string> read_text(const std::filesystem::path& p) {
 
 // A credential file that group or others can read leaks through shared jump hosts, backups and support
 // bundles. Warn (not refuse: CI runners mount secrets with modes of their own choosing).
-void warn_if_readable_by_others(const std::string& path, const char* what) {
+void warn_if_readable_by_others(const std::string& path, const std::string& what) {
   struct stat st {};
   if (path.empty() || ::stat(path.c_str(), &st) != 0) return;
   if ((st.st_mode & (S_IRGRP | S_IROTH)) == 0) return;
@@ -62,11 +64,17 @@ void warn_about_kubeconfig_modes(const std::string& plan_kubeconfig) {
     warn_if_readable_by_others(home + "/.kube/config", "kubeconfig");
 }
 
-// vSphere credentials: environment variables or a YAML file with username/password.
-Expected<void> resolve_vsphere_credentials(const plan::StormPlan& plan, api::ProviderConfig& config) {
+// User name and password (vCenter): environment variables or a YAML file with username/password. Messages
+// name the platform's API as its descriptor does.
+Expected<void> resolve_username_password(const plan::StormPlan& plan, const api::PlatformDescriptor& platform,
+                                         api::ProviderConfig& config) {
   const auto& c = plan.platform.credentials;
+  const std::string& api = platform.api_name;
+  const bool file_allowed = std::find(platform.credential_keys.begin(), platform.credential_keys.end(),
+                                      "file") != platform.credential_keys.end();
+  const std::string env_hint = file_allowed ? "export it, or set platform.credentials.file" : "export it";
   if (!c.file.empty()) {
-    warn_if_readable_by_others(c.file, "vCenter credentials file");
+    warn_if_readable_by_others(c.file, api + " credentials file");
     try {
       YAML::Node node = YAML::LoadFile(c.file);
       config.username = node["username"] ? node["username"].as<std::string>() : "";
@@ -81,14 +89,14 @@ Expected<void> resolve_vsphere_credentials(const plan::StormPlan& plan, api::Pro
     config.password = env(c.password_env);
     if (config.username.empty())
       return make_error(ErrorKind::invalid_input,
-                        fmt::format("vCenter user name not set: environment variable {} is empty",
+                        fmt::format("{} user name not set: environment variable {} is empty", api,
                                     c.username_env.empty() ? "(credentials.usernameEnv)" : c.username_env),
-                        "export it, or set platform.credentials.file");
+                        env_hint);
     if (config.password.empty())
       return make_error(ErrorKind::invalid_input,
-                        fmt::format("vCenter password not set: environment variable {} is empty",
+                        fmt::format("{} password not set: environment variable {} is empty", api,
                                     c.password_env.empty() ? "(credentials.passwordEnv)" : c.password_env),
-                        "export it, or set platform.credentials.file");
+                        env_hint);
   }
   log::register_secret(config.password);
   return {};
@@ -229,13 +237,15 @@ Expected<ResolvedPlatform> resolve_platform(const plan::StormPlan& plan, const s
   ResolvedPlatform r;
   r.config = base_provider_config(plan, run_id, dry_run);
   const std::string& endpoint = plan.platform.endpoint;
-  const bool vsphere = plan.platform.kind == "vsphere";
+  // How to log in and which lab front serves the kind are the kind's to say. A kind without a descriptor
+  // resolves nothing here: its provider (a test's) takes the plan's settings as they are.
+  const auto platform = api::find_platform_descriptor(plan.platform.kind);
 
   if (!is_simulated_endpoint(endpoint)) {
-    if (vsphere) {
-      auto creds = resolve_vsphere_credentials(plan, r.config);
+    if (platform && platform->credential_form == api::CredentialForm::username_password) {
+      auto creds = resolve_username_password(plan, *platform, r.config);
       if (!creds) return creds.error();
-    } else if (endpoint != "in-cluster") {
+    } else if (platform && endpoint != "in-cluster") {
       warn_about_kubeconfig_modes(r.config.kubeconfig);
     }
     return r;
@@ -250,7 +260,10 @@ Expected<ResolvedPlatform> resolve_platform(const plan::StormPlan& plan, const s
   if (!lab.ca_pem.empty()) r.config.ca_data = lab.ca_pem;
   if (!lab.ca_file.empty()) r.config.ca_file = lab.ca_file;
 
-  if (vsphere) {
+  if (!platform)
+    return make_error(ErrorKind::invalid_input,
+                      fmt::format("platform kind '{}' has no lab simulator front", plan.platform.kind));
+  if (platform->lab_front == api::LabFront::vcenter) {
     if (lab.vcenter_url.empty()) return make_error(ErrorKind::invalid_input, "the lab has no vCenter front");
     r.config.endpoint = lab.vcenter_url;
     r.config.username = lab.username;

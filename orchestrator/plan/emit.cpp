@@ -8,6 +8,7 @@
 
 #include "common/duration.hpp"
 #include "orchestrator/plan/plan.hpp"
+#include "providers/api/platform_descriptor.hpp"
 
 namespace bootstorm::plan {
 namespace {
@@ -75,6 +76,13 @@ void emit_golden(YAML::Emitter& out, const StormPlan& plan) {
   out << YAML::EndMap;
 }
 
+// The namespace belongs to the kinds that have one (their descriptor says so). A kind this process does not
+// know keeps it, so that nothing is lost.
+bool has_namespace(const std::string& kind) {
+  const auto platform = api::find_platform_descriptor(kind);
+  return !platform || platform->has_namespace;
+}
+
 void emit_scenarios(YAML::Emitter& out, const std::vector<Scenario>& scenarios) {
   out << YAML::Key << "scenarios" << YAML::Value << YAML::BeginSeq;
   for (const auto& s : scenarios) {
@@ -140,7 +148,7 @@ std::string to_yaml(const StormPlan& plan) {
   out << YAML::Key << "name" << YAML::Value << plan.name;
   emit_platform(out, plan.platform);
   emit_golden(out, plan);
-  if (plan.platform.kind == "kubevirt") out << YAML::Key << "namespace" << YAML::Value << plan.namespace_;
+  if (has_namespace(plan.platform.kind)) out << YAML::Key << "namespace" << YAML::Value << plan.namespace_;
   emit_scenarios(out, plan.scenarios);
   emit_storm(out, plan.storm);
   emit_ready(out, plan.ready);

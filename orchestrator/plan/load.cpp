@@ -18,7 +18,9 @@
 
 #include "common/duration.hpp"
 #include "orchestrator/plan/plan.hpp"
+#include "orchestrator/plan/platform_rules.hpp"
 #include "orchestrator/plan/yaml_fields.hpp"
+#include "providers/api/platform_descriptor.hpp"
 
 namespace bootstorm::plan {
 namespace {
@@ -31,28 +33,15 @@ using yaml::Names;
 const Names kRootKeys = {"apiVersion", "kind",  "name",   "platform", "golden",  "namespace", "scenarios",
                          "storm",      "ready", "repeat", "slo",      "cleanup", "output"};
 const Names kPlatformKeys = {"kind", "endpoint", "lab", "credentials", "tls", "apiBudget"};
-const Names kPlatformKinds = {"vsphere", "kubevirt"};
-const Names kVsphereCredentialKeys = {"usernameEnv", "passwordEnv", "file"};
-const Names kKubevirtCredentialKeys = {"kubeconfig", "context"};
-const Names kAnyCredentialKeys = {"usernameEnv", "passwordEnv", "file", "kubeconfig", "context"};
 const Names kTlsKeys = {"caFile", "insecureSkipVerify"};
 const Names kApiBudgetKeys = {"requestsPerSecond", "maxConcurrent", "startsPerConnection"};
-const Names kVsphereGoldenKeys = {"vm", "clone", "datastore"};
-const Names kKubevirtGoldenKeys = {"dataSource", "pvc", "clone"};
-const Names kAnyGoldenKeys = {"vm", "clone", "datastore", "dataSource", "pvc"};
 const Names kDataSourceKeys = {"name", "namespace"};
-const Names kVsphereCloneTypes = {"full", "linked", "instant"};
-const Names kKubevirtCloneTypes = {"auto", "copy", "snapshot", "csi-clone"};
 const Names kScenarioKeys = {"name", "placement"};
 const Names kPlacementKeys = {"host", "vms"};
 const Names kStormKeys = {"mode", "timeout", "settle", "perSecond"};
 const Names kStormModes = {"simultaneous", "ramp"};
 const Names kReadyKeys = {"signal", "port", "beacon"};
 const Names kBeaconKeys = {"listen", "advertiseUrl"};
-const Names kVsphereSignals = {"start_acknowledged", "running",   "guest_agent",
-                               "ip_assigned",        "port_open", "beacon"};
-const Names kKubevirtSignals = {"start_acknowledged", "scheduled", "running", "guest_agent",
-                                "ip_assigned",        "port_open", "beacon"};
 const Names kSloKeys = {"milestone", "stat", "max", "min"};
 const Names kSloMilestones = {"ready",       "start_requested", "start_acknowledged", "scheduled", "running",
                               "guest_agent", "ip_assigned",     "port_open",          "beacon"};
@@ -63,9 +52,10 @@ const Names kCleanupPolicies = {"always", "on-success", "never"};
 constexpr const char* kApiVersion = "bootstorm.io/v1";
 constexpr const char* kKind = "StormPlan";
 
+// Platform-specific keys and rules are the registered kinds' own (PlatformRules): the loader names no kind.
 class Loader : public yaml::FieldReader {
  public:
-  explicit Loader(std::string path) : FieldReader(std::move(path)) {}
+  explicit Loader(std::string path) : FieldReader(std::move(path)), kinds_(api::platform_descriptors()) {}
 
   StormPlan load(const YAML::Node& root) {
     StormPlan plan;
@@ -93,8 +83,10 @@ class Loader : public yaml::FieldReader {
 
     if (top.has("namespace")) {
       if (auto v = get_string(top, "namespace")) {
-        if (kind == "vsphere") {
-          error(top.key_node("namespace"), "namespace applies only to platform kind kubevirt");
+        if (const auto* platform = kinds_.find(kind); platform && !platform->has_namespace) {
+          error(top.key_node("namespace"),
+                "namespace applies only to " +
+                    kinds_.kinds_where([](const api::PlatformDescriptor& d) { return d.has_namespace; }));
         } else {
           check_dns_label(top.value("namespace"), "namespace", *v);
         }
@@ -128,6 +120,8 @@ class Loader : public yaml::FieldReader {
   }
 
  private:
+  PlatformRules kinds_;
+
   // --- checks ------------------------------------------------------------------------------------------
 
   void check_plan_name(const YAML::Node& node, const std::string& name) {
@@ -168,9 +162,16 @@ class Loader : public yaml::FieldReader {
     if (!view.valid) return;
     require(view, {"kind"});
     if (auto v = get_string(view, "kind")) {
-      if (check_enum(view.value("kind"), "platform.kind", *v, kPlatformKinds)) platform.kind = *v;
+      if (kinds_.kinds().empty()) {
+        error(view.value("kind"), "platform.kind '" + *v +
+                                      "' is unknown: no platform kind is registered (a build without "
+                                      "providers can check no plan)");
+      } else if (check_enum(view.value("kind"), "platform.kind", *v, kinds_.kinds())) {
+        platform.kind = *v;
+      }
     }
     const std::string& kind = platform.kind;
+    const api::PlatformDescriptor* descriptor = kinds_.find(kind);
     if (auto v = get_string(view, "endpoint")) {
       check_endpoint(view.value("endpoint"), kind, *v);
       platform.endpoint = *v;
@@ -184,13 +185,11 @@ class Loader : public yaml::FieldReader {
       platform.lab = *v;
     }
     if (view.has("credentials")) load_credentials(view.value("credentials"), kind, platform.credentials);
-    if (kind == "vsphere" && platform.endpoint.rfind("https://", 0) == 0) {
-      const auto& c = platform.credentials;
-      if (c.file.empty() && c.username_env.empty() && c.password_env.empty()) {
-        error(view.value("endpoint"),
-              "endpoint " + platform.endpoint +
-                  " needs platform.credentials (usernameEnv and passwordEnv, or file)");
-      }
+    // Keys the kind does not accept were refused above and left unset, so any credential set is the kind's.
+    if (descriptor && !descriptor->https_endpoint_needs_credentials.empty() &&
+        platform.endpoint.rfind("https://", 0) == 0 && platform.credentials == Credentials{}) {
+      error(view.value("endpoint"), "endpoint " + platform.endpoint + " needs platform.credentials (" +
+                                        descriptor->https_endpoint_needs_credentials + ")");
     }
     if (view.has("tls")) {
       MapView tls = map_view(view.value("tls"), "platform.tls", "platform.tls.", kTlsKeys);
@@ -223,12 +222,13 @@ class Loader : public yaml::FieldReader {
             error(budget.value("startsPerConnection"),
                   "platform.apiBudget.startsPerConnection must be between 1 and " +
                       std::to_string(kMaxStartsPerConnection) + ", got " + std::to_string(*v));
-          } else if (platform.kind == "vsphere") {
-            // vCenter's power start answers only when the VM is on: starts pipelined on one connection
-            // would be powered on one after another.
+          } else if (descriptor && !descriptor->starts_per_connection_refusal.empty()) {
             error(budget.value("startsPerConnection"),
-                  "platform.apiBudget.startsPerConnection applies only to platform kind kubevirt (a vCenter "
-                  "power start blocks until the VM is on, so vSphere starts need a connection each)");
+                  "platform.apiBudget.startsPerConnection applies only to " +
+                      kinds_.kinds_where([](const api::PlatformDescriptor& d) {
+                        return d.starts_per_connection_refusal.empty();
+                      }) +
+                      " (" + descriptor->starts_per_connection_refusal + ")");
           }
           platform.api_budget.starts_per_connection = static_cast<int>(*v);
         }
@@ -236,28 +236,32 @@ class Loader : public yaml::FieldReader {
     }
   }
 
+  // Every kind takes the lab and https endpoints; words such as kubeconfig belong to the kinds that list
+  // them.
   void check_endpoint(const YAML::Node& node, const std::string& kind, const std::string& endpoint) {
     if (endpoint == "embedded") return;
     if (endpoint.rfind("lab:", 0) == 0 && endpoint.size() > 4) return;
     if (endpoint.rfind("https://", 0) == 0 && endpoint.size() > 8) return;
-    if (endpoint == "kubeconfig" || endpoint == "in-cluster") {
-      if (kind == "vsphere") {
-        error(node, "platform.endpoint '" + endpoint + "' applies only to platform kind kubevirt");
+    const Names words = kinds_.endpoint_words();
+    if (yaml::contains(words, endpoint)) {
+      const auto* platform = kinds_.find(kind);
+      if (platform && !yaml::contains(platform->endpoint_words, endpoint)) {
+        error(node, "platform.endpoint '" + endpoint + "' applies only to " +
+                        kinds_.kinds_where([&](const api::PlatformDescriptor& d) {
+                          return yaml::contains(d.endpoint_words, endpoint);
+                        }));
       }
       return;
     }
-    error(node,
-          "platform.endpoint must be embedded, lab:<state-dir>, https://<host>[:port], kubeconfig or "
-          "in-cluster, got '" +
-              endpoint + "'");
+    Names forms = {"embedded", "lab:<state-dir>", "https://<host>[:port]"};
+    forms.insert(forms.end(), words.begin(), words.end());
+    error(node, "platform.endpoint must be " + PlatformRules::or_list(forms) + ", got '" + endpoint + "'");
   }
 
   void load_credentials(const YAML::Node& node, const std::string& kind, Credentials& credentials) {
-    const Names& allowed = kind == "vsphere"    ? kVsphereCredentialKeys
-                           : kind == "kubevirt" ? kKubevirtCredentialKeys
-                                                : kAnyCredentialKeys;
     std::string note = kind.empty() ? "" : " for " + kind;
-    MapView view = map_view(node, "platform.credentials", "platform.credentials.", allowed, note);
+    MapView view =
+        map_view(node, "platform.credentials", "platform.credentials.", kinds_.credential_keys(kind), note);
     if (!view.valid) return;
     if (auto v = get_string(view, "usernameEnv")) {
       check_env_name(view.value("usernameEnv"), "platform.credentials.usernameEnv", *v);
@@ -293,17 +297,12 @@ class Loader : public yaml::FieldReader {
 
   void load_golden(const YAML::Node& node, const std::string& kind, StormPlan& plan) {
     Golden& golden = plan.golden;
-    const Names& allowed = kind == "vsphere"    ? kVsphereGoldenKeys
-                           : kind == "kubevirt" ? kKubevirtGoldenKeys
-                                                : kAnyGoldenKeys;
+    const api::PlatformDescriptor* platform = kinds_.find(kind);
     std::string note = kind.empty() ? "" : " for " + kind;
-    MapView view = map_view(node, "golden", "golden.", allowed, note);
-    if (kind == "kubevirt") golden.clone = "auto";
+    MapView view = map_view(node, "golden", "golden.", kinds_.golden_keys(kind), note);
+    if (platform) golden.clone = platform->default_clone;
     if (!view.valid) return;
-    if (kind == "vsphere") require(view, {"vm"}, " (the VM or template to clone)");
-    if (kind == "kubevirt" && !view.has("dataSource") && !view.has("pvc")) {
-      error(view.node, "golden needs dataSource or pvc for platform kind kubevirt");
-    }
+    if (platform) require_golden_source(view, *platform);
     if (view.has("dataSource") && view.has("pvc")) {
       error(view.key_node("pvc"), "golden.pvc and golden.dataSource are mutually exclusive: use one");
     }
@@ -316,11 +315,9 @@ class Loader : public yaml::FieldReader {
       golden.datastore = *v;
     }
     if (auto v = get_string(view, "clone")) {
-      if (kind == "vsphere") {
-        check_enum(view.value("clone"), "golden.clone", *v, kVsphereCloneTypes, " for platform kind vsphere");
-      } else if (kind == "kubevirt") {
-        check_enum(view.value("clone"), "golden.clone", *v, kKubevirtCloneTypes,
-                   " for platform kind kubevirt");
+      if (platform) {
+        check_enum(view.value("clone"), "golden.clone", *v, platform->clone_kinds,
+                   " for platform kind " + kind);
       }
       golden.clone = *v;
     }
@@ -352,6 +349,19 @@ class Loader : public yaml::FieldReader {
     // The DataSource lives next to the test VMs unless the plan says otherwise. The top-level namespace is
     // read before golden (see load()), so it is final here.
     if (view.has("dataSource") && !datasource_namespace_given) golden.datasource_namespace = plan.namespace_;
+  }
+
+  // The golden image the kind clones from: one key it needs (vm), or one of several (dataSource or pvc).
+  void require_golden_source(const MapView& view, const api::PlatformDescriptor& platform) {
+    const Names& keys = platform.required_golden.any_of;
+    if (keys.size() == 1) {
+      require(view, keys, platform.required_golden.why);
+      return;
+    }
+    if (keys.empty() || std::any_of(keys.begin(), keys.end(), [&](const auto& k) { return view.has(k); }))
+      return;
+    error(view.node, "golden needs " + PlatformRules::or_list(keys) + " for platform kind " + platform.kind +
+                         platform.required_golden.why);
   }
 
   void load_scenarios(const YAML::Node& node, std::vector<Scenario>& scenarios) {
@@ -488,11 +498,10 @@ class Loader : public yaml::FieldReader {
     if (auto v = get_string(view, "signal")) {
       const YAML::Node& at = view.value("signal");
       ready.signal = *v;
-      if (kind == "vsphere") {
-        check_enum(at, "ready.signal", *v, kVsphereSignals, " for platform kind vsphere");
-      } else {
-        check_enum(at, "ready.signal", *v, kKubevirtSignals);
-      }
+      // The kind is named only when it narrows the list (a kind that observes fewer milestones than others).
+      const Names signals = kinds_.ready_signals(kind);
+      const bool narrowed = signals.size() < kinds_.ready_signals("").size();
+      check_enum(at, "ready.signal", *v, signals, narrowed ? " for platform kind " + kind : "");
       if (*v == "beacon" && !ready.beacon.enabled) {
         error(at, "ready.signal beacon needs ready.beacon (e.g. beacon: {listen: \"0.0.0.0:8088\"})");
       }

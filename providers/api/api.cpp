@@ -80,6 +80,12 @@ std::unique_ptr<Provider> create_provider(const std::string& kind, boost::asio::
   return f(std::move(executor), config);
 }
 
+void register_platform(PlatformDescriptor descriptor, ProviderFactory factory) {
+  const std::string kind = descriptor.kind;
+  register_platform_descriptor(std::move(descriptor));
+  register_provider(kind, std::move(factory));
+}
+
 std::vector<std::string> registered_providers() {
   std::lock_guard lock(registry_mutex());
   std::vector<std::string> out;

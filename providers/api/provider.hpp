@@ -18,6 +18,7 @@
 #include "common/cancel.hpp"
 #include "common/expected.hpp"
 #include "providers/api/milestone.hpp"
+#include "providers/api/platform_descriptor.hpp"
 
 namespace bootstorm::api {
 
@@ -36,7 +37,7 @@ constexpr int starts_per_connection(int configured, int max_concurrent) {
 
 // What a provider needs to know, resolved from the plan by the engine (providers never see the plan type).
 struct ProviderConfig {
-  std::string kind;        // "vsphere" | "kubevirt"
+  std::string kind;        // platform.kind: a registered PlatformDescriptor's kind
   std::string endpoint;    // https URL, "kubeconfig", "in-cluster"; for embedded: the lab's URL
   bool simulated = false;  // endpoint was the embedded lab / a lab serve state dir
   // vSphere credentials (resolved from env or file by the engine; registered as secrets before use)
@@ -165,17 +166,15 @@ bool name_carries_run_id(const std::string& name, const std::string& run_id);
 using ProviderFactory = std::function<std::unique_ptr<Provider>(boost::asio::any_io_executor executor,
                                                                 const ProviderConfig& config)>;
 
-// Factory registry keyed by platform.kind. Implementations register at static-init time through
-// ProviderRegistration, or explicitly (tests).
+// Factory registry keyed by platform.kind. Registration is explicit: the executable's composition root
+// (cli/engine_wiring.cpp) and tests call each kind's register function (static initialisers in static
+// libraries would be dropped by the linker).
 void register_provider(const std::string& kind, ProviderFactory factory);
 std::unique_ptr<Provider> create_provider(const std::string& kind, boost::asio::any_io_executor executor,
                                           const ProviderConfig& config);  // nullptr when unknown
 std::vector<std::string> registered_providers();
 
-struct ProviderRegistration {
-  ProviderRegistration(const std::string& kind, ProviderFactory factory) {
-    register_provider(kind, std::move(factory));
-  }
-};
+// A platform kind complete: its descriptor (what the plan loader and the engine ask) and its factory.
+void register_platform(PlatformDescriptor descriptor, ProviderFactory factory);
 
 }  // namespace bootstorm::api

@@ -186,7 +186,7 @@ std::unique_ptr<api::Provider> make_provider(asio::any_io_executor executor,
 }
 
 void register_provider() {
-  api::register_provider("kubevirt", [](asio::any_io_executor executor, const api::ProviderConfig& config) {
+  api::register_platform(descriptor(), [](asio::any_io_executor executor, const api::ProviderConfig& config) {
     return make_provider(std::move(executor), config);
   });
 }

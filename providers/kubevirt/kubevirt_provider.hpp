@@ -8,11 +8,12 @@
 
 #include "providers/api/provider.hpp"
 #include "providers/kube/kube_api.hpp"
+#include "providers/kubevirt/descriptor.hpp"
 
 namespace bootstorm::kubevirt {
 
-// Registers kind "kubevirt" with the api factory registry. Call once from the executable (static libraries
-// drop unreferenced static registrations).
+// Registers kind "kubevirt" (descriptor.hpp) with its factory (api::register_platform). Call from the
+// executable's composition root (static libraries drop unreferenced static registrations).
 void register_provider();
 
 // The provider on the kubeconfig (or URL + token) the plan names; connect() builds its kube::HttpKubeApi.

@@ -39,7 +39,8 @@
 
 namespace bootstorm::vsphere {
 
-// Registers kind "vsphere" in the api registry (factory: make_http_transport + VsphereProvider).
+// Registers kind "vsphere" (descriptor.hpp) with its factory, make_http_transport + VsphereProvider
+// (api::register_platform).
 void register_provider();
 
 // Beacon handover. vCenter's REST API has no call that sets guestinfo/extraConfig, but it does set a guest

@@ -7,7 +7,17 @@
 #include <cstdlib>
 #include <string>
 
+#include "providers/kubevirt/descriptor.hpp"
+#include "providers/vsphere/descriptor.hpp"
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  // The built-in kinds' plan rules, as the bootstorm executable registers them (once, on the first input).
+  static const bool registered = [] {
+    bootstorm::vsphere::register_platform_descriptor();
+    bootstorm::kubevirt::register_platform_descriptor();
+    return true;
+  }();
+  (void)registered;
   const std::string text(reinterpret_cast<const char*>(data), size);
   auto loaded = bootstorm::plan::load_plan_text(text, "fuzz.yaml");
   if (loaded.plan.has_value() != loaded.diagnostics.empty()) {

@@ -9,6 +9,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "fake_vcenter.hpp"
+#include "providers/vsphere/descriptor.hpp"
 #include "providers/vsphere/vsphere_provider.hpp"
 #include "tests/support/run_task.hpp"
 
@@ -590,6 +591,15 @@ TEST_F(VsphereProviderTest, CapabilitiesDescribeWhatIsObserved) {
   EXPECT_TRUE(caps.observed.count(api::Milestone::running));
   EXPECT_TRUE(caps.observed.count(api::Milestone::guest_agent));
   EXPECT_TRUE(caps.observed.count(api::Milestone::ip_assigned));
+}
+
+// The plan loader offers the ready signals the kind's descriptor names: they must be what the provider
+// observes.
+TEST_F(VsphereProviderTest, DescriptorNamesTheMilestonesTheProviderObserves) {
+  std::vector<std::string> observed;
+  for (const auto& [milestone, resolution] : provider().capabilities().observed)
+    observed.emplace_back(api::to_string(milestone));
+  EXPECT_EQ(observed, descriptor().observed_milestones);
 }
 
 }  // namespace

@@ -1,0 +1,33 @@
+#include "providers/vsphere/descriptor.hpp"
+
+namespace bootstorm::vsphere {
+
+api::PlatformDescriptor descriptor() {
+  api::PlatformDescriptor d;
+  d.kind = "vsphere";
+  d.api_name = "vCenter";
+  // A vCenter session needs a user and a password; the engine reads them and registers them as secrets.
+  d.credential_keys = {"usernameEnv", "passwordEnv", "file"};
+  d.credential_form = api::CredentialForm::username_password;
+  d.https_endpoint_needs_credentials = "usernameEnv and passwordEnv, or file";
+  d.endpoint_words = {};
+  d.lab_front = api::LabFront::vcenter;
+  // vCenter's power start answers only when the VM is on: starts pipelined on one connection would be
+  // powered on one after another.
+  d.starts_per_connection_refusal =
+      "a vCenter power start blocks until the VM is on, so vSphere starts need a connection each";
+  d.golden_keys = {"vm", "clone", "datastore"};
+  d.required_golden = {{"vm"}, " (the VM or template to clone)"};
+  d.clone_kinds = {"full", "linked", "instant"};
+  d.default_clone = "linked";
+  d.has_namespace = false;
+  // Power state from a filtered list poll, Tools and guest identity from per-VM polls (vsphere_observe.cpp).
+  d.observed_milestones = {"running", "guest_agent", "ip_assigned"};
+  return d;
+}
+
+void register_platform_descriptor() {
+  api::register_platform_descriptor(descriptor());
+}
+
+}  // namespace bootstorm::vsphere
