@@ -4,10 +4,12 @@
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <cctype>
 
+#include "common/async/wait_group.hpp"
 #include "common/log.hpp"
 #include "providers/kube/lateness_monitor.hpp"
 #include "providers/kube/status_error.hpp"
@@ -185,35 +187,59 @@ awaitable<Expected<http::Response>> HttpKubeApi::call(ApiCall call, std::string 
   }
 }
 
-awaitable<std::vector<Expected<http::Response>>> HttpKubeApi::pipeline(std::vector<PipelinedCall> calls) {
+awaitable<std::vector<Expected<http::Response>>> HttpKubeApi::pipeline(std::vector<PipelinedCall> calls,
+                                                                       std::size_t per_connection) {
   std::vector<Expected<http::Response>> results;
   results.reserve(calls.size());
   if (!client_ || options_.dry_run) {
-    for (auto& c : calls) results.push_back(co_await call(std::move(c.call), std::move(c.what)));
+    for (auto& c : calls) results.push_back(co_await call(c.call, c.what));
     co_return results;
   }
   if (auto auth = refresh_auth(); !auth) {
     for (std::size_t i = 0; i < calls.size(); ++i) results.emplace_back(auth.error());
     co_return results;
   }
-  std::vector<http::Request> requests;
-  requests.reserve(calls.size());
-  for (const auto& c : calls) requests.push_back(request_for(c.call));
-  const auto handed_mono = steady_clock::now();
-  const auto handed_wall = system_clock::now();
-  try {
-    results = co_await client_->pipeline(std::move(requests));
-  } catch (const std::exception& e) {
-    // pipeline() throws only for requests that may not be pipelined (not idempotent): a bug above.
-    results.clear();
-    for (const auto& c : calls) {
-      results.emplace_back(make_error(ErrorKind::internal, c.what + ": pipelining failed: " + e.what()));
-    }
-    co_return results;
+  // Every request is built before the first batch leaves: building them batch by batch put the preparation of
+  // all earlier batches between the first and the last start written (8 ms of fire skew at 1,000 starts).
+  per_connection = std::max<std::size_t>(1, per_connection);
+  std::vector<std::vector<http::Request>> batches;
+  batches.reserve((calls.size() + per_connection - 1) / per_connection);
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    if (i % per_connection == 0) batches.emplace_back().reserve(per_connection);
+    batches.back().push_back(request_for(calls[i].call));
   }
+  for (std::size_t i = 0; i < calls.size(); ++i)
+    results.emplace_back(make_error(ErrorKind::internal, "not sent"));
+  async::WaitGroup all(executor_);
+  all.add(batches.size());
+  for (std::size_t b = 0; b < batches.size(); ++b) {
+    asio::co_spawn(
+        executor_,
+        [this, &results, &all, &calls, first = b * per_connection,
+         requests = std::move(batches[b])]() mutable -> awaitable<void> {
+          const std::size_t count = requests.size();
+          const auto handed_mono = steady_clock::now();
+          const auto handed_wall = system_clock::now();
+          try {
+            auto answered = co_await client_->pipeline(std::move(requests));
+            for (std::size_t i = 0; i < answered.size() && i < count; ++i) {
+              stamp_handed(answered[i], handed_mono, handed_wall);
+              results[first + i] = std::move(answered[i]);
+            }
+          } catch (const std::exception& e) {
+            // pipeline() throws only for requests that may not be pipelined (not idempotent): a bug above.
+            for (std::size_t i = 0; i < count; ++i) {
+              results[first + i] =
+                  make_error(ErrorKind::internal, calls[first + i].what + ": pipelining failed: " + e.what());
+            }
+          }
+          all.done();
+        },
+        asio::detached);
+  }
+  co_await all.wait();
   for (std::size_t i = 0; i < results.size(); ++i) {
     auto& resp = results[i];
-    stamp_handed(resp, handed_mono, handed_wall);
     count(resp);
     if (!resp) {
       resp = tls_aware(resp.error(), calls[i].what);

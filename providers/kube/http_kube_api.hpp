@@ -36,8 +36,8 @@ class HttpKubeApi final : public KubeApi {
 
   boost::asio::awaitable<Expected<void>> connect(const ConnectProbe& probe) override;
   boost::asio::awaitable<Expected<http::Response>> call(ApiCall call, std::string what) override;
-  boost::asio::awaitable<std::vector<Expected<http::Response>>> pipeline(
-      std::vector<PipelinedCall> calls) override;
+  boost::asio::awaitable<std::vector<Expected<http::Response>>> pipeline(std::vector<PipelinedCall> calls,
+                                                                         std::size_t per_connection) override;
   boost::asio::awaitable<WatchOutcome> watch(WatchRequest request, WatchEventHandler on_event,
                                              CancelSignal cancel) override;
   boost::asio::awaitable<void> wait_for_budget() override;

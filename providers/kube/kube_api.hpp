@@ -83,10 +83,12 @@ class KubeApi {
   // One call; every HTTP status comes back as a Response (status_error() turns one into an Error). `what`
   // names the call in errors ("creating VirtualMachine ns/name").
   virtual boost::asio::awaitable<Expected<http::Response>> call(ApiCall call, std::string what) = 0;
-  // Several unpaced calls written back to back on one connection (HTTP/1.1 pipelining), each answered on its
-  // own; written_at is when the burst was handed over.
+  // A burst of unpaced calls, `per_connection` of them written back to back on each connection (HTTP/1.1
+  // pipelining), each answered on its own, in order. Everything a call needs is prepared before the first
+  // batch is written, so the batches leave one right after the other; a call's written_at is when its batch
+  // was handed over.
   virtual boost::asio::awaitable<std::vector<Expected<http::Response>>> pipeline(
-      std::vector<PipelinedCall> calls) = 0;
+      std::vector<PipelinedCall> calls, std::size_t per_connection) = 0;
   // Reads one watch stream until the server ends it, `cancel` fires or the connection drops.
   virtual boost::asio::awaitable<WatchOutcome> watch(WatchRequest request, WatchEventHandler on_event,
                                                      CancelSignal cancel) = 0;

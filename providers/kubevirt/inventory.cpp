@@ -4,11 +4,8 @@
 #include "providers/kubevirt/detail/provider_impl.hpp"
 
 namespace bootstorm::kubevirt::detail {
-namespace asio = boost::asio;
-using asio::awaitable;
+using boost::asio::awaitable;
 using nlohmann::json;
-using std::chrono::steady_clock;
-using std::chrono::system_clock;
 
 awaitable<Expected<void>> ProviderImpl::check_inventory(const api::InventoryRequest& request) {
   const std::string& ns = config_.namespace_;

@@ -7,11 +7,9 @@
 #include "providers/kubevirt/vmi_tracker.hpp"
 
 namespace bootstorm::kubevirt::detail {
-namespace asio = boost::asio;
-using asio::awaitable;
+using boost::asio::awaitable;
 using nlohmann::json;
 using std::chrono::steady_clock;
-using std::chrono::system_clock;
 
 awaitable<void> ProviderImpl::observe(std::vector<api::VmHandle> vms, api::MilestoneSink sink,
                                       CancelSignal stop) {

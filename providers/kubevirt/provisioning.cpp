@@ -1,10 +1,8 @@
-// VirtualMachines created Halted, their namespace on first use, and the wait for their DataVolumes through
-// one shared DataVolume watch.
+// VirtualMachines created Halted, their namespace on first use, and the wait until their DataVolumes are
+// ready (DataVolumeWaiter).
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include "common/async/sleep.hpp"
@@ -17,7 +15,6 @@ namespace asio = boost::asio;
 using asio::awaitable;
 using nlohmann::json;
 using std::chrono::steady_clock;
-using std::chrono::system_clock;
 
 namespace {
 constexpr auto kUseAwaitable = asio::as_tuple(asio::use_awaitable);

@@ -2,18 +2,10 @@
 // connections (StartPipeline) when startsPerConnection asks for it.
 #include <spdlog/spdlog.h>
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/use_awaitable.hpp>
-
 #include "providers/kubevirt/detail/provider_impl.hpp"
 
 namespace bootstorm::kubevirt::detail {
-namespace asio = boost::asio;
-using asio::awaitable;
-using nlohmann::json;
+using boost::asio::awaitable;
 using std::chrono::steady_clock;
 using std::chrono::system_clock;
 

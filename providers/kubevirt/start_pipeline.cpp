@@ -41,24 +41,20 @@ void StartPipeline::flush() {
   flush_posted_ = false;
   auto queue = std::move(queue_);
   queue_.clear();
-  for (std::size_t first = 0; first < queue.size(); first += depth_) {
-    std::vector<std::shared_ptr<Pending>> batch(
-        queue.begin() + static_cast<std::ptrdiff_t>(first),
-        queue.begin() + static_cast<std::ptrdiff_t>(std::min(queue.size(), first + depth_)));
-    asio::co_spawn(executor_, send_batch(shared_from_this(), std::move(batch)), asio::detached);
-  }
+  if (!queue.empty())
+    asio::co_spawn(executor_, send_burst(shared_from_this(), std::move(queue)), asio::detached);
 }
 
-awaitable<void> StartPipeline::send_batch(std::shared_ptr<StartPipeline> self,
-                                          std::vector<std::shared_ptr<Pending>> batch) {
+awaitable<void> StartPipeline::send_burst(std::shared_ptr<StartPipeline> self,
+                                          std::vector<std::shared_ptr<Pending>> burst) {
   std::vector<kube::PipelinedCall> calls;
-  calls.reserve(batch.size());
-  for (const auto& pending : batch) calls.push_back(std::move(pending->call));  // not needed after
-  auto results = co_await self->api_->pipeline(std::move(calls));
-  for (std::size_t i = 0; i < batch.size(); ++i) {
-    batch[i]->response = i < results.size() ? std::move(results[i])
+  calls.reserve(burst.size());
+  for (const auto& pending : burst) calls.push_back(std::move(pending->call));  // not needed after
+  auto results = co_await self->api_->pipeline(std::move(calls), self->depth_);
+  for (std::size_t i = 0; i < burst.size(); ++i) {
+    burst[i]->response = i < results.size() ? std::move(results[i])
                                             : make_error(ErrorKind::internal, "pipelined start not answered");
-    batch[i]->done.cancel();
+    burst[i]->done.cancel();
   }
 }
 

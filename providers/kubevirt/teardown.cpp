@@ -4,11 +4,9 @@
 #include "providers/kubevirt/detail/provider_impl.hpp"
 
 namespace bootstorm::kubevirt::detail {
-namespace asio = boost::asio;
-using asio::awaitable;
+using boost::asio::awaitable;
 using nlohmann::json;
 using std::chrono::steady_clock;
-using std::chrono::system_clock;
 
 // Reads the VM and checks it carries the run label. nullopt + ok = gone.
 awaitable<Expected<std::optional<json>>> ProviderImpl::fetch_owned(const api::VmHandle& vm,

@@ -1,7 +1,7 @@
 #pragma once
 // The start burst, pipelined. The StartBarrier releases every start in one turn of the event loop; send()
-// queues each one and the first of them posts the flush, which runs after the whole turn: it cuts the queue
-// into batches of `depth` and hands each batch to KubeApi::pipeline (one write per connection). 10,000 starts
+// queues each one and the first of them posts the flush, which runs after the whole turn: it hands the queue
+// to KubeApi::pipeline, `depth` starts per connection (one write per connection). 10,000 starts
 // on one connection each held ~90 KB of TLS state apiece (925 MB); 20 per connection, 140 MB.
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -23,8 +23,8 @@ class StartPipeline : public std::enable_shared_from_this<StartPipeline> {
  private:
   struct Pending;
   void flush();
-  static boost::asio::awaitable<void> send_batch(std::shared_ptr<StartPipeline> self,
-                                                 std::vector<std::shared_ptr<Pending>> batch);
+  static boost::asio::awaitable<void> send_burst(std::shared_ptr<StartPipeline> self,
+                                                 std::vector<std::shared_ptr<Pending>> burst);
 
   boost::asio::any_io_executor executor_;
   std::shared_ptr<kube::KubeApi> api_;

@@ -2,6 +2,7 @@
 // A KubeApi that answers from memory, for unit tests of what sits above the client (list_watch, the KubeVirt
 // provider, the migration): calls are answered by responders registered per method and path, watch streams
 // play scripts of lines. Every call and watch is recorded so that a test can assert what was asked, in order.
+#include <algorithm>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/post.hpp>
@@ -61,7 +62,7 @@ class FakeKubeApi final : public KubeApi {
   std::vector<std::string> watch_targets;    // every watch's target
   std::vector<std::string> connect_probes;   // every connect()'s probe path
   int budget_waits = 0, budget_charges = 0;  // wait_for_budget() / charge_budget()
-  std::vector<std::size_t> pipeline_sizes;   // the size of every pipelined burst
+  std::vector<std::size_t> pipeline_sizes;   // the size of every batch (one connection each) of every burst
   std::size_t prewarmed = 0;
   bool closed = false;
 
@@ -80,8 +81,11 @@ class FakeKubeApi final : public KubeApi {
     co_return answer(call);
   }
   boost::asio::awaitable<std::vector<Expected<http::Response>>> pipeline(
-      std::vector<PipelinedCall> burst) override {
-    pipeline_sizes.push_back(burst.size());
+      std::vector<PipelinedCall> burst, std::size_t per_connection) override {
+    per_connection = std::max<std::size_t>(1, per_connection);
+    for (std::size_t first = 0; first < burst.size(); first += per_connection) {
+      pipeline_sizes.push_back(std::min(per_connection, burst.size() - first));
+    }
     std::vector<Expected<http::Response>> out;
     for (const auto& c : burst) out.push_back(answer(c.call));
     co_return out;
