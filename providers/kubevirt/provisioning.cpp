@@ -16,17 +16,13 @@ using asio::awaitable;
 using nlohmann::json;
 using std::chrono::steady_clock;
 
-namespace {
-constexpr auto kUseAwaitable = asio::as_tuple(asio::use_awaitable);
-}  // namespace
-
 awaitable<Expected<void>> ProviderImpl::ensure_namespace() {
   if (namespace_ready_) co_return Expected<void>();
   if (namespace_creating_) {
     // Another provision is creating it: wait for that one.
     auto timer = std::make_shared<asio::steady_timer>(executor_, steady_clock::time_point::max());
     namespace_waiters_.push_back(timer);
-    co_await timer->async_wait(kUseAwaitable);
+    co_await timer->async_wait(asio::as_tuple(asio::use_awaitable));
     if (namespace_ready_) co_return Expected<void>();
     co_return make_error(ErrorKind::api, "creating namespace " + config_.namespace_ + " failed (see above)");
   }
