@@ -25,7 +25,8 @@ Error status_error(int http_status, std::string_view body, const std::string& wh
     case 403:
       kind = ErrorKind::auth;
       hint =
-          "the user lacks RBAC permission for this call: grant it (e.g. the kubevirt.io:edit cluster role)";
+          "the user lacks the RBAC permission the message names: bind a Role or ClusterRole that grants it "
+          "(`kubectl auth can-i --list -n NAMESPACE` shows what the user may do)";
       break;
     case 404:
       kind = ErrorKind::not_found;

@@ -18,6 +18,13 @@ TEST(StatusErrors, KindStatusAndMessageComeFromTheStatusObject) {
   EXPECT_EQ(e.status, 409);
   EXPECT_NE(e.message.find("VM is already running"), std::string::npos);
   EXPECT_EQ(status_error(401, "{}", "x").kind, ErrorKind::auth);
+  Error forbidden = status_error(
+      403,
+      R"({"kind":"Status","reason":"Forbidden","message":"plans.forklift.konveyor.io is forbidden: User \"x\" cannot create resource \"plans\"","code":403})",
+      "creating Plan ns/p");
+  EXPECT_EQ(forbidden.kind, ErrorKind::auth);
+  EXPECT_NE(forbidden.message.find("cannot create resource"), std::string::npos) << forbidden.message;
+  EXPECT_NE(forbidden.hint.find("kubectl auth can-i --list"), std::string::npos) << forbidden.hint;
   EXPECT_EQ(status_error(404, "not json", "x").kind, ErrorKind::not_found);
 }
 
