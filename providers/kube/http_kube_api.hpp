@@ -51,8 +51,6 @@ class HttpKubeApi final : public KubeApi {
   const std::string& server() const override { return config_.server; }
   boost::asio::any_io_executor executor() const override { return executor_; }
 
-  const KubeClientConfig& config() const { return config_; }
-
  private:
   Expected<void> refresh_auth();
   http::Request request_for(const ApiCall& call) const;

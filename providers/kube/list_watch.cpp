@@ -59,9 +59,9 @@ awaitable<Expected<void>> list_watch(KubeApi& api, ListWatchRequest request, Lis
       auto list =
           co_await list_objects(api, request.collection, request.query, "listing " + what, list_options);
       if (!list) {
-        spdlog::warn("{}; retrying", list.error().what());
         last_error = list.error();
         ++failures;
+        if (!give_up()) spdlog::warn("{}; retrying", list.error().what());
         continue;
       }
       rv = std::move(list->resource_version);
@@ -137,9 +137,9 @@ awaitable<Expected<void>> list_watch(KubeApi& api, ListWatchRequest request, Lis
     }
     if (outcome.status != 0 && outcome.status != 200) {
       Error e = status_error(outcome.status, outcome.error_body, "watching " + what);
-      spdlog::warn("{}; retrying", e.what());
       last_error = e;
       ++failures;
+      if (!give_up()) spdlog::warn("{}; retrying", e.what());
       continue;
     }
     if (!outcome.result) {
