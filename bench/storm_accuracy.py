@@ -7,6 +7,11 @@ For every push milestone (KubeVirt watch: scheduled, running, guest_agent, ip_as
 compares the journal's observation (full-precision wall time, stated resolution) with the lab's truth:
   observation error = observed - delivered   (delivered: the lab handed the watch frame to the socket)
       -> the orchestrator's measurement error; must be <= the stated resolution, target P99 <= 10 ms
+  lab write         = written - delivered (written: the lab's event loop ran the write's completion) -> the
+                      lab's own share of the observation error, an upper bound: the bytes usually reach the
+                      socket when the write is initiated, before the loop gets round to the completion
+  after write       = observed - written (negative when the client read the line before the lab's loop ran
+                      the completion)
   publication lag   = delivered - model time (the simulator's own lag, not a measurement error)
   boot-time error   = offset from start_requested - (model time - startReceived) (both lags included)
   start transit     = startReceived - start_requested
@@ -38,7 +43,7 @@ def main():
             fire_skew = event.get("fireSkewMs")
         if event.get("type") == "milestone":
             seen.setdefault(event["vm"], {})[event["milestone"]] = event
-    obs, lag, boot, transit, res, received = [], [], [], [], [], []
+    obs, lag, boot, transit, res, received, lab_write, after_write = [], [], [], [], [], [], [], []
     over = missing = 0
     first_start, last_seen = math.inf, 0.0
     for vm, events in seen.items():
@@ -59,6 +64,10 @@ def main():
                 missing += 1
                 continue
             error = e["wall"] - delivered
+            written = t.get("written", {}).get(m)
+            if written is not None:
+                lab_write.append(written - delivered)
+                after_write.append(e["wall"] - written)
             obs.append(abs(error))
             res.append(e["resolutionS"])
             if error > e["resolutionS"] + 0.002 or error < -0.002:
@@ -75,6 +84,8 @@ def main():
     print(f"pushMilestones={len(obs)} observationErrorP50Ms={ms(pct(obs, .5))} observationErrorP99Ms={ms(pct(obs, .99))} "
           f"observationErrorMaxMs={ms(max(obs) if obs else float('nan'))} beyondResolution={over} undelivered={missing} "
           f"resolutionP50Ms={ms(pct(res, .5))} resolutionP99Ms={ms(pct(res, .99))} "
+          f"labWriteP50Ms={ms(pct(lab_write, .5))} labWriteP99Ms={ms(pct(lab_write, .99))} "
+          f"afterWriteP50Ms={ms(pct(after_write, .5))} afterWriteP99Ms={ms(pct(after_write, .99))} "
           f"publicationLagP50Ms={ms(pct(lag, .5))} publicationLagP99Ms={ms(pct(lag, .99))} "
           f"bootErrorVsModelP99Ms={ms(pct(boot, .99))} startTransitP99Ms={ms(pct(transit, .99))} "
           f"receivedSpreadMs={ms(max(received) - min(received)) if received else float('nan')} "

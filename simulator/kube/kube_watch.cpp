@@ -100,7 +100,7 @@ using Carried = std::vector<std::pair<std::size_t, std::uint64_t>>;
 // sends one record per turn of the lab's event loop, which during a burst of requests is a long wait per
 // record. Writing record-sized pieces costs no extra turns and makes the moment each piece reaches the socket
 // known: the truth's "delivered" time of the VMI versions in the piece is stamped just before its write is
-// initiated.
+// initiated, and their "written" time when the write has completed.
 asio::awaitable<bool> write_records(KubeFront::Impl& front, http::StreamWriter& writer, std::string& chunk,
                                     Carried& carried) {
   constexpr std::size_t kRecordBytes = 16000;  // 16 KB less the chunked encoding's framing
@@ -117,8 +117,9 @@ asio::awaitable<bool> write_records(KubeFront::Impl& front, http::StreamWriter& 
     }
     versions.clear();
     while (next < carried.size() && carried[next].first <= end) versions.push_back(carried[next++].second);
-    front.virt_handler.mark_delivered(versions);
+    const auto delivered = front.virt_handler.mark_delivered(versions);
     ok = co_await writer.write(chunk.substr(begin, end - begin));
+    if (ok) front.virt_handler.mark_written(delivered);
     begin = end;
   }
   chunk.clear();

@@ -183,14 +183,23 @@ void VirtHandler::on_lab_event(const model::VmEvent& event) {
   vms_.update_status(ns, name);
 }
 
-void VirtHandler::mark_delivered(const std::vector<std::uint64_t>& resource_versions) {
-  if (undelivered_.empty() || resource_versions.empty()) return;
+VirtHandler::Delivered VirtHandler::mark_delivered(const std::vector<std::uint64_t>& resource_versions) {
+  Delivered stamped;
+  if (undelivered_.empty() || resource_versions.empty()) return stamped;
   const double at = lab_.now();
   for (std::uint64_t rv : resource_versions) {
     auto it = undelivered_.find(rv);
     if (it == undelivered_.end()) continue;
     lab_.note_milestone_delivered(it->second.first, it->second.second, at);
+    stamped.push_back(std::move(it->second));
     undelivered_.erase(it);
   }
+  return stamped;
+}
+
+void VirtHandler::mark_written(const Delivered& delivered) {
+  if (delivered.empty()) return;
+  const double at = lab_.now();
+  for (const auto& [id, milestone] : delivered) lab_.note_milestone_written(id, milestone, at);
 }
 }  // namespace bootstorm::sim::kube

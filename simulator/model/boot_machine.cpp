@@ -213,6 +213,7 @@ Expected<void> Lab::Impl::power_on(std::uint64_t number, DoneCallback on_running
   vm.milestones = {};
   vm.visible = {};
   vm.delivered = {};
+  vm.written = {};
   vm.current_phase.clear();
   const auto boot_index = static_cast<std::uint64_t>(vm.boot_count);
   vm.never_boots = listed(faults.never_boot_vms, vm.name) ||

@@ -17,9 +17,11 @@ std::string Lab::truth_json() const {
     }
     nlohmann::json visible = nlohmann::json::object();
     nlohmann::json delivered = nlohmann::json::object();
+    nlohmann::json written = nlohmann::json::object();
     for (std::size_t i = 0; i < kMilestoneCount; ++i) {
       if (vm.visible[i]) visible[to_string(static_cast<Milestone>(i))] = *vm.visible[i];
       if (vm.delivered[i]) delivered[to_string(static_cast<Milestone>(i))] = *vm.delivered[i];
+      if (vm.written[i]) written[to_string(static_cast<Milestone>(i))] = *vm.written[i];
     }
     nlohmann::json entry{{"name", vm.name},
                          {"id", vm.id},
@@ -27,6 +29,7 @@ std::string Lab::truth_json() const {
                          {"milestones", std::move(milestones)},
                          {"visible", std::move(visible)}};
     if (!delivered.empty()) entry["delivered"] = std::move(delivered);
+    if (!written.empty()) entry["written"] = std::move(written);
     if (!vm.namespace_.empty()) entry["namespace"] = vm.namespace_;
     if (const Host* host = find_host(vm.host_id)) entry["host"] = host->spec.name;
     if (!vm.node.empty()) entry["node"] = vm.node;
@@ -44,6 +47,13 @@ void Lab::note_milestone_delivered(std::string_view id, Milestone m, double at) 
   Vm* vm = impl_->vm_ptr(id);
   if (!vm || !vm->milestones[static_cast<std::size_t>(m)]) return;
   auto& slot = vm->delivered[static_cast<std::size_t>(m)];
+  if (!slot) slot = at;
+}
+
+void Lab::note_milestone_written(std::string_view id, Milestone m, double at) {
+  Vm* vm = impl_->vm_ptr(id);
+  if (!vm || !vm->delivered[static_cast<std::size_t>(m)]) return;
+  auto& slot = vm->written[static_cast<std::size_t>(m)];
   if (!slot) slot = at;
 }
 

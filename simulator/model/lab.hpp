@@ -312,6 +312,9 @@ struct Vm {
   // When a front first pushed the change to a client (kube: the first watch frame carrying it was handed to
   // a watcher's socket). Empty for milestones nobody was watching.
   std::array<std::optional<double>, kMilestoneCount> delivered{};
+  // When the write that carried that first frame completed (the front's event loop ran its completion).
+  // written - delivered is the front's own share of the observation error; see bench/README.md.
+  std::array<std::optional<double>, kMilestoneCount> written{};
   std::string current_phase;        // empty when not booting
   bool never_boots = false;         // drawn at power-on
   bool agent_never_starts = false;  // drawn at power-on
@@ -503,10 +506,12 @@ class Lab {
   // {"vms":[{"name","id","namespace","host","node","startReceived":<unix s>,"milestones":{...}}]} — VMs
   // that have received a start request.
   // Every entry also has "visible": {<milestone>: <unix s>} (see Vm::visible) and, when a front pushed the
-  // change to a client, "delivered": {...} (see Vm::delivered).
+  // change to a client, "delivered": {...} and "written": {...} (see Vm::delivered, Vm::written).
   std::string truth_json() const;
   // A front pushed milestone `m` of VM `id` to a client at `at` (unix s); the first call per boot wins.
   void note_milestone_delivered(std::string_view id, Milestone m, double at);
+  // The write that delivered milestone `m` of VM `id` completed at `at` (unix s).
+  void note_milestone_written(std::string_view id, Milestone m, double at);
   // Adds a top-level section to truth_json(): `json_text()` returns a JSON value (fronts' own ground truth,
   // e.g. the Forklift controller's "migrations"). An empty function removes the section.
   void set_truth_section(const std::string& key, std::function<std::string()> json_text);

@@ -25,8 +25,11 @@ class VirtHandler {
               VmController& vms, std::mt19937_64& rng);
 
   void on_lab_event(const model::VmEvent& event);
-  // A watch is handing a chunk with these VMI resourceVersions to its socket: stamps "delivered" truth.
-  void mark_delivered(const std::vector<std::uint64_t>& resource_versions);
+  // A watch is handing a chunk with these VMI resourceVersions to its socket: stamps "delivered" truth and
+  // returns the milestones it stamped, for mark_written once the write has completed.
+  using Delivered = std::vector<std::pair<std::string, model::Milestone>>;
+  Delivered mark_delivered(const std::vector<std::uint64_t>& resource_versions);
+  void mark_written(const Delivered& delivered);
 
  private:
   ObjectStore& store_;

@@ -229,6 +229,10 @@ TEST_F(StormE2E, KubeVirtThousandVmStormMatchesTheSimulatorsTruthAndCleansUp) {
       observation_errors.push_back(std::fabs(observation_error));
       publication_lags.push_back(delivered - model);
       EXPECT_GE(delivered, model - kClockReads) << what;
+      // The write that delivered it completed, and not before it began.
+      ASSERT_TRUE(t.contains("written") && t["written"].contains(milestone))
+          << what << ": write not completed";
+      EXPECT_GE(t["written"][milestone].get<double>(), delivered) << what;
       if (observation_error > max_observation_error) {
         max_observation_error = observation_error;
         worst = what;

@@ -353,10 +353,16 @@ TEST(LabModel, DeliveredTimesAreTheFirstPushOfTheCurrentBoot) {
   lab.note_milestone_delivered(id, Milestone::running, running + 0.25);
   lab.note_milestone_delivered(id, Milestone::running, running + 0.5);     // a second watcher: later, ignored
   lab.note_milestone_delivered("vm-999999", Milestone::running, running);  // unknown VM: ignored
+  lab.note_milestone_written(id, Milestone::guest_agent, running + 1);     // never delivered: ignored
+  lab.note_milestone_written(id, Milestone::running, running + 0.3);
+  lab.note_milestone_written(id, Milestone::running, running + 0.6);  // the second watcher's write: ignored
   auto vm = nlohmann::json::parse(lab.truth_json())["vms"][0];
   ASSERT_TRUE(vm.contains("delivered"));
   EXPECT_DOUBLE_EQ(vm["delivered"]["running"].get<double>(), running + 0.25);
   EXPECT_FALSE(vm["delivered"].contains("guest_agent"));
+  ASSERT_TRUE(vm.contains("written"));
+  EXPECT_DOUBLE_EQ(vm["written"]["running"].get<double>(), running + 0.3);
+  EXPECT_FALSE(vm["written"].contains("guest_agent"));
   // A new boot starts a new truth.
   bool off = false;
   ASSERT_TRUE(lab.power_off(id, [&](Expected<void>) { off = true; }).has_value());
@@ -366,6 +372,7 @@ TEST(LabModel, DeliveredTimesAreTheFirstPushOfTheCurrentBoot) {
   lab.advance(0.001);
   vm = nlohmann::json::parse(lab.truth_json())["vms"][0];
   EXPECT_FALSE(vm.contains("delivered"));
+  EXPECT_FALSE(vm.contains("written"));
 }
 
 TEST(LabModel, BeaconHookFiresOnlyWithAUrl) {
