@@ -50,7 +50,12 @@ awaitable<Expected<void>> Client::Impl::read_lines(Stream& stream, StreamState& 
   if (on_headers) on_headers(static_cast<int>(parser.get().result_int()), to_headers(parser.get().base()));
   tcp_stream.expires_never();
 
-  std::vector<char> chunk(64 * 1024);
+  // Beast sizes each socket read by the free capacity of `connection.buffer` (at least 512 bytes). Left at
+  // what the headers needed, a stream is read some 500 bytes at a time, one decryption and one parser pass
+  // each: slower than a server writes during a storm, so the lines wait in the kernel.
+  constexpr std::size_t kStreamRead = 64 * 1024;
+  if (connection.buffer.capacity() < kStreamRead) connection.buffer.reserve(kStreamRead);
+  std::vector<char> chunk(kStreamRead);
   std::string pending;
   auto deliver = [&](std::size_t size) {
     std::string_view data(chunk.data(), size);

@@ -11,6 +11,7 @@
 
 #include "common/async/wait_group.hpp"
 #include "common/log.hpp"
+#include "providers/kube/detail/line_relay.hpp"
 #include "providers/kube/lateness_monitor.hpp"
 #include "providers/kube/status_error.hpp"
 #include "providers/kube/watch_thread.hpp"
@@ -338,6 +339,14 @@ awaitable<WatchOutcome> HttpKubeApi::watch_here(WatchRequest request, WatchEvent
 
 namespace {
 
+// A watch line as the WatchThread hands it to the caller's executor: compacted, with its stamps.
+struct StampedLine {
+  std::string text;
+  ClientInstant at;
+  double lateness_s = 0;
+  ClientInstant connected_at;
+};
+
 // What a stream read on the WatchThread hands back to the caller's executor.
 struct ThreadStreamState {
   WatchOutcome outcome;
@@ -345,10 +354,11 @@ struct ThreadStreamState {
 };
 
 // Runs on the WatchThread: reads the stream, stamps each line as it is handed over, compacts it to the
-// milestone fields and posts it to `main` (in order), where it is decoded. Raw VMI lines queued behind a busy
-// caller loop were 147 MB of a 10,000-VM storm's heap; compacted they are a fraction of that. Decoding them
-// here instead cost accuracy: the observation error against the lab's delivery went from 11-17 ms to 35-40 ms
-// (P50, 1,000 VMs), so this thread only scans and copies. Parameters by value: the frame owns what it uses.
+// milestone fields and relays it to `main` (in order, in batches: detail/line_relay.hpp), where it is
+// decoded. Raw VMI lines queued behind a busy caller loop were 147 MB of a 10,000-VM storm's heap; compacted
+// they are a fraction of that. Decoding them here instead cost accuracy: the observation error against the
+// lab's delivery went from 11-17 ms to 35-40 ms (P50, 1,000 VMs), so this thread only scans and copies.
+// Parameters by value: the frame owns what it uses.
 awaitable<WatchOutcome> read_stream_on_thread(WatchThread* watch, std::shared_ptr<LatenessMonitor> lateness,
                                               http::Request req, WatchDecode decode, CancelSignal cancel,
                                               asio::any_io_executor main, WatchEventHandler deliver) {
@@ -358,7 +368,11 @@ awaitable<WatchOutcome> read_stream_on_thread(WatchThread* watch, std::shared_pt
     state->outcome.status = s;
     state->connected_at = ClientInstant::now();
   };
-  http::Client::LineHandler on_line = [state, lateness, main, deliver, decode](std::string_view line) {
+  auto relay = std::make_shared<detail::LineRelay<StampedLine>>(
+      main, [deliver = std::move(deliver), decode](StampedLine& line) {
+        deliver(decode_watch_line(line.text, decode), line.at, line.lateness_s, line.connected_at);
+      });
+  http::Client::LineHandler on_line = [state, lateness, relay, decode](std::string_view line) {
     if (state->outcome.status != 200) {
       state->outcome.error_body.append(line);
       return;
@@ -367,14 +381,14 @@ awaitable<WatchOutcome> read_stream_on_thread(WatchThread* watch, std::shared_pt
     ClientInstant at = ClientInstant::now();
     const double lateness_s = lateness ? lateness->line_started(at.mono) : 0.0;
     auto compact = decode == WatchDecode::milestone_fields ? compact_watch_line(line) : std::nullopt;
-    asio::post(main, [deliver, decode, text = compact ? std::move(*compact) : std::string(line), at,
-                      lateness_s, connected = state->connected_at] {
-      deliver(decode_watch_line(text, decode), at, lateness_s, connected);
-    });
+    relay->push(
+        StampedLine{compact ? std::move(*compact) : std::string(line), at, lateness_s, state->connected_at});
     if (lateness) lateness->line_finished();
   };
   state->outcome.result = co_await watch->client().stream(std::move(req), std::move(on_headers),
                                                           std::move(on_line), std::move(cancel));
+  // The caller's handler (in the relay) is released on the caller's executor, as it is used there.
+  asio::post(main, [relay = std::move(relay)] {});
   co_return std::move(state->outcome);
 }
 
@@ -382,9 +396,10 @@ awaitable<WatchOutcome> read_stream_on_thread(WatchThread* watch, std::shared_pt
 
 awaitable<WatchOutcome> HttpKubeApi::watch_on_own_thread(WatchRequest request, WatchEventHandler on_event,
                                                          CancelSignal cancel, http::Request req) {
-  // Lines are posted in order and the stream's completion is posted after the last of them, so every
-  // on_event runs before co_await returns. `watch` keeps the thread alive until then; the coroutine on it
-  // holds only a raw pointer, so the last reference is never dropped on the thread itself (a self-join).
+  // Lines are relayed in order, each by a drain posted no later than the line, and the stream's completion
+  // is posted after the last of them, so every on_event runs before co_await returns. `watch` keeps the
+  // thread alive until then; the coroutine on it holds only a raw pointer, so the last reference is never
+  // dropped on the thread itself (a self-join).
   std::shared_ptr<WatchThread> watch = watch_thread_;
   // A named awaitable rather than a temporary inside the co_await expression: g++ 12 mis-copies such
   // temporaries (valgrind: strings freed from this frame).

@@ -79,22 +79,40 @@ struct Cursor {
       ++i;
     return i > start;
   }
-  // fn(key, raw value) for every member of the object at the cursor; false on malformed input, an escaped
-  // key, or when fn returns false.
+  // fn(key) for every member of the object at the cursor, with the cursor at the member's value: fn moves
+  // the cursor past the value (with value() or by descending into it) and returns false to stop. False on
+  // malformed input, an escaped key, or when fn returns false. Each byte is scanned once.
   template <class Fn>
-  bool members(Fn&& fn) {
+  bool each_member(Fn&& fn) {
     if (!eat('{')) return false;
     if (eat('}')) return true;
     for (;;) {
       auto key = string();
       if (!key || key->find('\\') != std::string_view::npos || !eat(':')) return false;
       ws();
-      const std::size_t value_start = i;
-      if (!skip_value()) return false;
-      if (!fn(*key, s.substr(value_start, i - value_start))) return false;
+      if (!fn(*key)) return false;
       if (eat(',')) continue;
       return eat('}');
     }
+  }
+  // The raw value at the cursor (one complete JSON value), which the cursor moves past.
+  std::optional<std::string_view> value() {
+    ws();
+    const std::size_t start = i;
+    if (!skip_value()) return std::nullopt;
+    return s.substr(start, i - start);
+  }
+  bool at(char c) {
+    ws();
+    return i < s.size() && s[i] == c;
+  }
+  // fn(key, raw value) for every member of the object at the cursor (each_member with the value delimited).
+  template <class Fn>
+  bool members(Fn&& fn) {
+    return each_member([&](std::string_view key) {
+      auto raw = value();
+      return raw && fn(key, *raw);
+    });
   }
 };
 
@@ -333,38 +351,51 @@ Expected<ObjectList> decode_list(std::string_view body, WatchDecode mode) {
 }
 
 std::optional<std::string> compact_watch_line(std::string_view line) {
-  auto raw = split_event(line);
-  if (!raw || raw->type == "\"ERROR\"") return std::nullopt;  // ERROR: a Status, kept whole
-  std::string out;
-  out.reserve(512);
-  out.append("{\"type\":").append(raw->type).append(",\"object\":{");
-  bool first = true;
-  auto member = [&](std::string_view key, std::string_view raw) {
-    if (!first) out += ',';
-    first = false;
+  // One pass over the line: the members of `object` are kept, descended into or skipped as the scanner
+  // reaches them (the watch thread runs this for every line; see bench/README.md).
+  std::string_view type;
+  std::string object = "{";
+  bool has_object = false;
+  auto append = [](std::string& out, std::string_view key, std::string_view raw) {
+    if (out.size() > 1) out += ',';
     out.append("\"").append(key).append("\":").append(raw);
   };
-  Cursor cursor{raw->object};
-  const bool ok = cursor.members([&](std::string_view key, std::string_view value) {
-    if (key == "kind" || key == "apiVersion") {
-      member(key, value);
-    } else if (key == "metadata" || key == "status") {
-      if (value.empty() || value.front() != '{') return false;
-      std::string part = "{";
-      Cursor inner{value};
-      const bool inner_ok = inner.members([&](std::string_view k, std::string_view v) {
-        if (!keeps(key, k)) return true;
-        if (part.size() > 1) part += ',';
-        part.append("\"").append(k).append("\":").append(v);
-        return true;
-      });
-      if (!inner_ok) return false;
-      member(key, part + "}");
+  Cursor c{line};
+  const bool ok = c.each_member([&](std::string_view key) {
+    if (key == "type") {
+      auto raw = c.value();
+      if (raw) type = *raw;
+      return raw.has_value();
     }
-    return true;
+    if (key != "object") return c.value().has_value();
+    if (!c.at('{')) return false;
+    has_object = true;
+    return c.each_member([&](std::string_view member) {
+      if (member == "kind" || member == "apiVersion") {
+        auto raw = c.value();
+        if (raw) append(object, member, *raw);
+        return raw.has_value();
+      }
+      if (member != "metadata" && member != "status") return c.value().has_value();
+      if (!c.at('{')) return false;
+      std::string part = "{";
+      const bool part_ok = c.each_member([&](std::string_view k) {
+        auto raw = c.value();
+        if (raw && keeps(member, k)) append(part, k, *raw);
+        return raw.has_value();
+      });
+      part += '}';
+      if (part_ok) append(object, member, part);
+      return part_ok;
+    });
   });
-  if (!ok) return std::nullopt;
-  out += "}}";
+  c.ws();
+  if (!ok || c.i != line.size() || type.empty() || !has_object) return std::nullopt;
+  if (type == "\"ERROR\"") return std::nullopt;  // ERROR: a Status, kept whole
+  object += '}';
+  std::string out;
+  out.reserve(object.size() + type.size() + 24);
+  out.append("{\"type\":").append(type).append(",\"object\":").append(object).append("}");
   return out;
 }
 
