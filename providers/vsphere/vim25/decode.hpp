@@ -1,0 +1,23 @@
+#pragma once
+// vim25 answers -> the types of types.hpp. Each decoder takes the method's <returnval> (or, for an answer
+// without one, the response element) and fails with ErrorKind::protocol naming what was missing.
+#include "common/expected.hpp"
+#include "providers/vsphere/vim25/types.hpp"
+#include "providers/vsphere/vim25/xml.hpp"
+
+namespace bootstorm::vsphere::vim25 {
+
+// Any element as a generic Value (recursively).
+Value decode_value(const XmlNode& node);
+// <x type="T">v</x>; an empty MoRef when the node is absent or has no type.
+MoRef decode_moref(const XmlNode& node);
+
+Expected<ServiceContent> decode_service_content(const XmlNode& returnval);
+Expected<UserSession> decode_user_session(const XmlNode& returnval);
+// WaitForUpdatesEx: an absent <returnval> (the wait timed out with nothing new) is an empty UpdateSet that
+// keeps `version`.
+Expected<UpdateSet> decode_update_set(const XmlNode& response, const std::string& version);
+// RetrievePropertiesEx / ContinueRetrievePropertiesEx: an absent <returnval> is an empty result.
+Expected<RetrieveResult> decode_retrieve_result(const XmlNode& response);
+
+}  // namespace bootstorm::vsphere::vim25

@@ -1,0 +1,191 @@
+// One vim25 session (see session.hpp).
+#include "providers/vsphere/vim25/session.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "common/log.hpp"
+#include "providers/vsphere/vim25/decode.hpp"
+#include "providers/vsphere/vim25/fault.hpp"
+#include "providers/vsphere/vim25/messages.hpp"
+
+namespace bootstorm::vsphere::vim25 {
+namespace asio = boost::asio;
+
+namespace {
+
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+}  // namespace
+
+std::string lower_version(const std::string& a, std::string_view b) {
+  auto parts = [](std::string_view v) {
+    std::vector<long> out;
+    std::size_t i = 0;
+    while (i < v.size()) {
+      long n = 0;
+      bool digits = false;
+      while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) {
+        n = n * 10 + (v[i++] - '0');
+        digits = true;
+      }
+      if (!digits) break;
+      out.push_back(n);
+      if (i < v.size() && v[i] == '.') ++i;
+    }
+    return out;
+  };
+  if (a.empty()) return std::string(b);
+  return parts(a) < parts(b) ? a : std::string(b);
+}
+
+Session::Session(asio::any_io_executor executor, Transport& transport, std::string endpoint,
+                 std::string username, std::string password, std::chrono::milliseconds default_timeout)
+    : transport_(transport),
+      endpoint_(std::move(endpoint)),
+      username_(std::move(username)),
+      password_(std::move(password)),
+      default_timeout_(default_timeout),
+      login_mutex_(std::move(executor), 1) {
+  log::register_secret(password_);
+}
+
+std::string Session::what(const std::string& method) const {
+  return "vim25 " + method + " at " + endpoint_ + std::string(kSdkPath);
+}
+
+void Session::take_cookie(const http::Response& response) {
+  for (const auto& [name, value] : response.headers) {
+    if (!iequals(name, "Set-Cookie")) continue;
+    std::string_view v = value;
+    if (v.rfind("vmware_soap_session=", 0) != 0) continue;
+    cookie_ = std::string(v.substr(0, v.find(';')));
+    log::register_secret(cookie_.substr(cookie_.find('=') + 1));
+  }
+}
+
+asio::awaitable<Expected<SoapReply>> Session::send_once(const std::string& method, const std::string& element,
+                                                        const CallOptions& options) {
+  http::Request req("POST", std::string(kSdkPath), soap_envelope(element));
+  req.headers.emplace_back("Content-Type", "text/xml; charset=utf-8");
+  req.headers.emplace_back("SOAPAction",
+                           "\"urn:vim25/" + (api_version_.empty() ? "5.5" : api_version_) + "\"");
+  if (!cookie_.empty()) req.headers.emplace_back("Cookie", cookie_);
+  req.timeout = options.timeout.value_or(default_timeout_);
+  req.idempotent = options.idempotent;
+  if (limiter_ && !options.prepaid) {
+    if (options.urgent)
+      limiter_->charge();
+    else
+      co_await limiter_->acquire();
+  }
+  ++stats_.requests;
+  auto resp = co_await transport_.send(std::move(req));
+  if (!resp) {
+    ++stats_.errors;
+    Error e = resp.error();
+    e.message = what(method) + " failed: " + e.message;
+    co_return e;
+  }
+  if (resp->attempts > 1) stats_.retries += static_cast<std::uint64_t>(resp->attempts - 1);
+  take_cookie(*resp);
+  auto reply = SoapReply::parse(resp->status, resp->body, what(method));
+  if (!reply || reply->is_fault()) ++stats_.errors;
+  co_return reply;
+}
+
+asio::awaitable<Expected<ServiceContent>> Session::probe() {
+  // Named arguments, not temporaries in the co_await expression (g++ 12 mis-copies those).
+  const std::string method = "RetrieveServiceContent";
+  const std::string element = retrieve_service_content();
+  CallOptions options;
+  options.idempotent = true;
+  auto reply = co_await send_once(method, element, options);
+  if (!reply) co_return reply.error();
+  if (reply->is_fault()) co_return fault_error(reply->fault(), what("RetrieveServiceContent"));
+  auto content = decode_service_content(reply->returnval());
+  if (!content) co_return content.error();
+  content_ = *content;
+  have_content_ = true;
+  api_version_ = lower_version(content_.about.api_version, kClientApiVersion);
+  co_return *content;
+}
+
+asio::awaitable<Expected<void>> Session::login() {
+  if (!have_content_) {
+    auto content = co_await probe();
+    if (!content) co_return content.error();
+  }
+  const std::string method = "Login";
+  const std::string element = vim25::login(content_.session_manager, username_, password_);
+  CallOptions options;
+  options.keep_fault = true;
+  auto reply = co_await send_once(method, element, options);
+  if (!reply) co_return reply.error();
+  if (reply->is_fault()) {
+    Error e = fault_error(reply->fault(), what("Login") + " as " + username_);
+    co_return e;
+  }
+  auto session = decode_user_session(reply->returnval());
+  if (!session) co_return session.error();
+  if (cookie_.empty()) {
+    co_return make_error(ErrorKind::protocol,
+                         what("Login") + " answered without a vmware_soap_session cookie",
+                         "the endpoint does not keep sessions as vCenter does; check platform.endpoint");
+  }
+  ++generation_;
+  ++logins_;
+  spdlog::debug("vim25 session at {}{} for {} (API {}, {})", endpoint_, kSdkPath, session->user_name,
+                api_version_, content_.about.full_name);
+  co_return Expected<void>{};
+}
+
+asio::awaitable<Expected<void>> Session::relogin(std::uint64_t seen_generation) {
+  auto permit = co_await async::acquire(login_mutex_);
+  if (generation_ != seen_generation) co_return Expected<void>{};  // another call already logged in again
+  spdlog::info("vim25 session at {}{} is no longer authenticated: logging in again", endpoint_, kSdkPath);
+  cookie_.clear();
+  co_return co_await login();
+}
+
+asio::awaitable<Expected<SoapReply>> Session::call(std::string method, std::string element,
+                                                   CallOptions options) {
+  if (cookie_.empty()) {
+    auto r = co_await relogin(generation_);
+    if (!r) co_return r.error();
+  }
+  const auto generation = generation_;
+  auto reply = co_await send_once(method, element, options);
+  if (reply && reply->is_fault() && reply->fault().is("NotAuthenticated")) {
+    auto r = co_await relogin(generation);
+    if (!r) co_return r.error();
+    ++stats_.retries;
+    reply = co_await send_once(method, element, options);
+  }
+  if (!reply) co_return reply;
+  if (reply->is_fault() && !options.keep_fault) co_return fault_error(reply->fault(), what(method));
+  co_return reply;
+}
+
+asio::awaitable<void> Session::logout() {
+  if (cookie_.empty()) co_return;
+  const std::string method = "Logout";
+  const std::string element = vim25::logout(content_.session_manager);
+  CallOptions options;
+  options.timeout = std::min(default_timeout_, std::chrono::milliseconds(10000));
+  auto reply = co_await send_once(method, element, options);
+  cookie_.clear();
+  if (!reply) {
+    spdlog::warn("{} (the session expires on its own)", reply.error().what());
+  } else if (reply->is_fault()) {
+    spdlog::warn("{} (the session expires on its own)", fault_error(reply->fault(), what("Logout")).what());
+  }
+}
+
+}  // namespace bootstorm::vsphere::vim25

@@ -1,0 +1,96 @@
+#pragma once
+// One vim25 session over the provider's Transport: POST /sdk with SOAP envelopes.
+//
+// login(): RetrieveServiceContent (no session needed), then SessionManager.Login. vCenter answers with the
+// session in the `vmware_soap_session` cookie, sent back on every later call. A NotAuthenticated fault (the
+// session expired or was terminated) triggers one re-login, shared by every call that saw it, and one resend;
+// a second NotAuthenticated is a clear auth failure. logout() ends the session. The password and the cookie
+// are registered as log secrets.
+//
+// SOAPAction names the API version the client speaks: the server's own, capped at kClientApiVersion (the
+// newest whose methods this client sends: InstantClone_Task is 6.7).
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "common/async/semaphore.hpp"
+#include "common/async/token_bucket.hpp"
+#include "common/expected.hpp"
+#include "providers/api/provider.hpp"
+#include "providers/vsphere/transport.hpp"
+#include "providers/vsphere/vim25/soap.hpp"
+#include "providers/vsphere/vim25/types.hpp"
+
+namespace bootstorm::vsphere::vim25 {
+
+inline constexpr std::string_view kClientApiVersion = "6.7";
+inline constexpr std::string_view kSdkPath = "/sdk";
+
+struct CallOptions {
+  std::optional<std::chrono::milliseconds> timeout;  // nullopt: the session's default
+  // Whether a resend after a lost connection is safe (reads are; a clone or power-on is not).
+  bool idempotent = false;
+  // Hand a fault back as a SoapReply (is_fault()) instead of an Error, for callers that act on its type.
+  bool keep_fault = false;
+  // As in the REST session: `urgent` calls (the storm's power-on) take their budget token without waiting;
+  // `prepaid` calls already took theirs.
+  bool urgent = false;
+  bool prepaid = false;
+};
+
+class Session {
+ public:
+  Session(boost::asio::any_io_executor executor, Transport& transport, std::string endpoint,
+          std::string username, std::string password, std::chrono::milliseconds default_timeout);
+
+  // RetrieveServiceContent and Login. Errors name the endpoint and what to fix (wrong password, no /sdk).
+  boost::asio::awaitable<Expected<void>> login();
+  // RetrieveServiceContent alone: whether `endpoint` answers vim25 at /sdk (platform.api: auto).
+  boost::asio::awaitable<Expected<ServiceContent>> probe();
+  // One call of `method` (the element's name, for errors) with the element from messages.hpp.
+  boost::asio::awaitable<Expected<SoapReply>> call(std::string method, std::string element,
+                                                   CallOptions options = {});
+  // Logout (best effort, never fails); the session needs login() again afterwards.
+  boost::asio::awaitable<void> logout();
+
+  bool logged_in() const { return !cookie_.empty(); }
+  const ServiceContent& service_content() const { return content_; }
+  const std::string& endpoint() const { return endpoint_; }
+  const std::string& username() const { return username_; }
+  // The API version in SOAPAction ("" before the first RetrieveServiceContent).
+  const std::string& api_version() const { return api_version_; }
+
+  void set_limiter(async::RateLimiter* limiter) { limiter_ = limiter; }
+  async::RateLimiter* limiter() const { return limiter_; }
+  api::ApiStats stats() const { return stats_; }
+  std::uint64_t logins() const { return logins_; }
+
+ private:
+  boost::asio::awaitable<Expected<SoapReply>> send_once(const std::string& method, const std::string& element,
+                                                        const CallOptions& options);
+  boost::asio::awaitable<Expected<void>> relogin(std::uint64_t seen_generation);
+  std::string what(const std::string& method) const;
+  void take_cookie(const http::Response& response);
+
+  Transport& transport_;
+  std::string endpoint_;
+  std::string username_;
+  std::string password_;
+  std::chrono::milliseconds default_timeout_;
+  ServiceContent content_;
+  bool have_content_ = false;
+  std::string api_version_;
+  std::string cookie_;  // `vmware_soap_session="..."`, as the server set it
+  std::uint64_t generation_ = 0;
+  std::uint64_t logins_ = 0;
+  async::AsyncSemaphore login_mutex_;
+  async::RateLimiter* limiter_ = nullptr;
+  api::ApiStats stats_;
+};
+
+// "6.7.3" vs "6.7": the lower of two dotted versions.
+std::string lower_version(const std::string& a, std::string_view b);
+
+}  // namespace bootstorm::vsphere::vim25

@@ -1,0 +1,98 @@
+// SOAP framing of vim25 calls (see soap.hpp).
+#include "providers/vsphere/vim25/soap.hpp"
+
+namespace bootstorm::vsphere::vim25 {
+namespace {
+
+std::string moref_text(const XmlNode& node) {
+  if (!node) return {};
+  const std::string type = node.attribute("type").value_or("");
+  return type.empty() ? node.text() : type + ":" + node.text();
+}
+
+SoapFault decode_fault(const XmlNode& fault) {
+  SoapFault f;
+  f.code = fault.child_text("faultcode").value_or("");
+  f.message = fault.child_text("faultstring").value_or("");
+  XmlNode detail = fault.child("detail").first_child();
+  if (!detail) return f;
+  f.type = detail.type_name();
+  if (f.type.empty()) {
+    // Without xsi:type the element name says it: <InvalidLoginFault> is an InvalidLogin.
+    std::string name(detail.name());
+    constexpr std::string_view kSuffix = "Fault";
+    if (name.size() > kSuffix.size() &&
+        name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0)
+      name.resize(name.size() - kSuffix.size());
+    f.type = name;
+  }
+  f.privilege = detail.child_text("privilegeId").value_or("");
+  if (f.privilege.empty()) {
+    // vSphere 7+ also lists missingPrivileges: [{entity, privileges[]}].
+    if (XmlNode mp = detail.child("missingPrivileges"))
+      f.privilege = mp.child_text("privileges").value_or("");
+  }
+  for (const char* field : {"object", "obj", "task", "entity"}) {
+    if (XmlNode n = detail.child(field)) {
+      f.object = moref_text(n);
+      break;
+    }
+  }
+  f.name = detail.child_text("name").value_or("");
+  f.state = detail.child_text("existingState").value_or("");
+  return f;
+}
+
+}  // namespace
+
+std::string soap_envelope(std::string_view method_element) {
+  std::string out;
+  out.reserve(method_element.size() + 200);
+  out.append(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"
+      "<soapenv:Envelope xmlns:soapenv=\"http://schemas.xmlsoap.org/soap/envelope/\"><soapenv:Body>");
+  out.append(method_element);
+  out.append("</soapenv:Body></soapenv:Envelope>");
+  return out;
+}
+
+Expected<SoapReply> SoapReply::parse(int http_status, std::string_view body, std::string_view what) {
+  auto not_soap = [&](const std::string& reason) {
+    if (http_status != 200 && http_status != 500) {
+      return make_error(ErrorKind::http_status,
+                        std::string(what) + " failed: HTTP " + std::to_string(http_status) + " " + reason,
+                        "the endpoint has no vim25 service at /sdk; check platform.endpoint, or set "
+                        "platform.api: rest",
+                        http_status);
+    }
+    return make_error(ErrorKind::protocol, std::string(what) + ": " + reason,
+                      "the endpoint does not answer as vCenter's /sdk does; check platform.endpoint",
+                      http_status);
+  };
+  auto doc = XmlDocument::parse(body, what);
+  if (!doc) return not_soap("and the body is not a SOAP envelope (" + doc.error().message + ")");
+  SoapReply reply;
+  reply.doc_ = std::move(*doc);
+  XmlNode envelope = reply.doc_.root();
+  if (!envelope.is(kSoapEnvelopeNs, "Envelope")) {
+    return not_soap("and the answer is <" + std::string(envelope.name()) + ">, not a SOAP 1.1 envelope");
+  }
+  XmlNode body_node;
+  for (XmlNode c = envelope.first_child(); c; c = c.next_sibling()) {
+    if (c.is(kSoapEnvelopeNs, "Body")) body_node = c;
+  }
+  if (!body_node) return not_soap("and the envelope has no Body");
+  XmlNode first = body_node.first_child();
+  if (!first) return not_soap("and the SOAP Body is empty");
+  if (first.is(kSoapEnvelopeNs, "Fault")) {
+    reply.fault_ = decode_fault(first);
+    return reply;
+  }
+  if (http_status != 200) {
+    return not_soap("with <" + std::string(first.name()) + "> instead of a SOAP fault");
+  }
+  reply.response_ = first;
+  return reply;
+}
+
+}  // namespace bootstorm::vsphere::vim25

@@ -1,0 +1,134 @@
+// Pushed changes and task outcomes from the PropertyCollector (see updates.hpp).
+#include "providers/vsphere/vim25/updates.hpp"
+
+#include <map>
+
+#include "providers/vsphere/vim25/decode.hpp"
+#include "providers/vsphere/vim25/fault.hpp"
+#include "providers/vsphere/vim25/messages.hpp"
+
+namespace bootstorm::vsphere::vim25 {
+namespace asio = boost::asio;
+
+asio::awaitable<Expected<void>> UpdateStream::create(const PropertyFilterSpec& spec, bool partial_updates) {
+  const std::string method = "CreateFilter";
+  const std::string element =
+      create_filter(session_.service_content().property_collector, spec, partial_updates);
+  auto reply = co_await session_.call(method, element);
+  if (!reply) co_return reply.error();
+  filter_ = decode_moref(reply->returnval());
+  if (filter_.empty()) {
+    co_return make_error(ErrorKind::protocol, "vim25 CreateFilter at " + session_.endpoint() +
+                                                  "/sdk answered without the filter's reference");
+  }
+  co_return Expected<void>{};
+}
+
+asio::awaitable<Expected<UpdateSet>> UpdateStream::next(WaitOptions options) {
+  const std::string method = "WaitForUpdatesEx";
+  const std::string element =
+      wait_for_updates_ex(session_.service_content().property_collector, version_, options);
+  CallOptions call;
+  call.idempotent = true;  // a repeat from the same version returns the same changes
+  // The server holds the call for up to max_wait_seconds: the deadline leaves it room to answer.
+  call.timeout = std::chrono::seconds(options.max_wait_seconds.value_or(600) + 30);
+  auto reply = co_await session_.call(method, element, call);
+  if (!reply) co_return reply.error();
+  auto set = decode_update_set(reply->response(), version_);
+  if (!set) co_return set.error();
+  version_ = set->version;
+  co_return set;
+}
+
+asio::awaitable<void> UpdateStream::destroy() {
+  if (filter_.empty()) co_return;
+  const std::string method = "DestroyPropertyFilter";
+  const std::string element = destroy_property_filter(filter_);
+  (void)co_await session_.call(method, element);
+  filter_ = {};
+}
+
+SoapFault fault_of(const Value& lmf) {
+  SoapFault f;
+  f.message = lmf.field_text("localizedMessage");
+  if (const Value* fault = lmf.field("fault")) {
+    f.type = fault->xsi_type;
+    f.privilege = fault->field_text("privilegeId");
+    for (const char* field : {"object", "obj", "task", "entity"}) {
+      if (const Value* o = fault->field(field)) {
+        f.object = o->moref_type.empty() ? o->text : o->moref_type + ":" + o->text;
+        break;
+      }
+    }
+    f.name = fault->field_text("name");
+    f.state = fault->field_text("existingState");
+  }
+  return f;
+}
+
+asio::awaitable<Expected<std::vector<TaskOutcome>>> wait_for_tasks(Session& session, std::vector<MoRef> tasks,
+                                                                   std::chrono::milliseconds timeout,
+                                                                   std::string what) {
+  std::vector<TaskOutcome> outcomes(tasks.size());
+  std::map<MoRef, std::size_t> index;
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    outcomes[i].task = tasks[i];
+    index[tasks[i]] = i;
+  }
+  if (tasks.empty()) co_return outcomes;
+  UpdateStream stream(session);
+  // Named, not a temporary in the co_await expression (g++ 12 mis-copies those).
+  PropertyFilterSpec spec = objects_filter_spec(tasks, "Task", {"info.state", "info.result", "info.error"});
+  auto created = co_await stream.create(spec);
+  if (!created) co_return created.error();
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::size_t done = 0;
+  Expected<std::vector<TaskOutcome>> result = outcomes;
+  while (done < tasks.size()) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::seconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      result = make_error(
+          ErrorKind::timeout,
+          what + ": " + std::to_string(tasks.size() - done) + " of " + std::to_string(tasks.size()) +
+              " vCenter tasks still running after " + std::to_string(timeout.count() / 1000) + " s",
+          "vCenter is slower than the plan allows (see Recent Tasks in the vSphere Client); raise "
+          "the plan's timeouts or lower the concurrency");
+      break;
+    }
+    WaitOptions options;
+    options.max_wait_seconds = static_cast<int>(std::min<long long>(left.count(), 60));
+    auto set = co_await stream.next(options);
+    if (!set) {
+      result = set.error();
+      break;
+    }
+    for (const auto& filter : set->filters) {
+      for (const auto& object : filter.objects) {
+        auto it = index.find(object.obj);
+        if (it == index.end()) continue;
+        TaskOutcome& o = outcomes[it->second];
+        const bool was_done = o.state == "success" || o.state == "error";
+        for (const auto& change : object.changes) {
+          if (!change.value) continue;
+          if (change.name == "info.state") o.state = change.value->text;
+          if (change.name == "info.result") o.result = *change.value;
+          if (change.name == "info.error") o.error = fault_error(fault_of(*change.value), what);
+        }
+        const bool is_done = o.state == "success" || o.state == "error";
+        if (is_done && !was_done) ++done;
+      }
+    }
+  }
+  if (result) {
+    for (TaskOutcome& o : outcomes) {
+      if (o.state == "error" && !o.error)
+        o.error = make_error(ErrorKind::api, what + " failed (vCenter gave no reason)");
+    }
+    result = std::move(outcomes);
+  }
+  co_await stream.destroy();
+  co_return result;
+}
+
+}  // namespace bootstorm::vsphere::vim25

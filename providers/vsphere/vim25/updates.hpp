@@ -1,0 +1,60 @@
+#pragma once
+// Pushed changes from vCenter: one PropertyCollector filter read with WaitForUpdatesEx, and the wait for a
+// set of tasks built on it (their info.state is followed, not polled).
+//
+// The version of the last update set is kept, so a call that failed (a dropped connection, a timeout) is
+// simply repeated from it: the filter lives in the session on the server, and nothing is lost or repeated. A
+// truncated set (more changes than maxObjectUpdates) is continued at once.
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/expected.hpp"
+#include "providers/vsphere/vim25/session.hpp"
+#include "providers/vsphere/vim25/types.hpp"
+
+namespace bootstorm::vsphere::vim25 {
+
+class UpdateStream {
+ public:
+  explicit UpdateStream(Session& session) : session_(session) {}
+
+  // CreateFilter on the session's PropertyCollector.
+  boost::asio::awaitable<Expected<void>> create(const PropertyFilterSpec& spec, bool partial_updates = false);
+  // The next update set (WaitForUpdatesEx from the kept version). With options.max_wait_seconds the call
+  // returns an empty set when nothing changed in that time.
+  boost::asio::awaitable<Expected<UpdateSet>> next(WaitOptions options);
+  // DestroyPropertyFilter (best effort).
+  boost::asio::awaitable<void> destroy();
+
+  const MoRef& filter() const { return filter_; }
+  const std::string& version() const { return version_; }
+
+ private:
+  Session& session_;
+  MoRef filter_;
+  std::string version_;
+};
+
+// How a task ended: info.state "success" with info.result, or "error" with the fault as an Error.
+struct TaskOutcome {
+  MoRef task;
+  std::string state;  // success, error
+  std::optional<Value> result;
+  std::optional<Error> error;
+};
+
+// Follows `tasks` until each has succeeded or failed, or `timeout` passes (then ErrorKind::timeout naming
+// how many were still running). Outcomes in the order of `tasks`. `what` names the operation for errors
+// (e.g. "clone bs-3f9a2c-storm-0001").
+boost::asio::awaitable<Expected<std::vector<TaskOutcome>>> wait_for_tasks(Session& session,
+                                                                          std::vector<MoRef> tasks,
+                                                                          std::chrono::milliseconds timeout,
+                                                                          std::string what);
+
+// A LocalizedMethodFault (task info.error) as the SoapFault fault_error() explains.
+SoapFault fault_of(const Value& localized_method_fault);
+
+}  // namespace bootstorm::vsphere::vim25
