@@ -63,4 +63,13 @@ asio::awaitable<void> RateLimiter::acquire() {
   }
 }
 
+asio::awaitable<void> pay_for_call(RateLimiter* limiter, bool urgent, bool prepaid) {
+  if (!limiter || prepaid) co_return;
+  if (urgent) {
+    limiter->charge();
+  } else {
+    co_await limiter->acquire();
+  }
+}
+
 }  // namespace bootstorm::async

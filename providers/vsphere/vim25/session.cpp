@@ -79,12 +79,7 @@ asio::awaitable<Expected<SoapReply>> Session::send_once(const std::string& metho
   if (!cookie_.empty()) req.headers.emplace_back("Cookie", cookie_);
   req.timeout = options.timeout.value_or(default_timeout_);
   req.idempotent = options.idempotent;
-  if (limiter_ && !options.prepaid) {
-    if (options.urgent)
-      limiter_->charge();
-    else
-      co_await limiter_->acquire();
-  }
+  co_await async::pay_for_call(limiter_, options.urgent, options.prepaid);
   ++stats_.requests;
   auto resp = co_await transport_.send(std::move(req));
   if (!resp) {

@@ -34,8 +34,7 @@ struct CallOptions {
   bool idempotent = false;
   // Hand a fault back as a SoapReply (is_fault()) instead of an Error, for callers that act on its type.
   bool keep_fault = false;
-  // As in the REST session: `urgent` calls (the storm's power-on) take their budget token without waiting;
-  // `prepaid` calls already took theirs.
+  // How the call meets the session's limiter (async::pay_for_call).
   bool urgent = false;
   bool prepaid = false;
 };
