@@ -63,9 +63,9 @@ asio::awaitable<void> RateLimiter::acquire() {
   }
 }
 
-asio::awaitable<void> pay_for_call(RateLimiter* limiter, bool urgent, bool prepaid) {
-  if (!limiter || prepaid) co_return;
-  if (urgent) {
+asio::awaitable<void> pay_for_call(RateLimiter* limiter, CallPacing pacing) {
+  if (!limiter || pacing.prepaid) co_return;
+  if (pacing.urgent) {
     limiter->charge();
   } else {
     co_await limiter->acquire();

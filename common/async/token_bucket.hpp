@@ -60,9 +60,15 @@ class RateLimiter {
   std::uint64_t acquired_ = 0;
 };
 
-// The budget step of one API call (`limiter` nullptr: no budget). An `urgent` call (the storm's power starts)
-// takes its token without waiting, so the start barrier is never delayed and later calls pay for it; a
-// `prepaid` call already took its token (e.g. before it was spawned).
-boost::asio::awaitable<void> pay_for_call(RateLimiter* limiter, bool urgent, bool prepaid);
+// How one API call meets an active limiter. An `urgent` call (the storm's power starts) takes its token
+// without waiting, so the start barrier is never delayed and later calls pay for it; a `prepaid` call already
+// took its token (e.g. before it was spawned). Call options of the API clients derive from it.
+struct CallPacing {
+  bool urgent = false;
+  bool prepaid = false;
+};
+
+// The budget step of one API call (`limiter` nullptr: no budget).
+boost::asio::awaitable<void> pay_for_call(RateLimiter* limiter, CallPacing pacing);
 
 }  // namespace bootstorm::async

@@ -9,13 +9,12 @@ namespace bootstorm::vsphere {
 
 namespace asio = boost::asio;
 
-Session::Session(asio::any_io_executor executor, Transport& transport, std::string endpoint,
-                 std::string username, std::string password, std::chrono::milliseconds default_timeout)
+Session::Session(asio::any_io_executor executor, Transport& transport, SessionSettings settings)
     : transport_(transport),
-      endpoint_(std::move(endpoint)),
-      username_(std::move(username)),
-      password_(std::move(password)),
-      default_timeout_(default_timeout),
+      endpoint_(std::move(settings.endpoint)),
+      username_(std::move(settings.username)),
+      password_(std::move(settings.password)),
+      default_timeout_(settings.default_timeout),
       login_mutex_(std::move(executor), 1) {
   log::register_secret(password_);
   log::register_secret(base64_encode(username_ + ":" + password_));
@@ -109,15 +108,9 @@ asio::awaitable<Expected<http::Response>> Session::send_once(const std::string& 
   req.body = body;
   req.timeout = options.timeout.value_or(default_timeout_);
   req.idempotent = options.idempotent;
-  co_await async::pay_for_call(limiter_, options.urgent, options.prepaid);
-  ++stats_.requests;
-  auto resp = co_await transport_.send(std::move(req));
-  if (!resp) {
-    ++stats_.errors;
-  } else {
-    if (resp->attempts > 1) stats_.retries += static_cast<std::uint64_t>(resp->attempts - 1);
-    if (resp->status >= 400) ++stats_.errors;
-  }
+  const async::CallPacing pacing = options;
+  auto resp = co_await send_counted(transport_, std::move(req), limiter_, pacing, stats_);
+  if (resp && resp->status >= 400) ++stats_.errors;
   co_return resp;
 }
 

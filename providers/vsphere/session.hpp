@@ -19,24 +19,21 @@
 #include "common/expected.hpp"
 #include "providers/api/provider.hpp"
 #include "providers/vsphere/dialect.hpp"
+#include "providers/vsphere/session_settings.hpp"
 #include "providers/vsphere/transport.hpp"
 
 namespace bootstorm::vsphere {
 
-struct CallOptions {
+// urgent / prepaid (async::CallPacing): while observe's limiter is active, the storm's power starts are
+// urgent, and observe's probe scheduler takes each probe's token before it spawns it (prepaid).
+struct CallOptions : async::CallPacing {
   std::optional<bool> idempotent;                    // nullopt: from the method
   std::optional<std::chrono::milliseconds> timeout;  // nullopt: the session's default
-  // While a limiter is active (observe), calls wait for a token; `urgent` calls (the storm's power starts)
-  // take their token without waiting so the barrier is never delayed, and later polls pay for them.
-  bool urgent = false;
-  // The caller already took this call's token from the active limiter (observe's probe scheduler).
-  bool prepaid = false;
 };
 
 class Session {
  public:
-  Session(boost::asio::any_io_executor executor, Transport& transport, std::string endpoint,
-          std::string username, std::string password, std::chrono::milliseconds default_timeout);
+  Session(boost::asio::any_io_executor executor, Transport& transport, SessionSettings settings);
 
   boost::asio::awaitable<Expected<void>> login();
   // Sends with the session header; handles one re-login on 401. Returns any other status as a Response.

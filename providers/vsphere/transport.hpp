@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "common/async/token_bucket.hpp"
 #include "common/expected.hpp"
 #include "providers/api/provider.hpp"
 #include "providers/http/types.hpp"
@@ -28,5 +29,24 @@ class Transport {
 // endpoint and std::runtime_error for unreadable CA files (fatal setup errors).
 std::unique_ptr<Transport> make_http_transport(boost::asio::any_io_executor executor,
                                                const api::ProviderConfig& config);
+
+// One exchange of a session (REST or vim25) as the provider's statistics count it: the budget step
+// (async::pay_for_call on `limiter`, which may be nullptr), then `request`; a transport failure is an error,
+// resends by the client are retries. Whether an answer is an error is the session's to count.
+inline boost::asio::awaitable<Expected<http::Response>> send_counted(Transport& transport,
+                                                                     http::Request request,
+                                                                     async::RateLimiter* limiter,
+                                                                     async::CallPacing pacing,
+                                                                     api::ApiStats& stats) {
+  co_await async::pay_for_call(limiter, pacing);
+  ++stats.requests;
+  auto resp = co_await transport.send(std::move(request));
+  if (!resp) {
+    ++stats.errors;
+  } else if (resp->attempts > 1) {
+    stats.retries += static_cast<std::uint64_t>(resp->attempts - 1);
+  }
+  co_return resp;
+}
 
 }  // namespace bootstorm::vsphere

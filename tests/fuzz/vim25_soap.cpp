@@ -102,8 +102,9 @@ void fuzz_one(const std::uint8_t* data, std::size_t size) {
   }
   asio::io_context io;
   ScriptedSdk sdk(std::move(answers));
-  Session session(io.get_executor(), sdk, "https://vcenter.fuzz", "administrator@vsphere.local", "fuzz-pass",
-                  std::chrono::seconds(5));
+  Session session(io.get_executor(), sdk,
+                  bootstorm::vsphere::SessionSettings{"https://vcenter.fuzz", "administrator@vsphere.local",
+                                                      "fuzz-pass", std::chrono::seconds(5)});
   asio::co_spawn(io, drive(session), [](std::exception_ptr e) {
     if (e) std::rethrow_exception(e);  // an exception escaping the client is a bug: a crash
   });

@@ -45,19 +45,13 @@ std::string lower_version(const std::string& a, std::string_view b) {
   return parts(a) < parts(b) ? a : std::string(b);
 }
 
-Session::Session(asio::any_io_executor executor, Transport& transport, std::string endpoint,
-                 std::string username, std::string password, std::chrono::milliseconds default_timeout)
-    : transport_(transport),
-      endpoint_(std::move(endpoint)),
-      username_(std::move(username)),
-      password_(std::move(password)),
-      default_timeout_(default_timeout),
-      login_mutex_(std::move(executor), 1) {
-  log::register_secret(password_);
+Session::Session(asio::any_io_executor executor, Transport& transport, SessionSettings settings)
+    : transport_(transport), settings_(std::move(settings)), login_mutex_(std::move(executor), 1) {
+  log::register_secret(settings_.password);
 }
 
 std::string Session::what(const std::string& method) const {
-  return "vim25 " + method + " at " + endpoint_ + std::string(kSdkPath);
+  return "vim25 " + method + " at " + settings_.endpoint + std::string(kSdkPath);
 }
 
 void Session::take_cookie(const http::Response& response) {
@@ -77,18 +71,15 @@ asio::awaitable<Expected<SoapReply>> Session::send_once(const std::string& metho
   req.headers.emplace_back("SOAPAction",
                            "\"urn:vim25/" + (api_version_.empty() ? "5.5" : api_version_) + "\"");
   if (!cookie_.empty()) req.headers.emplace_back("Cookie", cookie_);
-  req.timeout = options.timeout.value_or(default_timeout_);
+  req.timeout = options.timeout.value_or(settings_.default_timeout);
   req.idempotent = options.idempotent;
-  co_await async::pay_for_call(limiter_, options.urgent, options.prepaid);
-  ++stats_.requests;
-  auto resp = co_await transport_.send(std::move(req));
+  const async::CallPacing pacing = options;
+  auto resp = co_await send_counted(transport_, std::move(req), limiter_, pacing, stats_);
   if (!resp) {
-    ++stats_.errors;
     Error e = resp.error();
     e.message = what(method) + " failed: " + e.message;
     co_return e;
   }
-  if (resp->attempts > 1) stats_.retries += static_cast<std::uint64_t>(resp->attempts - 1);
   take_cookie(*resp);
   auto reply = SoapReply::parse(resp->status, resp->body, what(method));
   if (!reply || reply->is_fault()) ++stats_.errors;
@@ -118,13 +109,13 @@ asio::awaitable<Expected<void>> Session::login() {
     if (!content) co_return content.error();
   }
   const std::string method = "Login";
-  const std::string element = vim25::login(content_.session_manager, username_, password_);
+  const std::string element = vim25::login(content_.session_manager, settings_.username, settings_.password);
   CallOptions options;
   options.keep_fault = true;
   auto reply = co_await send_once(method, element, options);
   if (!reply) co_return reply.error();
   if (reply->is_fault()) {
-    Error e = fault_error(reply->fault(), what("Login") + " as " + username_);
+    Error e = fault_error(reply->fault(), what("Login") + " as " + settings_.username);
     co_return e;
   }
   auto session = decode_user_session(reply->returnval());
@@ -136,7 +127,7 @@ asio::awaitable<Expected<void>> Session::login() {
   }
   ++generation_;
   ++logins_;
-  spdlog::debug("vim25 session at {}{} for {} (API {}, {})", endpoint_, kSdkPath, session->user_name,
+  spdlog::debug("vim25 session at {}{} for {} (API {}, {})", settings_.endpoint, kSdkPath, session->user_name,
                 api_version_, content_.about.full_name);
   co_return Expected<void>{};
 }
@@ -144,7 +135,8 @@ asio::awaitable<Expected<void>> Session::login() {
 asio::awaitable<Expected<void>> Session::relogin(std::uint64_t seen_generation) {
   auto permit = co_await async::acquire(login_mutex_);
   if (generation_ != seen_generation) co_return Expected<void>{};  // another call already logged in again
-  spdlog::info("vim25 session at {}{} is no longer authenticated: logging in again", endpoint_, kSdkPath);
+  spdlog::info("vim25 session at {}{} is no longer authenticated: logging in again", settings_.endpoint,
+               kSdkPath);
   cookie_.clear();
   co_return co_await login();
 }
@@ -173,7 +165,7 @@ asio::awaitable<void> Session::logout() {
   const std::string method = "Logout";
   const std::string element = vim25::logout(content_.session_manager);
   CallOptions options;
-  options.timeout = std::min(default_timeout_, std::chrono::milliseconds(10000));
+  options.timeout = std::min(settings_.default_timeout, std::chrono::milliseconds(10000));
   auto reply = co_await send_once(method, element, options);
   cookie_.clear();
   if (!reply) {

@@ -19,6 +19,7 @@
 #include "common/async/token_bucket.hpp"
 #include "common/expected.hpp"
 #include "providers/api/provider.hpp"
+#include "providers/vsphere/session_settings.hpp"
 #include "providers/vsphere/transport.hpp"
 #include "providers/vsphere/vim25/soap.hpp"
 #include "providers/vsphere/vim25/types.hpp"
@@ -28,21 +29,17 @@ namespace bootstorm::vsphere::vim25 {
 inline constexpr std::string_view kClientApiVersion = "6.7";
 inline constexpr std::string_view kSdkPath = "/sdk";
 
-struct CallOptions {
+struct CallOptions : async::CallPacing {  // urgent / prepaid: how the call meets the session's limiter
   std::optional<std::chrono::milliseconds> timeout;  // nullopt: the session's default
   // Whether a resend after a lost connection is safe (reads are; a clone or power-on is not).
   bool idempotent = false;
   // Hand a fault back as a SoapReply (is_fault()) instead of an Error, for callers that act on its type.
   bool keep_fault = false;
-  // How the call meets the session's limiter (async::pay_for_call).
-  bool urgent = false;
-  bool prepaid = false;
 };
 
 class Session {
  public:
-  Session(boost::asio::any_io_executor executor, Transport& transport, std::string endpoint,
-          std::string username, std::string password, std::chrono::milliseconds default_timeout);
+  Session(boost::asio::any_io_executor executor, Transport& transport, SessionSettings settings);
 
   // RetrieveServiceContent and Login. Errors name the endpoint and what to fix (wrong password, no /sdk).
   boost::asio::awaitable<Expected<void>> login();
@@ -56,8 +53,8 @@ class Session {
 
   bool logged_in() const { return !cookie_.empty(); }
   const ServiceContent& service_content() const { return content_; }
-  const std::string& endpoint() const { return endpoint_; }
-  const std::string& username() const { return username_; }
+  const std::string& endpoint() const { return settings_.endpoint; }
+  const std::string& username() const { return settings_.username; }
   // The API version in SOAPAction ("" before the first RetrieveServiceContent).
   const std::string& api_version() const { return api_version_; }
 
@@ -74,10 +71,7 @@ class Session {
   void take_cookie(const http::Response& response);
 
   Transport& transport_;
-  std::string endpoint_;
-  std::string username_;
-  std::string password_;
-  std::chrono::milliseconds default_timeout_;
+  SessionSettings settings_;
   ServiceContent content_;
   bool have_content_ = false;
   std::string api_version_;

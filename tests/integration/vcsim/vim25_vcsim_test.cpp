@@ -66,8 +66,9 @@ class Vcsim : public ::testing::Test {
     config.max_concurrent = 8;
     transport_ = vsphere::make_http_transport(io_.get_executor(), config);
     session_ =
-        std::make_unique<Session>(io_.get_executor(), *transport_, config.endpoint, info_.at("username"),
-                                  info_.at("password"), std::chrono::seconds(30));
+        std::make_unique<Session>(io_.get_executor(), *transport_,
+                                  vsphere::SessionSettings{config.endpoint, info_.at("username"),
+                                                           info_.at("password"), std::chrono::seconds(30)});
   }
   void TearDown() override {
     session_.reset();
@@ -144,8 +145,9 @@ TEST_F(Vcsim, LoginOverVerifiedTlsAndTheServiceContent) {
 }
 
 TEST_F(Vcsim, AWrongPasswordIsInvalidLogin) {
-  Session wrong(io_.get_executor(), *transport_, session_->endpoint(), info_.at("username"),
-                "not-the-password", std::chrono::seconds(10));
+  Session wrong(io_.get_executor(), *transport_,
+                vsphere::SessionSettings{session_->endpoint(), info_.at("username"), "not-the-password",
+                                         std::chrono::seconds(10)});
   auto login = run_task(io_, wrong.login());
   ASSERT_FALSE(login);
   EXPECT_EQ(login.error().kind, ErrorKind::auth) << login.error().what();

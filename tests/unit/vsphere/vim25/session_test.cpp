@@ -89,9 +89,9 @@ class Vim25Session : public ::testing::Test {
  protected:
   asio::io_context io;
   FakeSdk sdk;
-  Session session{
-      io.get_executor(),      sdk, "https://vc.example.com", "administrator@vsphere.local", "right",
-      std::chrono::seconds(5)};
+  Session session{io.get_executor(), sdk,
+                  vsphere::SessionSettings{"https://vc.example.com", "administrator@vsphere.local", "right",
+                                           std::chrono::seconds(5)}};
 };
 
 TEST_F(Vim25Session, LoginKeepsTheCookieAndSendsItBack) {
@@ -137,8 +137,9 @@ TEST_F(Vim25Session, AnExpiredSessionLogsInOnceAgainAndResends) {
 }
 
 TEST_F(Vim25Session, AWrongPasswordIsAnAuthErrorNamingTheUser) {
-  Session wrong{io.get_executor(),      sdk, "https://vc.example.com", "administrator@vsphere.local", "wrong",
-                std::chrono::seconds(5)};
+  Session wrong{io.get_executor(), sdk,
+                vsphere::SessionSettings{"https://vc.example.com", "administrator@vsphere.local", "wrong",
+                                         std::chrono::seconds(5)}};
   auto login = run_task(io, wrong.login());
   ASSERT_FALSE(login);
   EXPECT_EQ(login.error().kind, ErrorKind::auth);
@@ -192,7 +193,8 @@ TEST_F(Vim25Session, ATransportFailureNamesTheCall) {
     asio::awaitable<Expected<void>> prewarm(std::size_t) override { co_return Expected<void>{}; }
     void close_idle() override {}
   } refusing;
-  Session unreachable{io.get_executor(), refusing, "https://10.0.0.9", "u", "p", std::chrono::seconds(1)};
+  Session unreachable{io.get_executor(), refusing,
+                      vsphere::SessionSettings{"https://10.0.0.9", "u", "p", std::chrono::seconds(1)}};
   auto login = run_task(io, unreachable.login());
   ASSERT_FALSE(login);
   EXPECT_EQ(login.error().kind, ErrorKind::connect);
