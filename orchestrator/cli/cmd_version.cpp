@@ -1,4 +1,5 @@
-// `bootstorm version`: the release and, when the build was configured from a git checkout, the commit.
+// `bootstorm version`: the version, with +git<commit count>.<commit> when built from a git checkout (the
+// Debian package's version is the same string).
 #include <iostream>
 
 #include "orchestrator/cli/command.hpp"
@@ -6,21 +7,16 @@
 #ifndef BOOTSTORM_VERSION
 #error "BOOTSTORM_VERSION is set by orchestrator/cli/CMakeLists.txt"
 #endif
-#ifndef BOOTSTORM_GIT_COMMIT
-#define BOOTSTORM_GIT_COMMIT ""
-#endif
 
 namespace bootstorm::cli {
 namespace {
 
 const CommandRegistration registration{
     Command{"version", 900, [](CLI::App& app, const GlobalOptions&) -> std::function<int()> {
-              app.add_subcommand("version", "Print the bootstorm version (and git commit when known)");
+              app.add_subcommand("version", "Print the bootstorm version");
+              app.set_version_flag("--version", "bootstorm " BOOTSTORM_VERSION, "Print the version and exit");
               return [] {
-                std::string commit = BOOTSTORM_GIT_COMMIT;
-                std::cout << "bootstorm " << BOOTSTORM_VERSION;
-                if (!commit.empty()) std::cout << " (commit " << commit << ")";
-                std::cout << "\n";
+                std::cout << "bootstorm " << BOOTSTORM_VERSION << "\n";
                 return kExitOk;
               };
             }}};

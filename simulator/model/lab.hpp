@@ -200,10 +200,13 @@ struct LabSpec {
 
 // Parses and validates a lab profile (YAML text). `source` names the file in error messages.
 Expected<LabSpec> parse_lab_spec(std::string_view yaml_text, const std::string& source);
-// Loads a lab profile: a path to a .yaml file, or a name looked up as <labs dir>/<name>.yaml.
+// Loads a lab profile: a path to a .yaml file, or a name looked up as <labs dir>/<name>.yaml in the first of
+// labs_directories() that has it; not found, the error says where it looked and which labs exist.
 Expected<LabSpec> load_lab_spec(const std::string& name_or_path);
-// The labs directory: $BOOTSTORM_LABS_DIR, else <BOOTSTORM_SOURCE_DIR>/simulator/labs (compile time).
-std::string labs_directory();
+// Where lab profiles are looked up, in order: $BOOTSTORM_LABS_DIR alone when set; else
+// <the executable's directory>/../share/bootstorm/labs (an installed bootstorm), then
+// <BOOTSTORM_SOURCE_DIR>/simulator/labs (a development build; the path is compiled in).
+std::vector<std::string> labs_directories();
 
 // ---------------------------------------------------------------------------------------------------------
 // Runtime objects. IDs follow vCenter's managed object style: "vm-1001", "host-12", "datastore-15",

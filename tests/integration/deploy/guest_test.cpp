@@ -55,10 +55,11 @@ Shell shell(const std::string& command) {
   return r;
 }
 
-TEST(GuestScripts, LinuxAgentAndSetupAreShellcheckClean) {
+TEST(GuestScripts, LinuxAgentSetupAndPackageScriptsAreShellcheckClean) {
   if (!bootstorm::test_support::find_tool("shellcheck")) BOOTSTORM_MISSING_TOOL("shellcheck", "shellcheck");
-  for (const fs::path& script :
-       {kGuest / "linux" / "bootstorm-beacon.sh", fs::path(BOOTSTORM_SOURCE_DIR) / "deploy" / "setup"}) {
+  const fs::path deploy = fs::path(BOOTSTORM_SOURCE_DIR) / "deploy";
+  for (const fs::path& script : {kGuest / "linux" / "bootstorm-beacon.sh", deploy / "setup",
+                                 deploy / "package" / "check", deploy / "package" / "manpage.sh"}) {
     Shell r = shell("shellcheck --severity=style '" + script.string() + "'");
     EXPECT_EQ(r.exit_code, 0) << script << ":\n" << r.output;
   }

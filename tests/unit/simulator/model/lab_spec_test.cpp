@@ -1,5 +1,12 @@
 // Strict lab profile loading: the shipped labs load, and mistakes are reported with file:line:col.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "simulator/model/lab.hpp"
 
@@ -72,6 +79,62 @@ TEST(LabSpec, WrongTypesAndDanglingReferencesAreErrors) {
   ASSERT_FALSE(no_agent.has_value());
   EXPECT_NE(no_agent.error().message.find("agentPhase"), std::string::npos);
   EXPECT_FALSE(load_lab_spec("no-such-lab").has_value());
+}
+
+// Where a lab name is looked up: $BOOTSTORM_LABS_DIR alone when set; else next to an installed binary, then
+// the source tree of a development build. An unknown name says where it looked and which labs exist.
+class LabsDirectories : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const char* env = std::getenv("BOOTSTORM_LABS_DIR")) saved_ = env;
+    ::unsetenv("BOOTSTORM_LABS_DIR");
+  }
+  void TearDown() override {
+    if (saved_) {
+      ::setenv("BOOTSTORM_LABS_DIR", saved_->c_str(), 1);
+    } else {
+      ::unsetenv("BOOTSTORM_LABS_DIR");
+    }
+  }
+  std::optional<std::string> saved_;
+};
+
+TEST_F(LabsDirectories, InstalledLayoutFirstThenTheSourceTree) {
+  const auto dirs = labs_directories();
+  ASSERT_EQ(dirs.size(), 2u);
+  // This test program lives in <build>/tests/unit/simulator/model: "installed" would be <build>/tests/unit/
+  // simulator/share/bootstorm/labs, which does not exist, so the source tree answers.
+  EXPECT_TRUE(dirs[0].ends_with("/share/bootstorm/labs")) << dirs[0];
+  EXPECT_EQ(dirs[1], std::string(BOOTSTORM_SOURCE_DIR) + "/simulator/labs");
+  EXPECT_TRUE(load_lab_spec("small").has_value());
+}
+
+TEST_F(LabsDirectories, TheEnvironmentVariableAloneDecides) {
+  const auto dir = std::filesystem::temp_directory_path() / ("bootstorm-labs-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  ::setenv("BOOTSTORM_LABS_DIR", dir.c_str(), 1);
+  EXPECT_EQ(labs_directories(), std::vector<std::string>{dir.string()});
+  auto missing = load_lab_spec("small");  // only in the source tree, which is no longer looked at
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_NE(missing.error().message.find("looked in " + dir.string()), std::string::npos)
+      << missing.error().message;
+  std::filesystem::copy_file(std::string(BOOTSTORM_SOURCE_DIR) + "/simulator/labs/small.yaml",
+                             dir / "mine.yaml");
+  EXPECT_TRUE(load_lab_spec("mine").has_value());
+  auto unknown = load_lab_spec("nope");
+  ASSERT_FALSE(unknown.has_value());
+  EXPECT_NE(unknown.error().hint.find("known labs: mine"), std::string::npos) << unknown.error().hint;
+  std::filesystem::remove_all(dir);
+}
+
+TEST_F(LabsDirectories, AnUnknownNameSaysWhereItLooked) {
+  auto unknown = load_lab_spec("no-such-lab");
+  ASSERT_FALSE(unknown.has_value());
+  const std::string m = unknown.error().message;
+  EXPECT_NE(m.find("/share/bootstorm/labs"), std::string::npos) << m;
+  EXPECT_NE(m.find(std::string(BOOTSTORM_SOURCE_DIR) + "/simulator/labs"), std::string::npos) << m;
+  EXPECT_NE(unknown.error().hint.find("small"), std::string::npos);
+  EXPECT_NE(unknown.error().hint.find("tolly-2024"), std::string::npos);
 }
 
 }  // namespace
