@@ -59,7 +59,7 @@ Value decode_value(const XmlNode& node) {
     return v;
   }
   for (XmlNode c = node.first_child(); c; c = c.next_sibling()) {
-    v.fields.emplace_back(std::string(c.name()), decode_value(c));
+    v.fields.push_back(ValueField{std::string(c.name()), decode_value(c)});
   }
   return v;
 }

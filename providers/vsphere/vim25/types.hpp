@@ -21,13 +21,15 @@ struct MoRef {
   }
 };
 
+struct ValueField;
+
 // One vim25 value as it was on the wire: its xsi:type, its text (simple values), its "type" attribute
 // (managed object references) and its fields in order (data objects; an ArrayOfX repeats one field name).
 struct Value {
   std::string xsi_type;
   std::string text;
   std::string moref_type;
-  std::vector<std::pair<std::string, Value>> fields;
+  std::vector<ValueField> fields;  // a vector of a type completed below (allowed since C++17)
 
   const Value* field(std::string_view name) const;
   std::vector<const Value*> all(std::string_view name) const;
@@ -35,6 +37,11 @@ struct Value {
   std::string field_text(std::string_view name) const;
   MoRef moref() const { return {moref_type, text}; }
   bool is_array() const { return xsi_type.rfind("ArrayOf", 0) == 0; }
+};
+
+struct ValueField {
+  std::string name;
+  Value value;
 };
 
 // --- PropertyCollector specs ---
