@@ -70,10 +70,19 @@ json VcenterFront::Impl::stats_as_json() {
   if (second == current_second + 1) last = current_second_count;
   if (second > current_second + 1) last = 0;
   // Requests that may change the platform: every method but GET and HEAD, session login/logout included
-  // (the dry-run interlock counts them).
+  // (the dry-run interlock counts them). A vim25 call is always a POST: its reads (RetrieveServiceContent,
+  // RetrievePropertiesEx, WaitForUpdatesEx, ...) are counted as reads.
+  auto reads = [](const std::string& route) {
+    if (route.starts_with("GET ") || route.starts_with("HEAD ")) return true;
+    constexpr std::string_view kSoap = "POST /sdk ";
+    if (!route.starts_with(kSoap)) return false;
+    const std::string_view soap_method = std::string_view(route).substr(kSoap.size());
+    return soap_method.starts_with("Retrieve") || soap_method.starts_with("ContinueRetrieve") ||
+           soap_method.starts_with("WaitForUpdates") || soap_method == "CurrentTime";
+  };
   std::uint64_t mutating = 0;
   for (const auto& [route, count] : by_route)
-    if (!route.starts_with("GET ") && !route.starts_with("HEAD ")) mutating += count;
+    if (!reads(route)) mutating += count;
   return json{{"requestsTotal", stats.requests_total},
               {"mutatingRequests", mutating},
               {"requestsLastSecond", last},
@@ -91,6 +100,7 @@ json VcenterFront::Impl::stats_as_json() {
 
 asio::awaitable<ServerResponse> VcenterFront::Impl::handle(ServerRequest& req) {
   if (std::string_view(req.path).substr(0, 6) == "/_lab/") co_return handle_lab(req);
+  if (req.path == "/sdk" || req.path.rfind("/sdk/", 0) == 0) co_return serve_sdk(req);
   count_request(route_of(req, split_path(req.path)));
 
   // The legacy /rest dialect is translated onto the /api handlers. A lab with `legacyRest: true` is a

@@ -89,6 +89,10 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
   http::ServerResponse unauthenticated();
   http::ServerResponse create_session(const http::ServerRequest& req);
 
+  // ---- the vim25 endpoint /sdk (sdk_session.cpp): ServiceContent, Login / Logout, the version documents
+  // ----
+  http::ServerResponse serve_sdk(const http::ServerRequest& req);
+
   // ---- admission (operation_admission.cpp) ----
   // Holds an admitted operation's cost until destroyed.
   struct OperationSlot {

@@ -1,0 +1,62 @@
+"""VMware's own vim25 client, pyVmomi (Debian's python3-pyvmomi 6.7), against the lab's /sdk: SmartConnect
+agrees on a version from /sdk/vimServiceVersions.xml, logs in, reads the ServiceContent, and Disconnect logs
+out, with the faults a vCenter answers for a wrong password and for a session that is gone. So the lab speaks
+vim25 as VMware's SDK expects, not only as bootstorm's client does.
+"""
+import json
+import ssl
+import unittest
+import urllib.request
+
+from labserve import LabTestCase, require_module
+
+pyVim_connect = require_module("pyVim.connect", "python3-pyvmomi")
+pyVmomi = require_module("pyVmomi", "python3-pyvmomi")
+vim = pyVmomi.vim
+
+
+class PyVmomi(LabTestCase):
+    def connect(self, password=None):
+        host, port = self.lab.endpoints["vcenter"].split("//")[1].rsplit(":", 1)
+        context = ssl.create_default_context(cafile=self.lab.ca_file)  # verified, as against a real vCenter
+        return pyVim_connect.SmartConnect(host=host, port=int(port), user=self.lab.endpoints["username"],
+                                          pwd=password or self.lab.endpoints["password"], sslContext=context)
+
+    def sdk_stats(self):
+        context = ssl.create_default_context(cafile=self.lab.ca_file)
+        with urllib.request.urlopen(self.lab.endpoints["vcenter"] + "/_lab/stats", context=context) as r:
+            return json.load(r)["byRoute"]
+
+    def test_smart_connect_reads_the_service_content_and_disconnects(self):
+        si = self.connect()
+        content = si.RetrieveContent()
+        self.assertEqual(content.about.apiType, "VirtualCenter")
+        self.assertTrue(content.about.apiVersion.startswith("7.0"))
+        self.assertIn("simulated lab", content.about.fullName)
+        self.assertEqual(content.sessionManager._moId, "SessionManager")
+        self.assertEqual(content.rootFolder._moId, "group-d1")
+        # The version agreed on is the newest both sides know, from the lab's vimServiceVersions.xml.
+        self.assertTrue(si._stub.versionId.startswith('"urn:vim25/6.7'), si._stub.versionId)
+        pyVim_connect.Disconnect(si)
+        with self.assertRaises(vim.fault.NotAuthenticated):
+            si.RetrieveContent().sessionManager.Logout()
+        routes = self.sdk_stats()
+        self.assertGreaterEqual(routes.get("GET /sdk/vimServiceVersions.xml", 0), 1)
+        self.assertGreaterEqual(routes.get("POST /sdk Login", 0), 1)
+        self.assertGreaterEqual(routes.get("POST /sdk Logout", 0), 1)
+
+    def test_a_wrong_password_is_invalid_login(self):
+        with self.assertRaises(vim.fault.InvalidLogin) as raised:
+            self.connect(password="not-the-password")
+        self.assertIn("incorrect user name or password", raised.exception.msg)
+
+    def test_the_service_description_names_the_endpoint(self):
+        context = ssl.create_default_context(cafile=self.lab.ca_file)
+        with urllib.request.urlopen(self.lab.endpoints["vcenter"] + "/sdk/vimService.wsdl", context=context) as r:
+            wsdl = r.read().decode()
+        self.assertIn('<service name="VimService">', wsdl)
+        self.assertIn("/sdk", wsdl)
+
+
+if __name__ == "__main__":
+    unittest.main()
