@@ -110,7 +110,19 @@ std::string service_wsdl(const ServerRequest& req) {
 
 }  // namespace
 
-ServerResponse VcenterFront::Impl::serve_sdk(const ServerRequest& req) {
+boost::asio::awaitable<ServerResponse> VcenterFront::Impl::serve_sdk(const ServerRequest& req) {
+  // The lab's front faults apply here as on the REST API; an injected error is a SOAP SystemError fault
+  // with the configured HTTP status.
+  if (co_await inject_front_faults(req.path)) {
+    ServerResponse injected =
+        fault("SystemError", "Injected fault (simulated lab).", "<reason>injected</reason>");
+    injected.status = lab.faults().error_status;
+    co_return injected;
+  }
+  co_return sdk_call(req);
+}
+
+ServerResponse VcenterFront::Impl::sdk_call(const ServerRequest& req) {
   if (req.method == "GET" && req.path == "/sdk/vimServiceVersions.xml") {
     count_request("GET /sdk/vimServiceVersions.xml");
     return xml_response(200, versions_document());

@@ -100,7 +100,7 @@ json VcenterFront::Impl::stats_as_json() {
 
 asio::awaitable<ServerResponse> VcenterFront::Impl::handle(ServerRequest& req) {
   if (std::string_view(req.path).substr(0, 6) == "/_lab/") co_return handle_lab(req);
-  if (req.path == "/sdk" || req.path.rfind("/sdk/", 0) == 0) co_return serve_sdk(req);
+  if (req.path == "/sdk" || req.path.rfind("/sdk/", 0) == 0) co_return co_await serve_sdk(req);
   count_request(route_of(req, split_path(req.path)));
 
   // The legacy /rest dialect is translated onto the /api handlers. A lab with `legacyRest: true` is a
@@ -121,25 +121,32 @@ asio::awaitable<ServerResponse> VcenterFront::Impl::handle(ServerRequest& req) {
   co_return co_await serve_api(req);
 }
 
+asio::awaitable<bool> VcenterFront::Impl::inject_front_faults(std::string_view path) {
+  model::Faults& faults = lab.faults();
+  if (!lab.front_fault_applies(path)) co_return false;
+  double delay_ms = faults.latency_ms;
+  if (faults.latency_jitter_ms > 0) delay_ms += faults.latency_jitter_ms * lab.random_uniform();
+  if (delay_ms > 0) {
+    asio::steady_timer timer(executor);
+    timer.expires_after(std::chrono::microseconds(static_cast<std::int64_t>(delay_ms * 1000)));
+    co_await timer.async_wait(asio::use_awaitable);
+  }
+  if (faults.error_rate > 0 && lab.random_uniform() < faults.error_rate) {
+    ++stats.faults_injected;
+    co_return true;
+  }
+  co_return false;
+}
+
 asio::awaitable<ServerResponse> VcenterFront::Impl::serve_api(ServerRequest& req) {
   const std::string_view path = req.path;
   const auto parts = split_path(path);
 
   // Front faults: added latency, then injected errors, then session expiry.
   model::Faults& faults = lab.faults();
-  if (lab.front_fault_applies(path)) {
-    double delay_ms = faults.latency_ms;
-    if (faults.latency_jitter_ms > 0) delay_ms += faults.latency_jitter_ms * lab.random_uniform();
-    if (delay_ms > 0) {
-      asio::steady_timer timer(executor);
-      timer.expires_after(std::chrono::microseconds(static_cast<std::int64_t>(delay_ms * 1000)));
-      co_await timer.async_wait(asio::use_awaitable);
-    }
-    if (faults.error_rate > 0 && lab.random_uniform() < faults.error_rate) {
-      ++stats.faults_injected;
-      co_return api_error(faults.error_status, error_type_for_status(faults.error_status),
-                          "com.vmware.bootstorm.lab.injected_fault", "Injected fault (simulated lab).");
-    }
+  if (co_await inject_front_faults(path)) {
+    co_return api_error(faults.error_status, error_type_for_status(faults.error_status),
+                        "com.vmware.bootstorm.lab.injected_fault", "Injected fault (simulated lab).");
   }
   if (faults.expire_sessions) {
     faults.expire_sessions = false;

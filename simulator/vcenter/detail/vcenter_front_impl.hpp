@@ -77,6 +77,9 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
   // ---- routing, statistics and the lab endpoints (vcenter_front.cpp) ----
   boost::asio::awaitable<http::ServerResponse> handle(http::ServerRequest& req);
   boost::asio::awaitable<http::ServerResponse> serve_api(http::ServerRequest& req);
+  // The front faults every API path takes (REST and /sdk): the configured latency, then true when an error
+  // is to be injected (counted in the statistics).
+  boost::asio::awaitable<bool> inject_front_faults(std::string_view path);
   http::ServerResponse method_not_allowed();
   void count_request(const std::string& route);
   json stats_as_json();
@@ -91,7 +94,8 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
 
   // ---- the vim25 endpoint /sdk (sdk_session.cpp): ServiceContent, Login / Logout, the version documents
   // ----
-  http::ServerResponse serve_sdk(const http::ServerRequest& req);
+  boost::asio::awaitable<http::ServerResponse> serve_sdk(const http::ServerRequest& req);
+  http::ServerResponse sdk_call(const http::ServerRequest& req);
 
   // ---- admission (operation_admission.cpp) ----
   // Holds an admitted operation's cost until destroyed.

@@ -50,8 +50,9 @@ class LabSdk : public ::testing::Test {
     return {config_.endpoint, ep.at("username").get<std::string>(),
             password.empty() ? ep.at("password").get<std::string>() : password, std::chrono::seconds(10)};
   }
-  void expire_sessions() {
-    http::Request req("POST", "/_lab/faults", R"({"expireSessions": true})");
+  void expire_sessions() { set_faults(R"({"expireSessions": true})"); }
+  void set_faults(const std::string& json) {
+    http::Request req("POST", "/_lab/faults", json);
     req.headers.emplace_back("Content-Type", "application/json");
     auto resp = run_task(io_, transport_->send(std::move(req)));
     ASSERT_TRUE(resp && resp->status == 200) << (resp ? resp->body : resp.error().what());
@@ -108,6 +109,26 @@ TEST_F(LabSdk, AWrongPasswordIsInvalidLoginAndNothingElseWorksWithoutASession) {
   EXPECT_EQ(reply->fault().type, "NotAuthenticated");
   EXPECT_EQ(reply->fault().object, "SessionManager:SessionManager");
   EXPECT_EQ(reply->fault().privilege, "System.View");
+}
+
+TEST_F(LabSdk, TheLabsFrontFaultsApplyToSdkToo) {
+  // Every /sdk call fails with an injected 503 SystemError: login says so, naming the call.
+  set_faults(R"({"errorRate": 1.0, "errorStatus": 503, "paths": ["/sdk"]})");
+  Session session(io_.get_executor(), *transport_, settings());
+  auto failed = run_task(io_, session.login());
+  ASSERT_FALSE(failed);
+  EXPECT_NE(failed.error().message.find("vim25 RetrieveServiceContent at " + config_.endpoint +
+                                        "/sdk failed: SystemError"),
+            std::string::npos)
+      << failed.error().what();
+  // The REST API is outside `paths`: untouched. With the fault cleared, /sdk answers again.
+  http::Request rest("GET", "/api");
+  auto untouched = run_task(io_, transport_->send(std::move(rest)));
+  ASSERT_TRUE(untouched);
+  EXPECT_NE(untouched->status, 503);
+  set_faults(R"({"errorRate": 0})");
+  auto login = run_task(io_, session.login());
+  EXPECT_TRUE(login) << login.error().what();
 }
 
 }  // namespace
