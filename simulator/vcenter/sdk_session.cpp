@@ -11,6 +11,7 @@
 #include "providers/vsphere/vim25/soap.hpp"
 #include "providers/vsphere/vim25/xml.hpp"
 #include "providers/vsphere/vim25/xml_writer.hpp"
+#include "simulator/vcenter/detail/sdk_faults.hpp"
 #include "simulator/vcenter/detail/vcenter_front_impl.hpp"
 
 namespace bootstorm::sim::vcenter {
@@ -30,20 +31,6 @@ ServerResponse xml_response(int status, std::string body) {
   r.headers = {{"Content-Type", "text/xml; charset=utf-8"}};
   r.body = std::move(body);
   return r;
-}
-
-// A SOAP fault as vCenter writes it: faultstring, and <detail> with one <TypeFault xsi:type="Type">.
-ServerResponse fault(std::string_view type, std::string_view message, std::string_view detail_fields = {}) {
-  std::string detail = fmt::format(
-      R"(<{0}Fault xmlns="urn:vim25" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="{0}">{1}</{0}Fault>)",
-      type, detail_fields);
-  return xml_response(
-      500, fmt::format(R"(<?xml version="1.0" encoding="UTF-8"?>)"
-                       R"(<soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/">)"
-                       R"(<soapenv:Body><soapenv:Fault><faultcode>ServerFaultCode</faultcode>)"
-                       R"(<faultstring>{}</faultstring><detail>{}</detail></soapenv:Fault>)"
-                       R"(</soapenv:Body></soapenv:Envelope>)",
-                       vim25::xml_escape(message), detail));
 }
 
 // The session cookie's value in a request's Cookie header (quotes kept, as the server set it).
@@ -110,12 +97,29 @@ std::string service_wsdl(const ServerRequest& req) {
 
 }  // namespace
 
+ServerResponse sdk_ok(std::string response_element) {
+  return xml_response(200, vim25::soap_envelope(response_element));
+}
+
+ServerResponse sdk_fault(std::string_view type, std::string_view message, std::string_view detail_fields) {
+  std::string detail = fmt::format(
+      R"(<{0}Fault xmlns="urn:vim25" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="{0}">{1}</{0}Fault>)",
+      type, detail_fields);
+  return xml_response(
+      500, fmt::format(R"(<?xml version="1.0" encoding="UTF-8"?>)"
+                       R"(<soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/">)"
+                       R"(<soapenv:Body><soapenv:Fault><faultcode>ServerFaultCode</faultcode>)"
+                       R"(<faultstring>{}</faultstring><detail>{}</detail></soapenv:Fault>)"
+                       R"(</soapenv:Body></soapenv:Envelope>)",
+                       vim25::xml_escape(message), detail));
+}
+
 boost::asio::awaitable<ServerResponse> VcenterFront::Impl::serve_sdk(const ServerRequest& req) {
   // The lab's front faults apply here as on the REST API; an injected error is a SOAP SystemError fault
   // with the configured HTTP status.
   if (co_await inject_front_faults(req.path)) {
     ServerResponse injected =
-        fault("SystemError", "Injected fault (simulated lab).", "<reason>injected</reason>");
+        sdk_fault("SystemError", "Injected fault (simulated lab).", "<reason>injected</reason>");
     injected.status = lab.faults().error_status;
     co_return injected;
   }
@@ -139,7 +143,7 @@ ServerResponse VcenterFront::Impl::sdk_call(const ServerRequest& req) {
     return r;
   }
   auto doc = vim25::XmlDocument::parse(req.body, "the request");
-  if (!doc) return fault("InvalidRequest", doc.error().message);
+  if (!doc) return sdk_fault("InvalidRequest", doc.error().message);
   vim25::XmlNode envelope = doc->root();
   vim25::XmlNode body;
   if (envelope.is(vim25::kSoapEnvelopeNs, "Envelope")) {
@@ -149,7 +153,7 @@ ServerResponse VcenterFront::Impl::sdk_call(const ServerRequest& req) {
   }
   const vim25::XmlNode call = body.first_child();
   if (!call)
-    return fault("InvalidRequest", "The request is not a SOAP 1.1 envelope with a method in its Body.");
+    return sdk_fault("InvalidRequest", "The request is not a SOAP 1.1 envelope with a method in its Body.");
   const std::string method(call.name());
   count_request("POST /sdk " + method);
   const vim25::MoRef self{call.child("_this").attribute("type").value_or(""),
@@ -208,11 +212,11 @@ ServerResponse VcenterFront::Impl::sdk_call(const ServerRequest& req) {
     const std::string user = call.child_text("userName").value_or("");
     const std::string password = call.child_text("password").value_or("");
     if (user != config().username || password != config().password) {
-      return fault("InvalidLogin", "Cannot complete login due to an incorrect user name or password.");
+      return sdk_fault("InvalidLogin", "Cannot complete login due to an incorrect user name or password.");
     }
     if (session != sessions.end()) {
       // vCenter refuses a second Login on a logged-in session.
-      return fault("InvalidLogin", "This session is already logged in.");
+      return sdk_fault("InvalidLogin", "This session is already logged in.");
     }
     const std::string key = new_token();
     sessions[key] = Session{user, now, now};
@@ -236,18 +240,26 @@ ServerResponse VcenterFront::Impl::sdk_call(const ServerRequest& req) {
   }
 
   if (session == sessions.end()) {
-    return fault("NotAuthenticated", "The session is not authenticated.",
-                 self_as("object") + "<privilegeId>System.View</privilegeId>");
+    return sdk_fault("NotAuthenticated", "The session is not authenticated.",
+                     self_as("object") + "<privilegeId>System.View</privilegeId>");
   }
   session->second.last_used = now;
 
   if (method == "Logout") {
+    // The session's views go with it, as on vCenter.
+    const std::string prefix = "session[" + session->first.substr(0, 8) + "]";
+    std::erase_if(sdk_views, [&](const auto& view) { return view.first.rfind(prefix, 0) == 0; });
     sessions.erase(session);
     return xml_response(200, vim25::soap_envelope(vim25::XmlWriter("LogoutResponse").finish()));
   }
-  return fault("MethodNotFound",
-               fmt::format("Method {} is not served by the simulated lab's vim25 endpoint.", method),
-               self_as("receiver") + "<method>" + vim25::xml_escape(method) + "</method>");
+  if (method == "CreateContainerView" || method == "CreateListView")
+    return sdk_create_view(call, session->first);
+  if (method == "DestroyView") return sdk_destroy_view(self);
+  if (method == "RetrievePropertiesEx") return sdk_retrieve(call);
+  if (method == "ContinueRetrievePropertiesEx") return sdk_continue(call);
+  return sdk_fault("MethodNotFound",
+                   fmt::format("Method {} is not served by the simulated lab's vim25 endpoint.", method),
+                   self_as("receiver") + "<method>" + vim25::xml_escape(method) + "</method>");
 }
 
 }  // namespace bootstorm::sim::vcenter

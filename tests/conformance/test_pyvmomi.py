@@ -13,6 +13,8 @@ from labserve import LabTestCase, require_module
 pyVim_connect = require_module("pyVim.connect", "python3-pyvmomi")
 pyVmomi = require_module("pyVmomi", "python3-pyvmomi")
 vim = pyVmomi.vim
+vmodl = pyVmomi.vmodl
+PC = vmodl.query.PropertyCollector
 
 
 class PyVmomi(LabTestCase):
@@ -49,6 +51,52 @@ class PyVmomi(LabTestCase):
         with self.assertRaises(vim.fault.InvalidLogin) as raised:
             self.connect(password="not-the-password")
         self.assertIn("incorrect user name or password", raised.exception.msg)
+
+    def view_spec(self, view, kind, paths=None):
+        traversal = PC.TraversalSpec(name="entities", path="view", skip=False, type=vim.view.ContainerView)
+        props = PC.PropertySpec(type=kind, pathSet=paths) if paths else PC.PropertySpec(type=kind, all=True)
+        return PC.FilterSpec(objectSet=[PC.ObjectSpec(obj=view, skip=True, selectSet=[traversal])], propSet=[props])
+
+    def retrieve_all(self, pc, spec, max_objects):
+        result = pc.RetrievePropertiesEx([spec], PC.RetrieveOptions(maxObjects=max_objects))
+        objects, pages = [], 0
+        while result:
+            pages += 1
+            objects += result.objects
+            result = pc.ContinueRetrievePropertiesEx(result.token) if result.token else None
+        return objects, pages
+
+    def test_a_container_view_read_with_retrieve_properties_ex_page_by_page(self):
+        si = self.connect()
+        content = si.RetrieveContent()
+        hosts_view = content.viewManager.CreateContainerView(content.rootFolder, [vim.HostSystem], True)
+        hosts, pages = self.retrieve_all(content.propertyCollector, self.view_spec(hosts_view, vim.HostSystem), 2)
+        names = sorted({p.name: p.val for p in o.propSet}["name"] for o in hosts)
+        self.assertEqual(names, ["host-01", "host-02", "host-03", "host-04"])  # the small lab's vCenter hosts
+        self.assertEqual(pages, 2)
+        for host in hosts:
+            props = {p.name: p.val for p in host.propSet}
+            self.assertEqual(props["runtime.connectionState"], "connected")
+            self.assertFalse(props["runtime.inMaintenanceMode"])
+            self.assertIsInstance(props["parent"], vim.ClusterComputeResource)
+        vms_view = content.viewManager.CreateContainerView(content.rootFolder, [vim.VirtualMachine], True)
+        vms, _ = self.retrieve_all(content.propertyCollector,
+                                   self.view_spec(vms_view, vim.VirtualMachine,
+                                                  ["name", "runtime.powerState", "runtime.host"]), 100)
+        golden = [{p.name: p.val for p in o.propSet} for o in vms]
+        self.assertIn("tiny-golden", [g["name"] for g in golden])
+        for g in golden:
+            self.assertEqual(g["runtime.powerState"], "poweredOff")
+            self.assertIsInstance(g["runtime.host"], vim.HostSystem)
+        # An unknown property is vCenter's InvalidProperty fault.
+        with self.assertRaises(vmodl.query.InvalidProperty):
+            content.propertyCollector.RetrievePropertiesEx(
+                [self.view_spec(vms_view, vim.VirtualMachine, ["runtime.noSuchThing"])], PC.RetrieveOptions())
+        hosts_view.Destroy()
+        vms_view.Destroy()
+        with self.assertRaises(vmodl.fault.ManagedObjectNotFound):
+            hosts_view.Destroy()
+        pyVim_connect.Disconnect(si)
 
     def test_the_service_description_names_the_endpoint(self):
         context = ssl.create_default_context(cafile=self.lab.ca_file)

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <string>
 #include <string_view>
@@ -18,6 +19,8 @@
 
 #include "common/expected.hpp"
 #include "providers/http/server.hpp"
+#include "providers/vsphere/vim25/types.hpp"
+#include "providers/vsphere/vim25/xml.hpp"
 #include "simulator/model/lab.hpp"
 #include "simulator/vcenter/vcenter_front.hpp"
 
@@ -96,6 +99,34 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
   // ----
   boost::asio::awaitable<http::ServerResponse> serve_sdk(const http::ServerRequest& req);
   http::ServerResponse sdk_call(const http::ServerRequest& req);
+
+  // ---- the /sdk PropertyCollector reads and views (sdk_properties.cpp) ----
+  struct SdkView {
+    bool list = false;
+    std::vector<vsphere::vim25::MoRef> objects;  // ListView
+    vsphere::vim25::MoRef container;             // ContainerView
+    std::vector<std::string> types;
+    bool recursive = false;
+  };
+  std::map<std::string, SdkView> sdk_views;
+  std::uint64_t sdk_view_counter = 0;
+  std::map<std::string, std::vector<std::string>> sdk_pages;  // RetrievePropertiesEx tokens: the rest
+  std::map<std::string, std::size_t> sdk_page_sizes;
+  std::uint64_t sdk_token_counter = 0;
+  // The vim25 type of a lab object id ("" when vCenter does not know it).
+  std::string sdk_type_of(std::string_view id) const;
+  std::vector<vsphere::vim25::MoRef> sdk_children(const vsphere::vim25::MoRef& obj) const;
+  std::vector<vsphere::vim25::MoRef> sdk_contents(const vsphere::vim25::MoRef& container,
+                                                  const std::vector<std::string>& types,
+                                                  bool recursive) const;
+  // The <val> element of property `path` of `obj`; "" for a property without a value; nullopt: unknown.
+  std::optional<std::string> sdk_property(const vsphere::vim25::MoRef& obj, std::string_view path) const;
+  http::ServerResponse sdk_create_view(const vsphere::vim25::XmlNode& call, const std::string& session_key);
+  http::ServerResponse sdk_destroy_view(const vsphere::vim25::MoRef& self);
+  http::ServerResponse sdk_retrieve(const vsphere::vim25::XmlNode& call);
+  http::ServerResponse sdk_continue(const vsphere::vim25::XmlNode& call);
+  http::ServerResponse sdk_result_page(const std::string& response, std::vector<std::string> objects,
+                                       std::size_t page);
 
   // ---- admission (operation_admission.cpp) ----
   // Holds an admitted operation's cost until destroyed.

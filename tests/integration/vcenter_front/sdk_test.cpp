@@ -4,12 +4,17 @@
 // the same endpoint in tests/conformance/test_pyvmomi.py.)
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "providers/vsphere/transport.hpp"
+#include "providers/vsphere/vim25/decode.hpp"
 #include "providers/vsphere/vim25/messages.hpp"
 #include "providers/vsphere/vim25/session.hpp"
+#include "simulator/model/lab.hpp"
 #include "tests/support/lab_process.hpp"
 #include "tests/support/run_task.hpp"
 
@@ -75,12 +80,11 @@ TEST_F(LabSdk, LoginServiceContentExpiryReloginAndLogout) {
 
   // A method the front does not serve: MethodNotFound, naming it.
   auto unserved =
-      run_task(io_, session.call("CreateContainerView",
-                                 create_container_view(session.service_content().view_manager,
-                                                       {"Folder", "group-d1"}, {"VirtualMachine"}, true)));
+      run_task(io_, session.call("CreateSnapshot_Task",
+                                 create_snapshot_task({"VirtualMachine", "vm-1001"}, "s", "", false, false)));
   ASSERT_FALSE(unserved);
   EXPECT_NE(unserved.error().message.find("MethodNotFound"), std::string::npos) << unserved.error().what();
-  EXPECT_NE(unserved.error().message.find("CreateContainerView"), std::string::npos)
+  EXPECT_NE(unserved.error().message.find("CreateSnapshot_Task"), std::string::npos)
       << unserved.error().what();
 
   // The lab ends every session: the next call logs in once more and goes through.
@@ -109,6 +113,90 @@ TEST_F(LabSdk, AWrongPasswordIsInvalidLoginAndNothingElseWorksWithoutASession) {
   EXPECT_EQ(reply->fault().type, "NotAuthenticated");
   EXPECT_EQ(reply->fault().object, "SessionManager:SessionManager");
   EXPECT_EQ(reply->fault().privilege, "System.View");
+}
+
+// Views and RetrievePropertiesEx, paged: the hosts and VMs the lab's profile says vCenter has, as bootstorm's
+// provider will read them (a ContainerView and a ListView traversed by "view").
+TEST_F(LabSdk, ViewsReadPageByPageMatchTheLabProfile) {
+  Session session(io_.get_executor(), *transport_, settings());
+  ASSERT_TRUE(run_task(io_, session.login()));
+  const ServiceContent& sc = session.service_content();
+  auto view = run_task(
+      io_, session.call("CreateContainerView",
+                        create_container_view(sc.view_manager, sc.root_folder, {"HostSystem"}, true)));
+  ASSERT_TRUE(view) << view.error().what();
+  const MoRef hosts_view = decode_moref(view->returnval());
+  EXPECT_EQ(hosts_view.type, "ContainerView");
+  auto spec = view_filter_spec(hosts_view, "HostSystem", {"name", "runtime.inMaintenanceMode", "parent"});
+  std::vector<std::string> names;
+  int pages = 0;
+  auto reply = run_task(
+      io_, session.call("RetrievePropertiesEx", retrieve_properties_ex(sc.property_collector, {spec}, 1)));
+  while (reply) {
+    ++pages;
+    auto result = decode_retrieve_result(reply->response());
+    ASSERT_TRUE(result) << result.error().what();
+    for (const auto& o : result->objects) {
+      ASSERT_TRUE(o.prop("name"));
+      names.push_back(o.prop("name")->text);
+      EXPECT_EQ(o.prop("runtime.inMaintenanceMode")->text, "false");
+      EXPECT_EQ(o.prop("parent")->moref().type, "ClusterComputeResource");
+    }
+    if (result->token.empty()) break;
+    reply =
+        run_task(io_, session.call("ContinueRetrievePropertiesEx",
+                                   continue_retrieve_properties_ex(sc.property_collector, result->token)));
+  }
+  ASSERT_TRUE(reply) << reply.error().what();
+  std::vector<std::string> expected;
+  auto lab_spec = sim::model::load_lab_spec("small");
+  ASSERT_TRUE(lab_spec);
+  for (const auto& h : lab_spec->hosts)
+    if (h.inventory == "vcenter") expected.push_back(h.name);
+  std::sort(names.begin(), names.end());
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(names, expected);
+  EXPECT_EQ(pages, static_cast<int>(expected.size()));  // maxObjects 1: one page per host
+
+  // A ListView of the golden VM, read through "view" too.
+  auto vms = run_task(
+      io_, session.call("CreateContainerView",
+                        create_container_view(sc.view_manager, sc.root_folder, {"VirtualMachine"}, true)));
+  ASSERT_TRUE(vms);
+  auto all = run_task(
+      io_, session.call("RetrievePropertiesEx",
+                        retrieve_properties_ex(
+                            sc.property_collector,
+                            {view_filter_spec(decode_moref(vms->returnval()), "VirtualMachine", {"name"})})));
+  ASSERT_TRUE(all);
+  auto vm_list = decode_retrieve_result(all->response());
+  ASSERT_TRUE(vm_list && !vm_list->objects.empty());
+  const MoRef golden = vm_list->objects.front().obj;
+  auto list = run_task(io_, session.call("CreateListView", create_list_view(sc.view_manager, {golden})));
+  ASSERT_TRUE(list);
+  auto one = run_task(
+      io_,
+      session.call("RetrievePropertiesEx",
+                   retrieve_properties_ex(sc.property_collector,
+                                          {view_filter_spec(decode_moref(list->returnval()), "VirtualMachine",
+                                                            {"runtime.powerState", "runtime.host"})})));
+  ASSERT_TRUE(one) << one.error().what();
+  auto only = decode_retrieve_result(one->response());
+  ASSERT_TRUE(only);
+  ASSERT_EQ(only->objects.size(), 1u);
+  EXPECT_EQ(only->objects[0].obj, golden);
+  EXPECT_EQ(only->objects[0].prop("runtime.powerState")->text, "poweredOff");
+  EXPECT_EQ(only->objects[0].prop("runtime.host")->moref().type, "HostSystem");
+  // Destroyed views are gone; an unknown property is InvalidProperty.
+  ASSERT_TRUE(run_task(io_, session.call("DestroyView", destroy_view(hosts_view))));
+  EXPECT_FALSE(run_task(io_, session.call("DestroyView", destroy_view(hosts_view))));
+  auto unknown =
+      run_task(io_, session.call("RetrievePropertiesEx",
+                                 retrieve_properties_ex(sc.property_collector,
+                                                        {view_filter_spec(decode_moref(list->returnval()),
+                                                                          "VirtualMachine", {"no.such"})})));
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().message.find("InvalidProperty"), std::string::npos) << unknown.error().what();
 }
 
 TEST_F(LabSdk, TheLabsFrontFaultsApplyToSdkToo) {

@@ -1,0 +1,427 @@
+// The lab's vim25 PropertyCollector reads and views: CreateContainerView / CreateListView / DestroyView, and
+// RetrievePropertiesEx / ContinueRetrievePropertiesEx over the lab's inventory (the root folder, the
+// datacenter, its folders, clusters, hosts, datastores, resource pools and vCenter VMs). An object set is its
+// objects themselves (unless skipped) and, through a TraversalSpec with path "view", the objects of a view.
+// Property values carry their vim25 xsi:type (`all: true`: the properties this front knows). An unknown
+// property is the InvalidProperty fault; a traversal path this front does not follow is the InvalidArgument
+// fault naming it.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "providers/vsphere/vim25/decode.hpp"
+#include "providers/vsphere/vim25/xml_writer.hpp"
+#include "simulator/vcenter/detail/sdk_faults.hpp"
+#include "simulator/vcenter/detail/vcenter_front_impl.hpp"
+
+namespace bootstorm::sim::vcenter {
+
+using http::ServerRequest;
+using http::ServerResponse;
+namespace vim25 = vsphere::vim25;
+
+namespace {
+
+constexpr std::string_view kRootFolder = "group-d1";
+
+std::string esc(std::string_view s) {
+  return vim25::xml_escape(s);
+}
+std::string val(std::string_view xsi_type, std::string_view text) {
+  return fmt::format(R"(<val xsi:type="{}">{}</val>)", xsi_type, esc(text));
+}
+std::string moref_val(const vim25::MoRef& ref) {
+  return fmt::format(R"(<val type="{}" xsi:type="ManagedObjectReference">{}</val>)", esc(ref.type),
+                     esc(ref.value));
+}
+std::string moref_array(const std::vector<vim25::MoRef>& refs) {
+  std::string out = R"(<val xsi:type="ArrayOfManagedObjectReference">)";
+  for (const auto& r : refs)
+    out += fmt::format(
+        R"(<ManagedObjectReference type="{}" xsi:type="ManagedObjectReference">{}</ManagedObjectReference>)",
+        esc(r.type), esc(r.value));
+  return out + "</val>";
+}
+
+// What `all: true` returns: the properties this front knows of a type.
+std::vector<std::string> known_properties(const std::string& type) {
+  if (type == "VirtualMachine")
+    return {"name",
+            "parent",
+            "resourcePool",
+            "datastore",
+            "runtime.powerState",
+            "runtime.host",
+            "guest.toolsRunningStatus",
+            "guest.ipAddress",
+            "guest.net"};
+  if (type == "HostSystem")
+    return {"name",
+            "parent",
+            "runtime.connectionState",
+            "runtime.powerState",
+            "runtime.inMaintenanceMode",
+            "hardware.memorySize",
+            "vm"};
+  if (type == "Datastore")
+    return {"name", "parent", "summary.capacity", "summary.freeSpace", "summary.accessible"};
+  if (type == "Datacenter")
+    return {"name", "parent", "vmFolder", "hostFolder", "datastoreFolder", "networkFolder"};
+  if (type == "ClusterComputeResource") return {"name", "parent", "host", "resourcePool"};
+  if (type == "Folder") return {"name", "childEntity"};
+  return {"name"};
+}
+
+}  // namespace
+
+// ---- the inventory as managed objects ----
+
+std::string VcenterFront::Impl::sdk_type_of(std::string_view id) const {
+  if (id == kRootFolder) return "Folder";
+  if (id == lab.datacenter().id) return "Datacenter";
+  if (lab.find_folder(id)) return "Folder";
+  if (lab.find_cluster(id)) return "ClusterComputeResource";
+  if (const model::Host* h = lab.find_host(id); h && h->id == id && h->spec.inventory == "vcenter")
+    return "HostSystem";
+  if (lab.find_datastore(id)) return "Datastore";
+  if (lab.find_resource_pool(id)) return "ResourcePool";
+  if (const model::Vm* vm = lab.find_vm(id); vm && visible(*vm)) return "VirtualMachine";
+  return {};
+}
+
+std::vector<vim25::MoRef> VcenterFront::Impl::sdk_children(const vim25::MoRef& obj) const {
+  std::vector<vim25::MoRef> out;
+  const model::Datacenter& dc = lab.datacenter();
+  if (obj.value == kRootFolder) return {{"Datacenter", dc.id}};
+  if (obj.type == "Datacenter") {
+    for (const auto& f : {dc.vm_folder_id, dc.host_folder_id, dc.datastore_folder_id, dc.network_folder_id})
+      if (!f.empty()) out.push_back({"Folder", f});
+    return out;
+  }
+  if (obj.type == "Folder") {
+    if (obj.value == dc.host_folder_id) {
+      for (const auto& c : lab.clusters()) out.push_back({"ClusterComputeResource", c.id});
+      for (const auto& h : lab.hosts())
+        if (h.cluster_id.empty() && h.spec.inventory == "vcenter") out.push_back({"HostSystem", h.id});
+    } else if (obj.value == dc.datastore_folder_id) {
+      for (const auto& d : lab.datastores()) out.push_back({"Datastore", d.id});
+    } else if (obj.value == dc.vm_folder_id) {
+      for (const auto& f : lab.folders())
+        if (f.type == "VIRTUAL_MACHINE" && f.id != dc.vm_folder_id) out.push_back({"Folder", f.id});
+    }
+    lab.for_each_vm([&](const model::Vm& vm) {
+      if (visible(vm) && vm.folder_id == obj.value) out.push_back({"VirtualMachine", vm.id});
+      return true;
+    });
+    return out;
+  }
+  if (obj.type == "ClusterComputeResource") {
+    const model::Cluster* c = lab.find_cluster(obj.value);
+    for (const auto& h : lab.hosts())
+      if (h.cluster_id == obj.value && h.spec.inventory == "vcenter") out.push_back({"HostSystem", h.id});
+    if (c) out.push_back({"ResourcePool", c->resource_pool_id});
+    return out;
+  }
+  if (obj.type == "HostSystem" || obj.type == "ResourcePool") {
+    lab.for_each_vm([&](const model::Vm& vm) {
+      if (visible(vm) && (obj.type == "HostSystem" ? vm.host_id : vm.resource_pool_id) == obj.value)
+        out.push_back({"VirtualMachine", vm.id});
+      return true;
+    });
+  }
+  return out;
+}
+
+std::vector<vim25::MoRef> VcenterFront::Impl::sdk_contents(const vim25::MoRef& container,
+                                                           const std::vector<std::string>& types,
+                                                           bool recursive) const {
+  std::vector<vim25::MoRef> out, frontier = sdk_children(container);
+  std::vector<std::string> seen;
+  while (!frontier.empty()) {
+    std::vector<vim25::MoRef> next;
+    for (const auto& obj : frontier) {
+      if (std::find(seen.begin(), seen.end(), obj.value) != seen.end()) continue;
+      seen.push_back(obj.value);
+      if (types.empty() || std::find(types.begin(), types.end(), obj.type) != types.end()) out.push_back(obj);
+      if (recursive) {
+        for (auto& c : sdk_children(obj)) next.push_back(std::move(c));
+      }
+    }
+    frontier = std::move(next);
+  }
+  return out;
+}
+
+std::optional<std::string> VcenterFront::Impl::sdk_property(const vim25::MoRef& obj,
+                                                            std::string_view path) const {
+  const model::Datacenter& dc = lab.datacenter();
+  if (obj.value == kRootFolder) {
+    if (path == "name") return val("xsd:string", "Datacenters");
+    if (path == "childEntity") return moref_array(sdk_children(obj));
+    return std::nullopt;
+  }
+  if (obj.type == "Datacenter") {
+    if (path == "name") return val("xsd:string", dc.name);
+    if (path == "parent") return moref_val({"Folder", std::string(kRootFolder)});
+    if (path == "vmFolder") return moref_val({"Folder", dc.vm_folder_id});
+    if (path == "hostFolder") return moref_val({"Folder", dc.host_folder_id});
+    if (path == "datastoreFolder") return moref_val({"Folder", dc.datastore_folder_id});
+    if (path == "networkFolder") return moref_val({"Folder", dc.network_folder_id});
+    if (path == "datastore")
+      return moref_array(sdk_contents({"Folder", dc.datastore_folder_id}, {"Datastore"}, false));
+    return std::nullopt;
+  }
+  if (obj.type == "Folder") {
+    const model::Folder* f = lab.find_folder(obj.value);
+    if (path == "name") return val("xsd:string", f ? f->name : obj.value);
+    if (path == "childEntity") return moref_array(sdk_children(obj));
+    if (path == "parent") return moref_val({"Datacenter", dc.id});
+    return std::nullopt;
+  }
+  if (obj.type == "ClusterComputeResource") {
+    const model::Cluster* c = lab.find_cluster(obj.value);
+    if (!c) return std::nullopt;
+    if (path == "name") return val("xsd:string", c->name);
+    if (path == "parent") return moref_val({"Folder", dc.host_folder_id});
+    if (path == "host") return moref_array(sdk_contents(obj, {"HostSystem"}, false));
+    if (path == "resourcePool") return moref_val({"ResourcePool", c->resource_pool_id});
+    return std::nullopt;
+  }
+  if (obj.type == "ResourcePool") {
+    const model::ResourcePool* p = lab.find_resource_pool(obj.value);
+    if (!p) return std::nullopt;
+    if (path == "name") return val("xsd:string", p->name);
+    if (path == "parent" && !p->cluster_id.empty())
+      return moref_val({"ClusterComputeResource", p->cluster_id});
+    return std::nullopt;
+  }
+  if (obj.type == "HostSystem") {
+    const model::Host* h = lab.find_host(obj.value);
+    if (!h) return std::nullopt;
+    if (path == "name") return val("xsd:string", h->spec.name);
+    if (path == "parent")
+      return h->cluster_id.empty() ? moref_val({"Folder", dc.host_folder_id})
+                                   : moref_val({"ClusterComputeResource", h->cluster_id});
+    if (path == "runtime.connectionState")
+      return val("HostSystemConnectionState",
+                 h->connection_state == "CONNECTED" ? "connected" : "disconnected");
+    if (path == "runtime.powerState")
+      return val("HostSystemPowerState", h->power_state == "POWERED_ON" ? "poweredOn" : "poweredOff");
+    if (path == "runtime.inMaintenanceMode") return val("xsd:boolean", "false");
+    if (path == "hardware.memorySize" || path == "summary.hardware.memorySize")
+      return val("xsd:long",
+                 std::to_string(static_cast<std::int64_t>(h->spec.memory_gb * 1024.0 * 1024 * 1024)));
+    if (path == "summary.hardware.numCpuCores") return val("xsd:short", std::to_string(h->spec.cores));
+    if (path == "vm") return moref_array(sdk_children(obj));
+    return std::nullopt;
+  }
+  if (obj.type == "Datastore") {
+    const model::Datastore* d = lab.find_datastore(obj.value);
+    if (!d) return std::nullopt;
+    const double gb = 1024.0 * 1024 * 1024;
+    if (path == "name" || path == "summary.name") return val("xsd:string", d->spec.name);
+    if (path == "parent") return moref_val({"Folder", dc.datastore_folder_id});
+    if (path == "summary.capacity")
+      return val("xsd:long", std::to_string(static_cast<std::int64_t>(d->spec.capacity_gb * gb)));
+    if (path == "summary.freeSpace")
+      return val(
+          "xsd:long",
+          std::to_string(static_cast<std::int64_t>(std::max(0.0, d->spec.capacity_gb - d->used_gb) * gb)));
+    if (path == "summary.accessible") return val("xsd:boolean", "true");
+    return std::nullopt;
+  }
+  if (obj.type == "VirtualMachine") {
+    const model::Vm* vm = lab.find_vm(obj.value);
+    if (!vm || !visible(*vm)) return std::nullopt;
+    if (path == "name" || path == "config.name" || path == "summary.config.name")
+      return val("xsd:string", vm->name);
+    if (path == "parent") return moref_val({"Folder", vm->folder_id});
+    if (path == "resourcePool") return moref_val({"ResourcePool", vm->resource_pool_id});
+    if (path == "datastore") return moref_array({{"Datastore", vm->datastore_id}});
+    if (path == "config.template" || path == "summary.config.template") return val("xsd:boolean", "false");
+    if (path == "config.hardware.numCPU" || path == "summary.config.numCpu")
+      return val("xsd:int", std::to_string(vm->cpu_count));
+    if (path == "config.hardware.memoryMB" || path == "summary.config.memorySizeMB")
+      return val("xsd:int", std::to_string(vm->memory_mb));
+    if (path == "runtime.powerState") {
+      const char* state = vm->power == model::PowerState::powered_on  ? "poweredOn"
+                          : vm->power == model::PowerState::suspended ? "suspended"
+                                                                      : "poweredOff";
+      return val("VirtualMachinePowerState", state);
+    }
+    if (path == "runtime.host") return moref_val({"HostSystem", vm->host_id});
+    if (path == "runtime.connectionState") return val("VirtualMachineConnectionState", "connected");
+    if (path == "guest.toolsRunningStatus")
+      return val("xsd:string",
+                 vm->tools == model::ToolsState::running ? "guestToolsRunning" : "guestToolsNotRunning");
+    if (path == "guest.ipAddress") {
+      if (vm->ip.empty()) return std::string();  // unset: the property is listed without a value
+      return val("xsd:string", vm->ip);
+    }
+    if (path == "guest.net") {
+      std::string out = R"(<val xsi:type="ArrayOfGuestNicInfo">)";
+      if (vm->power == model::PowerState::powered_on) {
+        out += fmt::format(
+            R"(<GuestNicInfo xsi:type="GuestNicInfo"><network>VM Network</network>{}<connected>true</connected>)"
+            R"(<deviceConfigId>4000</deviceConfigId></GuestNicInfo>)",
+            vm->ip.empty() ? std::string() : "<ipAddress>" + esc(vm->ip) + "</ipAddress>");
+      }
+      return out + "</val>";
+    }
+    if (path == "customValue") return std::string(R"(<val xsi:type="ArrayOfCustomFieldValue"></val>)");
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+// ---- the calls ----
+
+ServerResponse VcenterFront::Impl::sdk_create_view(const vim25::XmlNode& call,
+                                                   const std::string& session_key) {
+  SdkView view;
+  view.list = call.name() == "CreateListView";
+  if (view.list) {
+    for (const auto& o : call.children("obj")) view.objects.push_back(vim25::decode_moref(o));
+  } else {
+    view.container = vim25::decode_moref(call.child("container"));
+    if (sdk_type_of(view.container.value).empty())
+      return sdk_fault(
+          "ManagedObjectNotFound", "The object has already been deleted or has not been completely created",
+          "<obj type=\"" + esc(view.container.type) + "\">" + esc(view.container.value) + "</obj>");
+    for (const auto& t : call.children("type")) view.types.push_back(t.text());
+    view.recursive = call.child_text("recursive").value_or("false") == "true";
+  }
+  const std::string id = fmt::format("session[{}]{}-{}", session_key.substr(0, 8),
+                                     view.list ? "listview" : "view", ++sdk_view_counter);
+  const bool list = view.list;
+  sdk_views[id] = std::move(view);
+  vim25::XmlWriter w(std::string(call.name()) + "Response");
+  w.moref("returnval", {list ? "ListView" : "ContainerView", id});
+  return sdk_ok(w.finish());
+}
+
+ServerResponse VcenterFront::Impl::sdk_destroy_view(const vim25::MoRef& self) {
+  if (sdk_views.erase(self.value) == 0)
+    return sdk_fault("ManagedObjectNotFound",
+                     "The object has already been deleted or has not been completely created",
+                     "<obj type=\"" + esc(self.type) + "\">" + esc(self.value) + "</obj>");
+  return sdk_ok(vim25::XmlWriter("DestroyViewResponse").finish());
+}
+
+ServerResponse VcenterFront::Impl::sdk_retrieve(const vim25::XmlNode& call) {
+  // The objects and properties of every spec, in order; an object listed twice is reported once.
+  struct Content {
+    vim25::MoRef obj;
+    std::vector<std::pair<std::string, std::string>> props;  // path, <val> ("" : no value)
+  };
+  std::vector<Content> contents;
+  for (const auto& spec : call.children("specSet")) {
+    std::vector<vim25::MoRef> objects;
+    for (const auto& os : spec.children("objectSet")) {
+      const vim25::MoRef obj = vim25::decode_moref(os.child("obj"));
+      if (os.child_text("skip").value_or("false") != "true") objects.push_back(obj);
+      for (const auto& sel : os.children("selectSet")) {
+        const std::string path = sel.child_text("path").value_or("");
+        if (path != "view") {
+          return sdk_fault(
+              "InvalidArgument",
+              "The simulated lab's PropertyCollector follows only the path 'view' of a ContainerView "
+              "or ListView, not '" +
+                  path + "'.",
+              "<invalidProperty>selectSet</invalidProperty>");
+        }
+        auto it = sdk_views.find(obj.value);
+        if (it == sdk_views.end())
+          return sdk_fault("ManagedObjectNotFound",
+                           "The object has already been deleted or has not been completely created",
+                           "<obj type=\"" + esc(obj.type) + "\">" + esc(obj.value) + "</obj>");
+        const SdkView& view = it->second;
+        const auto in_view =
+            view.list ? view.objects : sdk_contents(view.container, view.types, view.recursive);
+        for (const auto& o : in_view)
+          if (!sdk_type_of(o.value).empty()) objects.push_back(o);
+      }
+    }
+    for (const auto& obj : objects) {
+      const std::string type = sdk_type_of(obj.value);
+      if (type.empty()) continue;
+      for (const auto& ps : spec.children("propSet")) {
+        if (ps.child_text("type").value_or("") != type) continue;
+        auto existing = std::find_if(contents.begin(), contents.end(),
+                                     [&](const Content& c) { return c.obj.value == obj.value; });
+        if (existing == contents.end()) {
+          contents.push_back({{type, obj.value}, {}});
+          existing = contents.end() - 1;
+        }
+        std::vector<std::string> paths;
+        for (const auto& p : ps.children("pathSet")) paths.push_back(p.text());
+        if (ps.child_text("all").value_or("false") == "true") paths = known_properties(type);
+        for (const auto& path : paths) {
+          auto value = sdk_property({type, obj.value}, path);
+          if (!value) {
+            return sdk_fault("InvalidProperty",
+                             "The simulated lab does not know property '" + path + "' of " + type + ".",
+                             "<name>" + esc(path) + "</name>");
+          }
+          if (std::none_of(existing->props.begin(), existing->props.end(),
+                           [&](const auto& p) { return p.first == path; }))
+            existing->props.emplace_back(path, *value);
+        }
+      }
+    }
+  }
+  // Pages of maxObjects (default: all); the rest waits under a token for ContinueRetrievePropertiesEx.
+  std::size_t page = contents.size();
+  if (auto max = call.child("options").child_text("maxObjects"); max && !max->empty()) {
+    page = std::max<std::size_t>(1, static_cast<std::size_t>(std::max(1L, std::stol(*max))));
+  }
+  std::vector<std::string> rendered;
+  for (const auto& c : contents) {
+    std::string o = fmt::format(R"(<objects><obj type="{}">{}</obj>)", esc(c.obj.type), esc(c.obj.value));
+    for (const auto& [path, value] : c.props) {
+      o += "<propSet><name>" + esc(path) + "</name>" + value + "</propSet>";
+    }
+    rendered.push_back(o + "</objects>");
+  }
+  return sdk_result_page("RetrievePropertiesExResponse", std::move(rendered), page);
+}
+
+ServerResponse VcenterFront::Impl::sdk_result_page(const std::string& response,
+                                                   std::vector<std::string> objects, std::size_t page) {
+  std::string body = "<" + response +
+                     R"( xmlns="urn:vim25" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" )"
+                     R"(xmlns:xsd="http://www.w3.org/2001/XMLSchema">)";
+  if (!objects.empty()) {
+    body += "<returnval>";
+    if (objects.size() > page) {
+      const std::string token = std::to_string(++sdk_token_counter);
+      sdk_pages[token] = {std::make_move_iterator(objects.begin() + static_cast<std::ptrdiff_t>(page)),
+                          std::make_move_iterator(objects.end())};
+      sdk_page_sizes[token] = page;
+      objects.resize(page);
+      body += "<token>" + token + "</token>";
+    }
+    for (const auto& o : objects) body += o;
+    body += "</returnval>";
+  }
+  return sdk_ok(body + "</" + response + ">");
+}
+
+ServerResponse VcenterFront::Impl::sdk_continue(const vim25::XmlNode& call) {
+  const std::string token = call.child_text("token").value_or("");
+  auto it = sdk_pages.find(token);
+  if (it == sdk_pages.end()) {
+    return sdk_fault("InvalidArgument", "Unknown or already used token '" + token + "'.",
+                     "<invalidProperty>token</invalidProperty>");
+  }
+  auto objects = std::move(it->second);
+  const std::size_t page = sdk_page_sizes[token];
+  sdk_pages.erase(it);
+  sdk_page_sizes.erase(token);
+  return sdk_result_page("ContinueRetrievePropertiesExResponse", std::move(objects), page);
+}
+
+}  // namespace bootstorm::sim::vcenter
