@@ -59,37 +59,38 @@ std::string soap_envelope(std::string_view method_element) {
 Expected<SoapReply> SoapReply::parse(int http_status, std::string_view body, std::string_view what) {
   auto not_soap = [&](const std::string& reason) {
     if (http_status != 200 && http_status != 500) {
-      return make_error(ErrorKind::http_status,
-                        std::string(what) + " failed: HTTP " + std::to_string(http_status) + " " + reason,
-                        "the endpoint has no vim25 service at /sdk; check platform.endpoint, or set "
-                        "platform.api: rest",
-                        http_status);
+      return make_error(
+          ErrorKind::http_status,
+          std::string(what) + " failed: HTTP " + std::to_string(http_status) + ", and " + reason,
+          "the endpoint has no vim25 service at /sdk; check platform.endpoint, or set "
+          "platform.api: rest",
+          http_status);
     }
-    return make_error(ErrorKind::protocol, std::string(what) + ": " + reason,
+    return make_error(ErrorKind::protocol, std::string(what) + " failed: " + reason,
                       "the endpoint does not answer as vCenter's /sdk does; check platform.endpoint",
                       http_status);
   };
   auto doc = XmlDocument::parse(body, what);
-  if (!doc) return not_soap("and the body is not a SOAP envelope (" + doc.error().message + ")");
+  if (!doc) return not_soap("the body is not a SOAP envelope (" + doc.error().message + ")");
   SoapReply reply;
   reply.doc_ = std::move(*doc);
   XmlNode envelope = reply.doc_.root();
   if (!envelope.is(kSoapEnvelopeNs, "Envelope")) {
-    return not_soap("and the answer is <" + std::string(envelope.name()) + ">, not a SOAP 1.1 envelope");
+    return not_soap("the answer is <" + std::string(envelope.name()) + ">, not a SOAP 1.1 envelope");
   }
   XmlNode body_node;
   for (XmlNode c = envelope.first_child(); c; c = c.next_sibling()) {
     if (c.is(kSoapEnvelopeNs, "Body")) body_node = c;
   }
-  if (!body_node) return not_soap("and the envelope has no Body");
+  if (!body_node) return not_soap("the SOAP envelope has no Body");
   XmlNode first = body_node.first_child();
-  if (!first) return not_soap("and the SOAP Body is empty");
+  if (!first) return not_soap("the SOAP Body is empty");
   if (first.is(kSoapEnvelopeNs, "Fault")) {
     reply.fault_ = decode_fault(first);
     return reply;
   }
   if (http_status != 200) {
-    return not_soap("with <" + std::string(first.name()) + "> instead of a SOAP fault");
+    return not_soap("the answer is <" + std::string(first.name()) + "> instead of a SOAP fault");
   }
   reply.response_ = first;
   return reply;
