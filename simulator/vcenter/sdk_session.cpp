@@ -5,6 +5,8 @@
 // method this front does not serve answers MethodNotFound naming it, as vCenter does for an unknown method.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <string>
 #include <string_view>
 
@@ -155,7 +157,11 @@ ServerResponse VcenterFront::Impl::sdk_call(const ServerRequest& req) {
   if (!call)
     return sdk_fault("InvalidRequest", "The request is not a SOAP 1.1 envelope with a method in its Body.");
   const std::string method(call.name());
-  count_request("POST /sdk " + method);
+  // The statistics key: a method name as vim25 spells them, so that no request can grow the table at will.
+  const bool plausible = method.size() <= 64 && std::all_of(method.begin(), method.end(), [](char c) {
+                           return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+                         });
+  count_request("POST /sdk " + (plausible ? method : std::string("(not a vim25 method name)")));
   const vim25::MoRef self{call.child("_this").attribute("type").value_or(""),
                           call.child_text("_this").value_or("")};
   auto self_as = [&](std::string_view element) {
