@@ -1,14 +1,10 @@
 // SOAP framing of vim25 calls (see soap.hpp).
 #include "providers/vsphere/vim25/soap.hpp"
 
+#include "providers/vsphere/vim25/decode.hpp"
+
 namespace bootstorm::vsphere::vim25 {
 namespace {
-
-std::string moref_text(const XmlNode& node) {
-  if (!node) return {};
-  const std::string type = node.attribute("type").value_or("");
-  return type.empty() ? node.text() : type + ":" + node.text();
-}
 
 SoapFault decode_fault(const XmlNode& fault) {
   SoapFault f;
@@ -26,24 +22,27 @@ SoapFault decode_fault(const XmlNode& fault) {
       name.resize(name.size() - kSuffix.size());
     f.type = name;
   }
-  f.privilege = detail.child_text("privilegeId").value_or("");
-  if (f.privilege.empty()) {
-    // vSphere 7+ also lists missingPrivileges: [{entity, privileges[]}].
-    if (XmlNode mp = detail.child("missingPrivileges"))
-      f.privilege = mp.child_text("privileges").value_or("");
-  }
-  for (const char* field : {"object", "obj", "task", "entity"}) {
-    if (XmlNode n = detail.child(field)) {
-      f.object = moref_text(n);
-      break;
-    }
-  }
-  f.name = detail.child_text("name").value_or("");
-  f.state = detail.child_text("existingState").value_or("");
+  read_fault_fields(decode_value(detail), f);
   return f;
 }
 
 }  // namespace
+
+void read_fault_fields(const Value& fault, SoapFault& f) {
+  f.privilege = fault.field_text("privilegeId");
+  if (f.privilege.empty()) {
+    // vSphere 7+ also lists missingPrivileges: [{entity, privileges[]}].
+    if (const Value* mp = fault.field("missingPrivileges")) f.privilege = mp->field_text("privileges");
+  }
+  for (const char* field : {"object", "obj", "task", "entity"}) {
+    if (const Value* o = fault.field(field)) {
+      f.object = o->moref_type.empty() ? o->text : o->moref_type + ":" + o->text;
+      break;
+    }
+  }
+  f.name = fault.field_text("name");
+  f.state = fault.field_text("existingState");
+}
 
 std::string soap_envelope(std::string_view method_element) {
   std::string out;

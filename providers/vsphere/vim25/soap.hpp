@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "common/expected.hpp"
+#include "providers/vsphere/vim25/types.hpp"
 #include "providers/vsphere/vim25/xml.hpp"
 
 namespace bootstorm::vsphere::vim25 {
@@ -26,6 +27,10 @@ struct SoapFault {
   std::string state;      // InvalidPowerState.existingState / requestedState
   bool is(std::string_view t) const { return type == t; }
 };
+
+// The fields of a fault object (the detail's <TypeFault>, or a task's info.error.fault) that SoapFault keeps:
+// privilege, object, name, state. Its type and message are the caller's to set.
+void read_fault_fields(const Value& fault, SoapFault& f);
 
 // One answer: either the method's response element (e.g. <RetrieveServiceContentResponse>) or a fault.
 class SoapReply {

@@ -53,15 +53,7 @@ SoapFault fault_of(const Value& lmf) {
   f.message = lmf.field_text("localizedMessage");
   if (const Value* fault = lmf.field("fault")) {
     f.type = fault->xsi_type;
-    f.privilege = fault->field_text("privilegeId");
-    for (const char* field : {"object", "obj", "task", "entity"}) {
-      if (const Value* o = fault->field(field)) {
-        f.object = o->moref_type.empty() ? o->text : o->moref_type + ":" + o->text;
-        break;
-      }
-    }
-    f.name = fault->field_text("name");
-    f.state = fault->field_text("existingState");
+    read_fault_fields(*fault, f);
   }
   return f;
 }
