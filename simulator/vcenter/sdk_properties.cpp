@@ -75,6 +75,13 @@ std::vector<std::string> known_properties(const std::string& type) {
   return {"name"};
 }
 
+// vCenter's answer for a reference to an object that does not (or no longer) exist.
+ServerResponse object_not_found(const vim25::MoRef& ref) {
+  return sdk_fault("ManagedObjectNotFound",
+                   "The object has already been deleted or has not been completely created",
+                   "<obj type=\"" + esc(ref.type) + "\">" + esc(ref.value) + "</obj>");
+}
+
 }  // namespace
 
 // ---- the inventory as managed objects ----
@@ -287,10 +294,7 @@ ServerResponse VcenterFront::Impl::sdk_create_view(const vim25::XmlNode& call,
     for (const auto& o : call.children("obj")) view.objects.push_back(vim25::decode_moref(o));
   } else {
     view.container = vim25::decode_moref(call.child("container"));
-    if (sdk_type_of(view.container.value).empty())
-      return sdk_fault(
-          "ManagedObjectNotFound", "The object has already been deleted or has not been completely created",
-          "<obj type=\"" + esc(view.container.type) + "\">" + esc(view.container.value) + "</obj>");
+    if (sdk_type_of(view.container.value).empty()) return object_not_found(view.container);
     for (const auto& t : call.children("type")) view.types.push_back(t.text());
     view.recursive = call.child_text("recursive").value_or("false") == "true";
   }
@@ -304,10 +308,7 @@ ServerResponse VcenterFront::Impl::sdk_create_view(const vim25::XmlNode& call,
 }
 
 ServerResponse VcenterFront::Impl::sdk_destroy_view(const vim25::MoRef& self) {
-  if (sdk_views.erase(self.value) == 0)
-    return sdk_fault("ManagedObjectNotFound",
-                     "The object has already been deleted or has not been completely created",
-                     "<obj type=\"" + esc(self.type) + "\">" + esc(self.value) + "</obj>");
+  if (sdk_views.erase(self.value) == 0) return object_not_found(self);
   return sdk_ok(vim25::XmlWriter("DestroyViewResponse").finish());
 }
 
@@ -334,10 +335,7 @@ ServerResponse VcenterFront::Impl::sdk_retrieve(const vim25::XmlNode& call) {
               "<invalidProperty>selectSet</invalidProperty>");
         }
         auto it = sdk_views.find(obj.value);
-        if (it == sdk_views.end())
-          return sdk_fault("ManagedObjectNotFound",
-                           "The object has already been deleted or has not been completely created",
-                           "<obj type=\"" + esc(obj.type) + "\">" + esc(obj.value) + "</obj>");
+        if (it == sdk_views.end()) return object_not_found(obj);
         const SdkView& view = it->second;
         const auto in_view =
             view.list ? view.objects : sdk_contents(view.container, view.types, view.recursive);
