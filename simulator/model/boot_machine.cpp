@@ -95,7 +95,9 @@ void Lab::Impl::start_phase(std::uint64_t number, std::size_t index) {
         1.0 + phase.jitter * keyed_normal(seed, vm.name, static_cast<std::uint64_t>(vm.boot_count), index));
   }
   const std::size_t h = host_index(vm.host_id);
-  const std::size_t d = datastore_index(vm.datastore_id);
+  // Boot data is read from the disk that holds it: a linked or instant clone's shared base disk.
+  const std::size_t d =
+      datastore_index(vm.base_datastore_id.empty() ? vm.datastore_id : vm.base_datastore_id);
   const std::uint64_t generation = boot.generation;
   auto part_done = [this, number, generation, index] {
     auto it = boots.find(number);

@@ -61,6 +61,11 @@ Expected<OperationId> Lab::clone_vm(const CloneRequest& request, VmCallback done
     target.memory_mb = source->memory_mb;
     target.guestinfo = source->guestinfo;
     target.datastore_id = request.datastore_id.empty() ? source->datastore_id : request.datastore_id;
+    if (request.kind == CloneKind::linked || request.kind == CloneKind::instant) {
+      // The clone's disk is a child of the source's: its boot reads hit the shared base.
+      target.base_datastore_id =
+          source->base_datastore_id.empty() ? source->datastore_id : source->base_datastore_id;
+    }
     source_host = source->host_id;
   }
   for (const auto& [k, v] : request.guestinfo) target.guestinfo[k] = v;
@@ -144,11 +149,20 @@ Expected<OperationId> Lab::clone_vm(const CloneRequest& request, VmCallback done
     uses.push_back({m.link_res(h), link_coef});
     uses.push_back({m.bus_res(h), link_coef});
   }
+  const std::size_t record = m.clone_records.size();
+  m.clone_records.push_back({request.name,
+                             request.kind,
+                             mb * ds_coef,
+                             uses_link && h < m.hosts.size() ? mb * link_coef : 0.0,
+                             m.now_,
+                             {},
+                             false});
   auto callback = std::make_shared<VmCallback>(std::move(done));
   auto finish = [this, key, target, kind = request.kind, power_on = request.power_on, used_gb = mb / 1000, d,
-                 callback] {
+                 callback, record] {
     Impl& im = *impl_;
     im.reserved_names.erase(key);
+    im.clone_records[record].completed = im.now_;
     if (d < im.datastores.size()) im.datastores[d].used_gb += used_gb;
     auto id = create_vm(target);
     if (!id) {
@@ -165,11 +179,12 @@ Expected<OperationId> Lab::clone_vm(const CloneRequest& request, VmCallback done
   };
   m.schedule_at(
       m.now_ + profile->clone_overhead_s, [this, fails, key, name = request.name, uses = std::move(uses), mb,
-                                           callback, finish = std::move(finish)]() mutable {
+                                           callback, record, finish = std::move(finish)]() mutable {
         Impl& im = *impl_;
         if (fails) {
           // Surfaces after the task overhead, like a vCenter task that errors out.
           im.reserved_names.erase(key);
+          im.clone_records[record].failed = true;
           (*callback)(make_error(ErrorKind::api, fmt::format("Clone of '{}' failed (injected fault).", name),
                                  "Clear the lab's clone_failure faults or retry."));
           return;

@@ -35,7 +35,18 @@ std::string Lab::truth_json() const {
     if (!vm.node.empty()) entry["node"] = vm.node;
     vms.push_back(std::move(entry));
   }
-  nlohmann::json truth{{"vms", std::move(vms)}};
+  nlohmann::json clones = nlohmann::json::array();
+  for (const auto& c : impl_->clone_records) {
+    nlohmann::json entry{{"name", c.name},
+                         {"kind", to_string(c.kind)},
+                         {"datastoreMB", c.datastore_mb},
+                         {"linkMB", c.link_mb},
+                         {"requested", c.requested}};
+    if (c.completed) entry["completed"] = *c.completed;
+    if (c.failed) entry["failed"] = true;
+    clones.push_back(std::move(entry));
+  }
+  nlohmann::json truth{{"vms", std::move(vms)}, {"clones", std::move(clones)}};
   for (const auto& [key, section] : impl_->truth_sections) {
     nlohmann::json value = nlohmann::json::parse(section(), nullptr, /*allow_exceptions=*/false);
     if (!value.is_discarded()) truth[key] = std::move(value);

@@ -306,6 +306,13 @@ Expected<std::string> Lab::create_vm(CreateVmSpec spec) {
   const Datastore* datastore = find_datastore(ds);
   if (!datastore) return make_error(ErrorKind::not_found, fmt::format("Unknown datastore '{}'.", ds));
   vm.datastore_id = datastore->id;
+  if (!spec.base_datastore_id.empty()) {
+    const Datastore* base = find_datastore(spec.base_datastore_id);
+    if (!base) {
+      return make_error(ErrorKind::not_found, fmt::format("Unknown datastore '{}'.", spec.base_datastore_id));
+    }
+    vm.base_datastore_id = base->id;
+  }
   vm.folder_id = spec.folder_id.empty() ? m.datacenter.vm_folder_id : spec.folder_id;
   vm.resource_pool_id =
       spec.resource_pool_id.empty() ? m.default_pool_for(vm.host_id) : spec.resource_pool_id;

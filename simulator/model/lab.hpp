@@ -290,6 +290,9 @@ struct Vm {
   std::string host_id;
   std::string node;  // kube node name once scheduled
   std::string datastore_id;
+  // Where the VM's boot reads are served: the shared base disk of a linked or instant clone (its source's),
+  // else its own disk's datastore (empty: datastore_id). See simulator/README.md, "Linked clones".
+  std::string base_datastore_id;
   std::string folder_id;
   std::string resource_pool_id;
   std::string cluster_id;
@@ -444,8 +447,9 @@ class Lab {
     std::string name;
     std::string namespace_;
     std::string profile;
-    std::string host_id;       // empty: least loaded host (kube: chosen at start)
-    std::string datastore_id;  // empty: first datastore of the host / kube datastore
+    std::string host_id;            // empty: least loaded host (kube: chosen at start)
+    std::string datastore_id;       // empty: first datastore of the host / kube datastore
+    std::string base_datastore_id;  // linked/instant clones: the datastore of the shared base disk
     std::string folder_id, resource_pool_id;
     std::string created_by_front = "kube";
     std::optional<int> cpu_count, memory_mb;
@@ -507,7 +511,9 @@ class Lab {
 
   // ---- Ground truth ----
   // {"vms":[{"name","id","namespace","host","node","startReceived":<unix s>,"milestones":{...}}]} — VMs
-  // that have received a start request.
+  // that have received a start request — and "clones": [{"name","kind","datastoreMB","linkMB","requested",
+  // "completed"|"failed"}], the data every clone moved (datastore MB: read + written; link MB: through the
+  // destination host's HBA), so that a test can compare what provisioning cost by clone kind.
   // Every entry also has "visible": {<milestone>: <unix s>} (see Vm::visible) and, when a front pushed the
   // change to a client, "delivered": {...} and "written": {...} (see Vm::delivered, Vm::written).
   std::string truth_json() const;

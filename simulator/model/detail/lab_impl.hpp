@@ -132,6 +132,17 @@ struct Lab::Impl {
   };
   std::unordered_map<OperationId, DataFlow> data_flows;
   std::map<std::string, std::function<std::string()>> truth_sections;
+  // What every VM clone moved, for the truth's "clones" (see Lab::truth_json).
+  struct CloneRecord {
+    std::string name;
+    CloneKind kind = CloneKind::full;
+    double datastore_mb = 0;  // read + written on the datastore
+    double link_mb = 0;       // through the destination host's link
+    double requested = 0;
+    std::optional<double> completed;
+    bool failed = false;
+  };
+  std::vector<CloneRecord> clone_records;
 
   std::unordered_map<std::uint64_t, Boot> boots;
   std::uint64_t next_generation = 1;
