@@ -161,4 +161,32 @@ Expected<RetrieveResult> decode_retrieve_result(const XmlNode& response) {
   return result;
 }
 
+PropertyFilterSpec decode_filter_spec(const XmlNode& node) {
+  PropertyFilterSpec spec;
+  for (const XmlNode& ps : node.children("propSet")) {
+    PropertySpec p;
+    p.type = ps.child_text("type").value_or("");
+    p.all = ps.child_text("all").value_or("false") == "true";
+    for (const XmlNode& path : ps.children("pathSet")) p.paths.push_back(path.text());
+    spec.prop_set.push_back(std::move(p));
+  }
+  for (const XmlNode& os : node.children("objectSet")) {
+    ObjectSpec o;
+    o.obj = decode_moref(os.child("obj"));
+    o.skip = os.child_text("skip").value_or("false") == "true";
+    for (const XmlNode& sel : os.children("selectSet")) {
+      TraversalSpec t;
+      t.name = sel.child_text("name").value_or("");
+      t.type = sel.child_text("type").value_or("");
+      t.path = sel.child_text("path").value_or("");
+      t.skip = sel.child_text("skip").value_or("false") == "true";
+      o.select_set.push_back(std::move(t));
+    }
+    spec.object_set.push_back(std::move(o));
+  }
+  if (auto missing = node.child_text("reportMissingObjectsInResults"))
+    spec.report_missing_objects = *missing == "true";
+  return spec;
+}
+
 }  // namespace bootstorm::vsphere::vim25

@@ -19,5 +19,8 @@ Expected<UserSession> decode_user_session(const XmlNode& returnval);
 Expected<UpdateSet> decode_update_set(const XmlNode& response, const std::string& version);
 // RetrievePropertiesEx / ContinueRetrievePropertiesEx: an absent <returnval> is an empty result.
 Expected<RetrieveResult> decode_retrieve_result(const XmlNode& response);
+// A PropertyFilterSpec as a request carries it (CreateFilter's spec, RetrievePropertiesEx's specSet): the
+// server's side of the PropertyCollector (the lab's /sdk reads requests with it).
+PropertyFilterSpec decode_filter_spec(const XmlNode& spec);
 
 }  // namespace bootstorm::vsphere::vim25

@@ -32,10 +32,12 @@ Error fault_error(const SoapFault& f, std::string_view what_view) {
                       "it was deleted while the run used it; run `bootstorm cleanup` and start again");
   }
   if (f.is("InvalidPowerState")) {
-    return make_error(ErrorKind::conflict,
-                      what + " failed: the VM is " +
-                          (f.state.empty() ? std::string("in another power state") : "powered " + f.state) +
-                          said);
+    // existingState is a VirtualMachinePowerState: poweredOn, poweredOff, suspended.
+    const std::string state = f.state == "poweredOn"    ? "powered on"
+                              : f.state == "poweredOff" ? "powered off"
+                              : f.state.empty()         ? "in another power state"
+                                                        : f.state;
+    return make_error(ErrorKind::conflict, what + " failed: the VM is " + state + said);
   }
   if (f.is("DuplicateName")) {
     return make_error(ErrorKind::conflict,

@@ -92,6 +92,14 @@ std::string destroy_view(const MoRef& view) {
   return simple("DestroyView", view);
 }
 
+std::string create_property_collector(const MoRef& property_collector) {
+  return simple("CreatePropertyCollector", property_collector);
+}
+
+std::string destroy_property_collector(const MoRef& collector) {
+  return simple("DestroyPropertyCollector", collector);
+}
+
 std::string create_filter(const MoRef& property_collector, const PropertyFilterSpec& spec,
                           bool partial_updates) {
   XmlWriter w = call("CreateFilter", property_collector);

@@ -20,6 +20,10 @@ std::string create_container_view(const MoRef& view_manager, const MoRef& contai
                                   const std::vector<std::string>& types, bool recursive);
 std::string create_list_view(const MoRef& view_manager, const std::vector<MoRef>& objects);
 std::string destroy_view(const MoRef& view);
+// A PropertyCollector of one's own: its filters and versions are independent of the session's collector, so
+// that two waits (a task wait and the observation) do not take each other's updates.
+std::string create_property_collector(const MoRef& property_collector);
+std::string destroy_property_collector(const MoRef& collector);
 std::string create_filter(const MoRef& property_collector, const PropertyFilterSpec& spec,
                           bool partial_updates);
 std::string destroy_property_filter(const MoRef& filter);

@@ -11,9 +11,17 @@ namespace bootstorm::vsphere::vim25 {
 namespace asio = boost::asio;
 
 asio::awaitable<Expected<void>> UpdateStream::create(const PropertyFilterSpec& spec, bool partial_updates) {
+  const std::string create_method = "CreatePropertyCollector";
+  const std::string create_element = create_property_collector(session_.service_content().property_collector);
+  auto created = co_await session_.call(create_method, create_element);
+  if (!created) co_return created.error();
+  collector_ = decode_moref(created->returnval());
+  if (collector_.empty()) {
+    co_return make_error(ErrorKind::protocol, "vim25 CreatePropertyCollector at " + session_.endpoint() +
+                                                  "/sdk answered without the collector's reference");
+  }
   const std::string method = "CreateFilter";
-  const std::string element =
-      create_filter(session_.service_content().property_collector, spec, partial_updates);
+  const std::string element = create_filter(collector_, spec, partial_updates);
   auto reply = co_await session_.call(method, element);
   if (!reply) co_return reply.error();
   filter_ = decode_moref(reply->returnval());
@@ -26,8 +34,7 @@ asio::awaitable<Expected<void>> UpdateStream::create(const PropertyFilterSpec& s
 
 asio::awaitable<Expected<UpdateSet>> UpdateStream::next(WaitOptions options) {
   const std::string method = "WaitForUpdatesEx";
-  const std::string element =
-      wait_for_updates_ex(session_.service_content().property_collector, version_, options);
+  const std::string element = wait_for_updates_ex(collector_, version_, options);
   CallOptions call;
   call.idempotent = true;  // a repeat from the same version returns the same changes
   // The server holds the call for up to max_wait_seconds: the deadline leaves it room to answer.
@@ -41,10 +48,11 @@ asio::awaitable<Expected<UpdateSet>> UpdateStream::next(WaitOptions options) {
 }
 
 asio::awaitable<void> UpdateStream::destroy() {
-  if (filter_.empty()) co_return;
-  const std::string method = "DestroyPropertyFilter";
-  const std::string element = destroy_property_filter(filter_);
+  if (collector_.empty()) co_return;
+  const std::string method = "DestroyPropertyCollector";
+  const std::string element = destroy_property_collector(collector_);
   (void)co_await session_.call(method, element);
+  collector_ = {};
   filter_ = {};
 }
 

@@ -2,6 +2,10 @@
 // Pushed changes from vCenter: one PropertyCollector filter read with WaitForUpdatesEx, and the wait for a
 // set of tasks built on it (their info.state is followed, not polled).
 //
+// Each stream has a PropertyCollector of its own (CreatePropertyCollector), as govmomi's task waiter does:
+// the versions of a collector cover all of its filters, so two streams sharing the session's collector
+// would take each other's updates.
+//
 // The version of the last update set is kept, so a call that failed (a dropped connection, a timeout) is
 // simply repeated from it: the filter lives in the session on the server, and nothing is lost or repeated. A
 // truncated set (more changes than maxObjectUpdates) is continued at once.
@@ -21,19 +25,21 @@ class UpdateStream {
  public:
   explicit UpdateStream(Session& session) : session_(session) {}
 
-  // CreateFilter on the session's PropertyCollector.
+  // CreatePropertyCollector, then CreateFilter on it.
   boost::asio::awaitable<Expected<void>> create(const PropertyFilterSpec& spec, bool partial_updates = false);
   // The next update set (WaitForUpdatesEx from the kept version). With options.max_wait_seconds the call
   // returns an empty set when nothing changed in that time.
   boost::asio::awaitable<Expected<UpdateSet>> next(WaitOptions options);
-  // DestroyPropertyFilter (best effort).
+  // DestroyPropertyCollector, which takes the filter with it (best effort).
   boost::asio::awaitable<void> destroy();
 
+  const MoRef& collector() const { return collector_; }
   const MoRef& filter() const { return filter_; }
   const std::string& version() const { return version_; }
 
  private:
   Session& session_;
+  MoRef collector_;
   MoRef filter_;
   std::string version_;
 };

@@ -151,6 +151,8 @@ TEST_F(Vim25SchemaTest, ViewsAndThePropertyCollector) {
   expect_valid(create_filter(
       kPc, objects_filter_spec({{"Task", "task-1"}, {"Task", "task-2"}}, "Task", {"info.state"}), false));
   expect_valid(destroy_property_filter({"PropertyFilter", "session[1]filter-1"}));
+  expect_valid(create_property_collector(kPc));
+  expect_valid(destroy_property_collector({"PropertyCollector", "session[1]collector-1"}));
   expect_valid(wait_for_updates_ex(kPc, "", {}));
   expect_valid(wait_for_updates_ex(kPc, "12", WaitOptions{30, 1000}));
   expect_valid(cancel_wait_for_updates(kPc));

@@ -92,7 +92,7 @@ TEST(Vim25Reply, EveryExplainedFaultMapsToAClearError) {
        ErrorKind::auth, "not (or no longer) logged in"},
       {R"(<InvalidPowerStateFault xmlns="urn:vim25" xsi:type="InvalidPowerState"><requestedState>poweredOn</requestedState>)"
        R"(<existingState>poweredOn</existingState></InvalidPowerStateFault>)",
-       ErrorKind::conflict, "the VM is powered poweredOn"},
+       ErrorKind::conflict, "the VM is powered on (vCenter:"},
       {R"(<DuplicateNameFault xmlns="urn:vim25" xsi:type="DuplicateName"><name>bs-1-a</name><object type="Folder">group-v3</object></DuplicateNameFault>)",
        ErrorKind::conflict, "'bs-1-a' is already taken"},
       {R"(<TaskInProgressFault xmlns="urn:vim25" xsi:type="TaskInProgress"><task type="Task">task-7</task></TaskInProgressFault>)",

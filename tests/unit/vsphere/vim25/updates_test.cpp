@@ -60,6 +60,14 @@ class ScriptedSdk final : public vsphere::Transport {
   void close_idle() override {}
 };
 
+std::string collector_created() {
+  return R"(<CreatePropertyCollectorResponse xmlns="urn:vim25"><returnval type="PropertyCollector">session[1]c1</returnval></CreatePropertyCollectorResponse>)";
+}
+
+std::string collector_destroyed() {
+  return R"(<DestroyPropertyCollectorResponse xmlns="urn:vim25"/>)";
+}
+
 std::string filter_created() {
   return R"(<CreateFilterResponse xmlns="urn:vim25"><returnval type="PropertyFilter">session[1]f1</returnval></CreateFilterResponse>)";
 }
@@ -88,8 +96,9 @@ class Vim25Updates : public ::testing::Test {
 };
 
 TEST_F(Vim25Updates, TheVersionIsKeptAndAFailedCallIsRepeatedFromIt) {
-  sdk.script = {filter_created(), update("1", ""), "", update("2", ""),
-                R"(<WaitForUpdatesExResponse xmlns="urn:vim25"/>)"};
+  sdk.script = {collector_created(), filter_created(),
+                update("1", ""),     "",
+                update("2", ""),     R"(<WaitForUpdatesExResponse xmlns="urn:vim25"/>)"};
   UpdateStream stream(session);
   ASSERT_TRUE(run_task(io, stream.create(objects_filter_spec({{"VirtualMachine", "vm-1"}}, "VirtualMachine",
                                                              {"runtime.powerState"}))));
@@ -105,17 +114,22 @@ TEST_F(Vim25Updates, TheVersionIsKeptAndAFailedCallIsRepeatedFromIt) {
   ASSERT_TRUE(idle);
   EXPECT_TRUE(idle->filters.empty());
   EXPECT_EQ(stream.version(), "2");
-  ASSERT_EQ(sdk.bodies.size(), 5u);
-  EXPECT_NE(sdk.bodies[1].find("<version></version>"), std::string::npos) << sdk.bodies[1];
-  EXPECT_NE(sdk.bodies[2].find("<version>1</version>"), std::string::npos) << sdk.bodies[2];
+  ASSERT_EQ(sdk.bodies.size(), 6u);
+  // The filter and the waits address the stream's own collector, not the session's.
+  EXPECT_NE(sdk.bodies[0].find("<CreatePropertyCollector "), std::string::npos) << sdk.bodies[0];
+  EXPECT_NE(sdk.bodies[1].find(">session[1]c1</_this>"), std::string::npos) << sdk.bodies[1];
+  EXPECT_NE(sdk.bodies[2].find(">session[1]c1</_this><version></version>"), std::string::npos)
+      << sdk.bodies[2];
   EXPECT_NE(sdk.bodies[3].find("<version>1</version>"), std::string::npos) << sdk.bodies[3];
-  EXPECT_NE(sdk.bodies[4].find("<version>2</version><options><maxWaitSeconds>0</maxWaitSeconds></options>"),
+  EXPECT_NE(sdk.bodies[4].find("<version>1</version>"), std::string::npos) << sdk.bodies[4];
+  EXPECT_NE(sdk.bodies[5].find("<version>2</version><options><maxWaitSeconds>0</maxWaitSeconds></options>"),
             std::string::npos)
-      << sdk.bodies[4];
+      << sdk.bodies[5];
 }
 
 TEST_F(Vim25Updates, TasksEndInSuccessOrAnExplainedFault) {
   sdk.script = {
+      collector_created(),
       filter_created(),
       update("1",
              task_change("task-1", change("info.state", "<val xsi:type=\"TaskInfoState\">running</val>")) +
@@ -133,7 +147,7 @@ TEST_F(Vim25Updates, TasksEndInSuccessOrAnExplainedFault) {
                             "<val xsi:type=\"LocalizedMethodFault\"><fault xsi:type=\"DuplicateName\">"
                             "<name>bs-1-a</name><object type=\"Folder\">group-v3</object></fault>"
                             "<localizedMessage>The name 'bs-1-a' already exists.</localizedMessage></val>"))),
-      R"(<DestroyPropertyFilterResponse xmlns="urn:vim25"/>)"};
+      collector_destroyed()};
   auto outcomes = run_task(io, wait_for_tasks(session, {{"Task", "task-1"}, {"Task", "task-2"}},
                                               std::chrono::seconds(30), "clone bs-1-a"));
   ASSERT_TRUE(outcomes) << outcomes.error().what();
@@ -147,15 +161,15 @@ TEST_F(Vim25Updates, TasksEndInSuccessOrAnExplainedFault) {
   EXPECT_NE((*outcomes)[1].error->message.find("clone bs-1-a failed: the name 'bs-1-a' is already taken"),
             std::string::npos)
       << (*outcomes)[1].error->message;
-  EXPECT_NE(sdk.bodies.back().find("<DestroyPropertyFilter "),
-            std::string::npos);  // the filter is not left behind
+  EXPECT_NE(sdk.bodies.back().find("<DestroyPropertyCollector "),
+            std::string::npos);  // the collector and its filter are not left behind
 }
 
 TEST_F(Vim25Updates, TasksStillRunningAtTheDeadlineAreATimeoutNamingHowMany) {
-  sdk.script = {filter_created(),
+  sdk.script = {collector_created(), filter_created(),
                 update("1", task_change("task-1", change("info.state",
                                                          "<val xsi:type=\"TaskInfoState\">running</val>"))),
-                R"(<DestroyPropertyFilterResponse xmlns="urn:vim25"/>)"};
+                collector_destroyed()};
   auto outcomes =
       run_task(io, wait_for_tasks(session, {{"Task", "task-1"}}, std::chrono::milliseconds(0), "power on"));
   ASSERT_FALSE(outcomes);
