@@ -10,8 +10,10 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
+#include "common/rfc3339.hpp"
 #include "providers/vsphere/vim25/decode.hpp"
 #include "providers/vsphere/vim25/xml_writer.hpp"
 #include "simulator/vcenter/detail/sdk_faults.hpp"
@@ -55,9 +57,15 @@ std::vector<std::string> known_properties(const std::string& type) {
             "datastore",
             "runtime.powerState",
             "runtime.host",
+            "runtime.bootTime",
             "guest.toolsRunningStatus",
             "guest.ipAddress",
-            "guest.net"};
+            "guest.net",
+            "snapshot",
+            "customValue"};
+  if (type == "Task") return {"info"};
+  if (type == "VirtualMachineSnapshot") return {"vm", "childSnapshot"};
+  if (type == "CustomFieldsManager") return {"field"};
   if (type == "HostSystem")
     return {"name",
             "parent",
@@ -75,19 +83,16 @@ std::vector<std::string> known_properties(const std::string& type) {
   return {"name"};
 }
 
-// vCenter's answer for a reference to an object that does not (or no longer) exist.
-ServerResponse object_not_found(const vim25::MoRef& ref) {
-  return sdk_fault("ManagedObjectNotFound",
-                   "The object has already been deleted or has not been completely created",
-                   "<obj type=\"" + esc(ref.type) + "\">" + esc(ref.value) + "</obj>");
-}
-
 }  // namespace
 
 // ---- the inventory as managed objects ----
 
 std::string VcenterFront::Impl::sdk_type_of(std::string_view id) const {
   if (id == kRootFolder) return "Folder";
+  if (id.starts_with("task-")) return sdk_tasks.count(std::string(id)) ? "Task" : "";
+  if (id.starts_with("snapshot-"))
+    return sdk_snapshots.count(std::string(id)) ? "VirtualMachineSnapshot" : "";
+  if (id == "CustomFieldsManager") return "CustomFieldsManager";
   if (id == lab.datacenter().id) return "Datacenter";
   if (lab.find_folder(id)) return "Folder";
   if (lab.find_cluster(id)) return "ClusterComputeResource";
@@ -146,12 +151,11 @@ std::vector<vim25::MoRef> VcenterFront::Impl::sdk_contents(const vim25::MoRef& c
                                                            const std::vector<std::string>& types,
                                                            bool recursive) const {
   std::vector<vim25::MoRef> out, frontier = sdk_children(container);
-  std::vector<std::string> seen;
+  std::unordered_set<std::string> seen;
   while (!frontier.empty()) {
     std::vector<vim25::MoRef> next;
     for (const auto& obj : frontier) {
-      if (std::find(seen.begin(), seen.end(), obj.value) != seen.end()) continue;
-      seen.push_back(obj.value);
+      if (!seen.insert(obj.value).second) continue;
       if (types.empty() || std::find(types.begin(), types.end(), obj.type) != types.end()) out.push_back(obj);
       if (recursive) {
         for (auto& c : sdk_children(obj)) next.push_back(std::move(c));
@@ -165,6 +169,28 @@ std::vector<vim25::MoRef> VcenterFront::Impl::sdk_contents(const vim25::MoRef& c
 std::optional<std::string> VcenterFront::Impl::sdk_property(const vim25::MoRef& obj,
                                                             std::string_view path) const {
   const model::Datacenter& dc = lab.datacenter();
+  if (obj.type == "Task") {
+    auto task = sdk_tasks.find(obj.value);
+    if (task == sdk_tasks.end()) return std::nullopt;
+    return sdk_task_property(task->second, path);
+  }
+  if (obj.type == "VirtualMachineSnapshot") {
+    auto snapshot = sdk_snapshots.find(obj.value);
+    if (snapshot == sdk_snapshots.end()) return std::nullopt;
+    if (path == "vm") return moref_val({"VirtualMachine", snapshot->second.vm_id});
+    if (path == "childSnapshot") {
+      const auto chain = sdk_snapshots_of(snapshot->second.vm_id);
+      std::vector<vim25::MoRef> children;
+      for (std::size_t i = 0; i + 1 < chain.size(); ++i)
+        if (chain[i]->id == obj.value) children.push_back({"VirtualMachineSnapshot", chain[i + 1]->id});
+      return moref_array(children);
+    }
+    return std::nullopt;
+  }
+  if (obj.type == "CustomFieldsManager") {
+    if (path == "field") return sdk_field_defs("");
+    return std::nullopt;
+  }
   if (obj.value == kRootFolder) {
     if (path == "name") return val("xsd:string", "Datacenters");
     if (path == "childEntity") return moref_array(sdk_children(obj));
@@ -260,6 +286,12 @@ std::optional<std::string> VcenterFront::Impl::sdk_property(const vim25::MoRef& 
       return val("VirtualMachinePowerState", state);
     }
     if (path == "runtime.host") return moref_val({"HostSystem", vm->host_id});
+    if (path == "runtime.bootTime") {
+      // When the VM last powered on; unset while it is off.
+      const auto& running = vm->milestone(model::Milestone::running);
+      if (vm->power != model::PowerState::powered_on || !running) return std::string();
+      return val("xsd:dateTime", format_rfc3339(from_unix_seconds(*running)));
+    }
     if (path == "runtime.connectionState") return val("VirtualMachineConnectionState", "connected");
     if (path == "guest.toolsRunningStatus")
       return val("xsd:string",
@@ -278,7 +310,21 @@ std::optional<std::string> VcenterFront::Impl::sdk_property(const vim25::MoRef& 
       }
       return out + "</val>";
     }
-    if (path == "customValue") return std::string(R"(<val xsi:type="ArrayOfCustomFieldValue"></val>)");
+    if (path == "customValue" || path == "summary.customValue") return sdk_custom_values(vm->id);
+    if (path == "availableField") return sdk_field_defs("VirtualMachine");
+    if (path == "snapshot") {
+      const auto chain = sdk_snapshots_of(vm->id);
+      if (chain.empty()) return std::string();  // no snapshot: unset
+      return fmt::format(
+          R"(<val xsi:type="VirtualMachineSnapshotInfo"><currentSnapshot type="VirtualMachineSnapshot">{}</currentSnapshot>)"
+          R"(<rootSnapshotList>{}</rootSnapshotList></val>)",
+          esc(chain.back()->id), sdk_snapshot_tree(chain, 0));
+    }
+    if (path == "rootSnapshot") {
+      const auto chain = sdk_snapshots_of(vm->id);
+      if (chain.empty()) return moref_array({});
+      return moref_array({{"VirtualMachineSnapshot", chain.front()->id}});
+    }
     return std::nullopt;
   }
   return std::nullopt;
@@ -294,7 +340,7 @@ ServerResponse VcenterFront::Impl::sdk_create_view(const vim25::XmlNode& call,
     for (const auto& o : call.children("obj")) view.objects.push_back(vim25::decode_moref(o));
   } else {
     view.container = vim25::decode_moref(call.child("container"));
-    if (sdk_type_of(view.container.value).empty()) return object_not_found(view.container);
+    if (sdk_type_of(view.container.value).empty()) return sdk_object_not_found(view.container);
     for (const auto& t : call.children("type")) view.types.push_back(t.text());
     view.recursive = call.child_text("recursive").value_or("false") == "true";
   }
@@ -308,8 +354,40 @@ ServerResponse VcenterFront::Impl::sdk_create_view(const vim25::XmlNode& call,
 }
 
 ServerResponse VcenterFront::Impl::sdk_destroy_view(const vim25::MoRef& self) {
-  if (sdk_views.erase(self.value) == 0) return object_not_found(self);
+  if (sdk_views.erase(self.value) == 0) return sdk_object_not_found(self);
   return sdk_ok(vim25::XmlWriter("DestroyViewResponse").finish());
+}
+
+std::vector<std::string> VcenterFront::Impl::sdk_paths_of(const vim25::PropertySpec& prop_spec) {
+  return prop_spec.all ? known_properties(prop_spec.type) : prop_spec.paths;
+}
+
+std::optional<ServerResponse> VcenterFront::Impl::sdk_spec_objects(const vim25::PropertyFilterSpec& spec,
+                                                                   std::vector<vim25::MoRef>& out) const {
+  std::unordered_set<std::string> listed;
+  auto add = [&](const vim25::MoRef& obj) {
+    if (listed.insert(obj.value).second) out.push_back(obj);
+  };
+  for (const auto& os : spec.object_set) {
+    if (!os.skip) add(os.obj);
+    for (const auto& sel : os.select_set) {
+      if (sel.path != "view") {
+        return sdk_fault(
+            "InvalidArgument",
+            "The simulated lab's PropertyCollector follows only the path 'view' of a ContainerView "
+            "or ListView, not '" +
+                sel.path + "'.",
+            "<invalidProperty>selectSet</invalidProperty>");
+      }
+      auto it = sdk_views.find(os.obj.value);
+      if (it == sdk_views.end()) return sdk_object_not_found(os.obj);
+      const SdkView& view = it->second;
+      for (const auto& o :
+           view.list ? view.objects : sdk_contents(view.container, view.types, view.recursive))
+        add(o);
+    }
+  }
+  return std::nullopt;
 }
 
 ServerResponse VcenterFront::Impl::sdk_retrieve(const vim25::XmlNode& call) {
@@ -319,45 +397,22 @@ ServerResponse VcenterFront::Impl::sdk_retrieve(const vim25::XmlNode& call) {
     std::vector<std::pair<std::string, std::string>> props;  // path, <val> ("" : no value)
   };
   std::vector<Content> contents;
-  for (const auto& spec : call.children("specSet")) {
+  for (const auto& spec_node : call.children("specSet")) {
+    const vim25::PropertyFilterSpec spec = vim25::decode_filter_spec(spec_node);
     std::vector<vim25::MoRef> objects;
-    for (const auto& os : spec.children("objectSet")) {
-      const vim25::MoRef obj = vim25::decode_moref(os.child("obj"));
-      if (os.child_text("skip").value_or("false") != "true") objects.push_back(obj);
-      for (const auto& sel : os.children("selectSet")) {
-        const std::string path = sel.child_text("path").value_or("");
-        if (path != "view") {
-          return sdk_fault(
-              "InvalidArgument",
-              "The simulated lab's PropertyCollector follows only the path 'view' of a ContainerView "
-              "or ListView, not '" +
-                  path + "'.",
-              "<invalidProperty>selectSet</invalidProperty>");
-        }
-        auto it = sdk_views.find(obj.value);
-        if (it == sdk_views.end()) return object_not_found(obj);
-        const SdkView& view = it->second;
-        const auto in_view =
-            view.list ? view.objects : sdk_contents(view.container, view.types, view.recursive);
-        for (const auto& o : in_view)
-          if (!sdk_type_of(o.value).empty()) objects.push_back(o);
-      }
-    }
+    if (auto fault = sdk_spec_objects(spec, objects)) return std::move(*fault);
     for (const auto& obj : objects) {
       const std::string type = sdk_type_of(obj.value);
       if (type.empty()) continue;
-      for (const auto& ps : spec.children("propSet")) {
-        if (ps.child_text("type").value_or("") != type) continue;
+      for (const auto& ps : spec.prop_set) {
+        if (ps.type != type) continue;
         auto existing = std::find_if(contents.begin(), contents.end(),
                                      [&](const Content& c) { return c.obj.value == obj.value; });
         if (existing == contents.end()) {
           contents.push_back({{type, obj.value}, {}});
           existing = contents.end() - 1;
         }
-        std::vector<std::string> paths;
-        for (const auto& p : ps.children("pathSet")) paths.push_back(p.text());
-        if (ps.child_text("all").value_or("false") == "true") paths = known_properties(type);
-        for (const auto& path : paths) {
+        for (const auto& path : sdk_paths_of(ps)) {
           auto value = sdk_property({type, obj.value}, path);
           if (!value) {
             return sdk_fault("InvalidProperty",
@@ -389,9 +444,7 @@ ServerResponse VcenterFront::Impl::sdk_retrieve(const vim25::XmlNode& call) {
 
 ServerResponse VcenterFront::Impl::sdk_result_page(const std::string& response,
                                                    std::vector<std::string> objects, std::size_t page) {
-  std::string body = "<" + response +
-                     R"( xmlns="urn:vim25" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" )"
-                     R"(xmlns:xsd="http://www.w3.org/2001/XMLSchema">)";
+  std::string body;
   if (!objects.empty()) {
     body += "<returnval>";
     if (objects.size() > page) {
@@ -405,7 +458,7 @@ ServerResponse VcenterFront::Impl::sdk_result_page(const std::string& response,
     for (const auto& o : objects) body += o;
     body += "</returnval>";
   }
-  return sdk_ok(body + "</" + response + ">");
+  return sdk_ok(response_element(response, body));
 }
 
 ServerResponse VcenterFront::Impl::sdk_continue(const vim25::XmlNode& call) {

@@ -116,6 +116,39 @@ ServerResponse sdk_fault(std::string_view type, std::string_view message, std::s
                        vim25::xml_escape(message), detail));
 }
 
+std::string response_element(std::string_view name, std::string_view content) {
+  return fmt::format(R"(<{0} xmlns="urn:vim25" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" )"
+                     R"(xmlns:xsd="http://www.w3.org/2001/XMLSchema">{1}</{0}>)",
+                     name, content);
+}
+
+ServerResponse sdk_fault(const SdkFaultInfo& fault) {
+  return sdk_fault(fault.type, fault.message, fault.fields);
+}
+
+SdkFaultInfo object_not_found_fault(const vim25::MoRef& ref) {
+  return {"ManagedObjectNotFound", "The object has already been deleted or has not been completely created",
+          moref_element("obj", ref)};
+}
+
+ServerResponse sdk_object_not_found(const vim25::MoRef& ref) {
+  return sdk_fault(object_not_found_fault(ref));
+}
+
+std::string localized_fault(const SdkFaultInfo& fault) {
+  return fmt::format(R"(<fault xsi:type="{}">{}</fault><localizedMessage>{}</localizedMessage>)", fault.type,
+                     fault.fields, vim25::xml_escape(fault.message));
+}
+
+std::string typed_element(std::string_view name, std::string_view xsi_type, std::string_view text) {
+  return fmt::format(R"(<{0} xsi:type="{1}">{2}</{0}>)", name, xsi_type, vim25::xml_escape(text));
+}
+
+std::string moref_element(std::string_view name, const vim25::MoRef& ref) {
+  return fmt::format(R"(<{0} type="{1}">{2}</{0}>)", name, vim25::xml_escape(ref.type),
+                     vim25::xml_escape(ref.value));
+}
+
 boost::asio::awaitable<ServerResponse> VcenterFront::Impl::serve_sdk(const ServerRequest& req) {
   // The lab's front faults apply here as on the REST API; an injected error is a SOAP SystemError fault
   // with the configured HTTP status.
@@ -125,27 +158,27 @@ boost::asio::awaitable<ServerResponse> VcenterFront::Impl::serve_sdk(const Serve
     injected.status = lab.faults().error_status;
     co_return injected;
   }
-  co_return sdk_call(req);
+  co_return co_await sdk_call(req);
 }
 
-ServerResponse VcenterFront::Impl::sdk_call(const ServerRequest& req) {
+boost::asio::awaitable<ServerResponse> VcenterFront::Impl::sdk_call(const ServerRequest& req) {
   if (req.method == "GET" && req.path == "/sdk/vimServiceVersions.xml") {
     count_request("GET /sdk/vimServiceVersions.xml");
-    return xml_response(200, versions_document());
+    co_return xml_response(200, versions_document());
   }
   if (req.method == "GET" && req.path == "/sdk/vimService.wsdl") {
     count_request("GET /sdk/vimService.wsdl");
-    return xml_response(200, service_wsdl(req));
+    co_return xml_response(200, service_wsdl(req));
   }
   if (req.method != "POST" || req.path != "/sdk") {
     ServerResponse r;
     r.status = 404;
     r.headers = {{"Content-Type", "text/plain"}};
     r.body = "404 Not Found";
-    return r;
+    co_return r;
   }
   auto doc = vim25::XmlDocument::parse(req.body, "the request");
-  if (!doc) return sdk_fault("InvalidRequest", doc.error().message);
+  if (!doc) co_return sdk_fault("InvalidRequest", doc.error().message);
   vim25::XmlNode envelope = doc->root();
   vim25::XmlNode body;
   if (envelope.is(vim25::kSoapEnvelopeNs, "Envelope")) {
@@ -155,7 +188,8 @@ ServerResponse VcenterFront::Impl::sdk_call(const ServerRequest& req) {
   }
   const vim25::XmlNode call = body.first_child();
   if (!call)
-    return sdk_fault("InvalidRequest", "The request is not a SOAP 1.1 envelope with a method in its Body.");
+    co_return sdk_fault("InvalidRequest",
+                        "The request is not a SOAP 1.1 envelope with a method in its Body.");
   const std::string method(call.name());
   // The statistics key: a method name as vim25 spells them, so that no request can grow the table at will.
   const bool plausible = method.size() <= 64 && std::all_of(method.begin(), method.end(), [](char c) {
@@ -197,19 +231,15 @@ ServerResponse VcenterFront::Impl::sdk_call(const ServerRequest& req) {
     w.moref("taskManager", {"TaskManager", "TaskManager"});
     w.moref("customFieldsManager", {"CustomFieldsManager", "CustomFieldsManager"});
     w.close();
-    return xml_response(200, vim25::soap_envelope(w.finish()));
+    co_return xml_response(200, vim25::soap_envelope(w.finish()));
   }
 
-  // The lab's session-expiry fault ends every session, SOAP and REST alike (they share the store).
-  if (model::Faults& faults = lab.faults(); faults.expire_sessions) {
-    faults.expire_sessions = false;
-    stats.faults_injected += sessions.size();
-    sessions.clear();
-  }
+  apply_session_expiry_fault();
   const std::string token = cookie_token(req);
   const double now = lab.now();
   auto session = sessions.find(token);
   if (session != sessions.end() && now - session->second.last_used > config().session_idle_timeout_s) {
+    sdk_end_session(session->first);
     sessions.erase(session);
     session = sessions.end();
   }
@@ -218,11 +248,11 @@ ServerResponse VcenterFront::Impl::sdk_call(const ServerRequest& req) {
     const std::string user = call.child_text("userName").value_or("");
     const std::string password = call.child_text("password").value_or("");
     if (user != config().username || password != config().password) {
-      return sdk_fault("InvalidLogin", "Cannot complete login due to an incorrect user name or password.");
+      co_return sdk_fault("InvalidLogin", "Cannot complete login due to an incorrect user name or password.");
     }
     if (session != sessions.end()) {
       // vCenter refuses a second Login on a logged-in session.
-      return sdk_fault("InvalidLogin", "This session is already logged in.");
+      co_return sdk_fault("InvalidLogin", "This session is already logged in.");
     }
     const std::string key = new_token();
     sessions[key] = Session{user, now, now};
@@ -242,30 +272,79 @@ ServerResponse VcenterFront::Impl::sdk_call(const ServerRequest& req) {
         .close();
     ServerResponse r = xml_response(200, vim25::soap_envelope(w.finish()));
     r.headers.emplace_back("Set-Cookie", fmt::format("{}=\"{}\"; Path=/; HttpOnly; Secure;", kCookie, key));
-    return r;
+    co_return r;
   }
 
   if (session == sessions.end()) {
-    return sdk_fault("NotAuthenticated", "The session is not authenticated.",
-                     self_as("object") + "<privilegeId>System.View</privilegeId>");
+    co_return sdk_fault("NotAuthenticated", "The session is not authenticated.",
+                        self_as("object") + "<privilegeId>System.View</privilegeId>");
   }
   session->second.last_used = now;
 
+  const std::string session_key = session->first;
+  const std::string user = session->second.user;
   if (method == "Logout") {
-    // The session's views go with it, as on vCenter.
-    const std::string prefix = "session[" + session->first.substr(0, 8) + "]";
-    std::erase_if(sdk_views, [&](const auto& view) { return view.first.rfind(prefix, 0) == 0; });
-    sessions.erase(session);
-    return xml_response(200, vim25::soap_envelope(vim25::XmlWriter("LogoutResponse").finish()));
+    sdk_end_session(session_key);
+    sessions.erase(session_key);
+    co_return xml_response(200, vim25::soap_envelope(vim25::XmlWriter("LogoutResponse").finish()));
   }
   if (method == "CreateContainerView" || method == "CreateListView")
-    return sdk_create_view(call, session->first);
-  if (method == "DestroyView") return sdk_destroy_view(self);
-  if (method == "RetrievePropertiesEx") return sdk_retrieve(call);
-  if (method == "ContinueRetrievePropertiesEx") return sdk_continue(call);
-  return sdk_fault("MethodNotFound",
-                   fmt::format("Method {} is not served by the simulated lab's vim25 endpoint.", method),
-                   self_as("receiver") + "<method>" + vim25::xml_escape(method) + "</method>");
+    co_return sdk_create_view(call, session_key);
+  if (method == "DestroyView") co_return sdk_destroy_view(self);
+  if (method == "RetrievePropertiesEx") co_return sdk_retrieve(call);
+  if (method == "ContinueRetrievePropertiesEx") co_return sdk_continue(call);
+
+  // The PropertyCollector's filters and waits, on the session's collector or one it created.
+  if (self.type == "PropertyCollector" &&
+      (method == "CreatePropertyCollector" || method == "DestroyPropertyCollector" ||
+       method == "CreateFilter" || method == "WaitForUpdatesEx" || method == "CancelWaitForUpdates")) {
+    SdkCollector* collector = sdk_collector(session_key, self.value);
+    if (!collector) co_return sdk_object_not_found(self);
+    if (method == "CreatePropertyCollector") co_return sdk_create_collector(session_key);
+    if (method == "DestroyPropertyCollector") co_return sdk_destroy_collector(*collector);
+    if (method == "CreateFilter") co_return sdk_create_filter(*collector, call);
+    if (method == "CancelWaitForUpdates") co_return sdk_cancel_wait(*collector);
+    std::optional<int> max_wait, max_updates;
+    const vim25::XmlNode options = call.child("options");
+    if (auto v = options.child_text("maxWaitSeconds"); v && !v->empty()) max_wait = std::atoi(v->c_str());
+    if (auto v = options.child_text("maxObjectUpdates"); v && !v->empty())
+      max_updates = std::atoi(v->c_str());
+    std::string collector_id = collector->id;
+    std::string version = call.child_text("version").value_or("");
+    co_return co_await sdk_wait_for_updates(std::move(collector_id), std::move(version), max_wait,
+                                            max_updates);
+  }
+  if (method == "DestroyPropertyFilter") co_return sdk_destroy_filter(session_key, self);
+
+  // Custom attributes.
+  if (method == "AddCustomFieldDef") co_return sdk_add_field(call);
+  if (method == "RemoveCustomFieldDef") co_return sdk_remove_field(call);
+  if (method == "SetField") co_return sdk_set_field(call);
+
+  // Tasks on a VM, a snapshot or the datacenter.
+  if (method == "PowerOnMultiVM_Task") co_return sdk_power_on_multi(call, user);
+  if (method == "RemoveSnapshot_Task") co_return sdk_remove_snapshot(call, self, user);
+  if (method == "CreateSnapshot_Task" || method == "CloneVM_Task" || method == "InstantClone_Task" ||
+      method == "PowerOnVM_Task" || method == "PowerOffVM_Task" || method == "Destroy_Task" ||
+      method == "ReconfigVM_Task") {
+    if (self.type != "VirtualMachine" || sdk_type_of(self.value) != "VirtualMachine") {
+      if (method == "Destroy_Task" && !sdk_type_of(self.value).empty()) {
+        co_return sdk_fault("NotSupported",
+                            "The simulated lab destroys only virtual machines, not " + self.type + ".");
+      }
+      co_return sdk_object_not_found(self);
+    }
+    if (method == "CreateSnapshot_Task") co_return sdk_create_snapshot(call, self, user);
+    if (method == "CloneVM_Task") co_return sdk_clone(call, self, user);
+    if (method == "InstantClone_Task") co_return sdk_instant_clone(call, self, user);
+    if (method == "PowerOnVM_Task") co_return sdk_power_on(self, user);
+    if (method == "PowerOffVM_Task") co_return sdk_power_off(self, user);
+    if (method == "Destroy_Task") co_return sdk_destroy(self, user);
+    co_return sdk_reconfigure(call, self, user);
+  }
+  co_return sdk_fault("MethodNotFound",
+                      fmt::format("Method {} is not served by the simulated lab's vim25 endpoint.", method),
+                      self_as("receiver") + "<method>" + vim25::xml_escape(method) + "</method>");
 }
 
 }  // namespace bootstorm::sim::vcenter

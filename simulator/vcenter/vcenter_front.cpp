@@ -148,11 +148,7 @@ asio::awaitable<ServerResponse> VcenterFront::Impl::serve_api(ServerRequest& req
     co_return api_error(faults.error_status, error_type_for_status(faults.error_status),
                         "com.vmware.bootstorm.lab.injected_fault", "Injected fault (simulated lab).");
   }
-  if (faults.expire_sessions) {
-    faults.expire_sessions = false;
-    stats.faults_injected += sessions.size();
-    sessions.clear();
-  }
+  apply_session_expiry_fault();
 
   if (parts.size() == 2 && parts[0] == "api" && parts[1] == "session") {
     if (req.method == "POST") co_return create_session(req);
@@ -296,9 +292,17 @@ ServerResponse VcenterFront::Impl::handle_lab(const ServerRequest& req) {
 }
 
 VcenterFront::VcenterFront(model::Lab& lab, boost::asio::any_io_executor executor)
-    : impl_(std::make_shared<Impl>(lab, std::move(executor))) {}
+    : impl_(std::make_shared<Impl>(lab, std::move(executor))) {
+  // Model changes reach the vim25 PropertyCollector's filters.
+  std::weak_ptr<Impl> weak = impl_;
+  impl_->sdk_subscription = lab.subscribe([weak](const model::VmEvent& event) {
+    if (auto impl = weak.lock()) impl->sdk_on_vm_event(event);
+  });
+}
 
-VcenterFront::~VcenterFront() = default;
+VcenterFront::~VcenterFront() {
+  impl_->lab.unsubscribe(impl_->sdk_subscription);
+}
 
 http::Handler VcenterFront::handler() {
   std::weak_ptr<Impl> weak = impl_;

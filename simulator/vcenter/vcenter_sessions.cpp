@@ -30,6 +30,15 @@ const Session* VcenterFront::Impl::session_of(const ServerRequest& req) {
   return &it->second;
 }
 
+void VcenterFront::Impl::apply_session_expiry_fault() {
+  model::Faults& faults = lab.faults();
+  if (!faults.expire_sessions) return;
+  faults.expire_sessions = false;
+  stats.faults_injected += sessions.size();
+  for (const auto& [key, session] : sessions) sdk_end_session(key);
+  sessions.clear();
+}
+
 ServerResponse VcenterFront::Impl::unauthenticated() {
   return api_error(401, "UNAUTHENTICATED", "com.vmware.vapi.endpoint.method.authentication.required",
                    "Authentication required.");

@@ -22,6 +22,7 @@
 #include "providers/vsphere/vim25/types.hpp"
 #include "providers/vsphere/vim25/xml.hpp"
 #include "simulator/model/lab.hpp"
+#include "simulator/vcenter/detail/sdk_objects.hpp"
 #include "simulator/vcenter/vcenter_front.hpp"
 
 namespace bootstorm::sim::vcenter {
@@ -93,12 +94,16 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
   // The session of the request, or null (expired/unknown/missing).
   const Session* session_of(const http::ServerRequest& req);
   http::ServerResponse unauthenticated();
+  // The lab's session-expiry fault ends every session, SOAP and REST alike (they share the store); one-shot.
+  void apply_session_expiry_fault();
   http::ServerResponse create_session(const http::ServerRequest& req);
 
-  // ---- the vim25 endpoint /sdk (sdk_session.cpp): ServiceContent, Login / Logout, the version documents
-  // ----
+  // ---- the vim25 endpoint /sdk (sdk_session.cpp): ServiceContent, Login / Logout, the version documents,
+  // and the dispatch of every other method ----
   boost::asio::awaitable<http::ServerResponse> serve_sdk(const http::ServerRequest& req);
-  http::ServerResponse sdk_call(const http::ServerRequest& req);
+  boost::asio::awaitable<http::ServerResponse> sdk_call(const http::ServerRequest& req);
+  // The session's end: its views, collectors and filters go with it.
+  void sdk_end_session(const std::string& session_key);
 
   // ---- the /sdk PropertyCollector reads and views (sdk_properties.cpp) ----
   struct SdkView {
@@ -115,6 +120,12 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
   std::uint64_t sdk_token_counter = 0;
   // The vim25 type of a lab object id ("" when vCenter does not know it).
   std::string sdk_type_of(std::string_view id) const;
+  // The objects a filter spec names (its objects, and the objects of the views it traverses, each once) into
+  // `out`; or the fault for a spec this front cannot follow.
+  std::optional<http::ServerResponse> sdk_spec_objects(const vsphere::vim25::PropertyFilterSpec& spec,
+                                                       std::vector<vsphere::vim25::MoRef>& out) const;
+  // The properties a PropertySpec asks for of an object of its type (`all`: those this front knows).
+  static std::vector<std::string> sdk_paths_of(const vsphere::vim25::PropertySpec& prop_spec);
   std::vector<vsphere::vim25::MoRef> sdk_children(const vsphere::vim25::MoRef& obj) const;
   std::vector<vsphere::vim25::MoRef> sdk_contents(const vsphere::vim25::MoRef& container,
                                                   const std::vector<std::string>& types,
@@ -127,6 +138,82 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
   http::ServerResponse sdk_continue(const vsphere::vim25::XmlNode& call);
   http::ServerResponse sdk_result_page(const std::string& response, std::vector<std::string> objects,
                                        std::size_t page);
+
+  // ---- the PropertyCollector's filters and WaitForUpdatesEx (sdk_updates.cpp) ----
+  std::map<std::string, SdkCollector> sdk_collectors;  // by collector id
+  std::uint64_t sdk_collector_counter = 0;
+  std::uint64_t sdk_filter_counter = 0;
+  model::SubscriptionId sdk_subscription = 0;
+  // The collector a call addresses: the session's own for "propertyCollector", else one it created.
+  SdkCollector* sdk_collector(const std::string& session_key, const std::string& collector_id);
+  http::ServerResponse sdk_create_collector(const std::string& session_key);
+  http::ServerResponse sdk_destroy_collector(SdkCollector& collector);
+  http::ServerResponse sdk_create_filter(SdkCollector& collector, const vsphere::vim25::XmlNode& call);
+  http::ServerResponse sdk_destroy_filter(const std::string& session_key, const vsphere::vim25::MoRef& self);
+  boost::asio::awaitable<http::ServerResponse> sdk_wait_for_updates(std::string collector_id,
+                                                                    std::string version,
+                                                                    std::optional<int> max_wait_seconds,
+                                                                    std::optional<int> max_object_updates);
+  http::ServerResponse sdk_cancel_wait(SdkCollector& collector);
+  // An object changed (a VM, a task, ...): every collector learns it, and waiting calls wake.
+  void sdk_changed(const std::string& object_id);
+  // VMs were added or removed: views change their contents.
+  void sdk_membership_changed();
+  void sdk_on_vm_event(const model::VmEvent& event);
+
+  // ---- tasks (sdk_tasks.cpp) ----
+  std::map<std::string, SdkTask> sdk_tasks;  // by task id
+  std::uint64_t sdk_task_counter = 0;
+  std::deque<std::string> sdk_task_order;  // oldest first, for forgetting finished tasks past a cap
+  // A task's work: started once the task is admitted; it calls `done` once (at once or later).
+  using TaskBody = std::function<void(std::function<void(SdkTaskOutcome)> done)>;
+  // Queues a task, admits it against the operation limits (`cost` on `cost_host`; cost 0: not admitted)
+  // and runs `body`. Returns the Task reference at once, as vCenter's *_Task methods do.
+  vsphere::vim25::MoRef sdk_start_task(std::string description_id, const vsphere::vim25::MoRef& entity,
+                                       std::string entity_name, std::string user, std::string cost_host,
+                                       int cost, TaskBody body);
+  boost::asio::awaitable<void> sdk_run_task(std::string task_id, std::string cost_host, int cost,
+                                            TaskBody body);
+  // The properties of a Task ("info", "info.state", ...); nullopt: unknown.
+  std::optional<std::string> sdk_task_property(const SdkTask& task, std::string_view path) const;
+  http::ServerResponse sdk_power_on(const vsphere::vim25::MoRef& vm, const std::string& user);
+  http::ServerResponse sdk_power_on_multi(const vsphere::vim25::XmlNode& call, const std::string& user);
+  http::ServerResponse sdk_power_off(const vsphere::vim25::MoRef& vm, const std::string& user);
+  http::ServerResponse sdk_destroy(const vsphere::vim25::MoRef& self, const std::string& user);
+  // A PowerOnVM task's body (shared by PowerOnVM_Task and PowerOnMultiVM_Task).
+  TaskBody sdk_power_on_body(std::string vm_id);
+
+  // ---- snapshots, clones and reconfiguration (sdk_provisioning.cpp) ----
+  std::map<std::string, SdkSnapshot> sdk_snapshots;  // by snapshot id
+  std::uint64_t sdk_snapshot_counter = 0;
+  std::vector<const SdkSnapshot*> sdk_snapshots_of(const std::string& vm_id) const;
+  std::string sdk_snapshot_tree(const std::vector<const SdkSnapshot*>& chain, std::size_t from) const;
+  http::ServerResponse sdk_create_snapshot(const vsphere::vim25::XmlNode& call,
+                                           const vsphere::vim25::MoRef& vm, const std::string& user);
+  http::ServerResponse sdk_remove_snapshot(const vsphere::vim25::XmlNode& call,
+                                           const vsphere::vim25::MoRef& snapshot, const std::string& user);
+  http::ServerResponse sdk_clone(const vsphere::vim25::XmlNode& call, const vsphere::vim25::MoRef& vm,
+                                 const std::string& user);
+  http::ServerResponse sdk_instant_clone(const vsphere::vim25::XmlNode& call, const vsphere::vim25::MoRef& vm,
+                                         const std::string& user);
+  // A RelocateSpec (datastore, pool, host) into the clone request, or the fault for an unknown object.
+  std::optional<http::ServerResponse> sdk_relocation(const vsphere::vim25::XmlNode& location,
+                                                     model::CloneRequest& request) const;
+  TaskBody sdk_clone_body(model::CloneRequest request);
+  http::ServerResponse sdk_reconfigure(const vsphere::vim25::XmlNode& call, const vsphere::vim25::MoRef& vm,
+                                       const std::string& user);
+  // A VM left the inventory: its snapshots and custom values go with it.
+  void sdk_forget_vm(const std::string& vm_id);
+
+  // ---- custom attributes (sdk_custom_fields.cpp) ----
+  std::vector<SdkCustomField> sdk_fields;
+  int sdk_next_field_key = 101;
+  std::map<std::string, std::map<int, std::string>> sdk_field_values;  // entity id -> key -> value
+  http::ServerResponse sdk_add_field(const vsphere::vim25::XmlNode& call);
+  http::ServerResponse sdk_remove_field(const vsphere::vim25::XmlNode& call);
+  http::ServerResponse sdk_set_field(const vsphere::vim25::XmlNode& call);
+  std::string sdk_field_defs(std::string_view managed_object_type) const;  // <val> ArrayOfCustomFieldDef
+  std::string sdk_custom_values(const std::string& entity_id) const;       // <val> ArrayOfCustomFieldValue
 
   // ---- admission (operation_admission.cpp) ----
   // Holds an admitted operation's cost until destroyed.

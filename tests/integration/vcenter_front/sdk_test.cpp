@@ -79,13 +79,12 @@ TEST_F(LabSdk, LoginServiceContentExpiryReloginAndLogout) {
   EXPECT_EQ(session.service_content().root_folder, (MoRef{"Folder", "group-d1"}));
 
   // A method the front does not serve: MethodNotFound, naming it.
-  auto unserved =
-      run_task(io_, session.call("CreateSnapshot_Task",
-                                 create_snapshot_task({"VirtualMachine", "vm-1001"}, "s", "", false, false)));
+  auto unserved = run_task(
+      io_, session.call("MarkAsTemplate", R"(<MarkAsTemplate xmlns="urn:vim25"><_this type="VirtualMachine">)"
+                                          R"(vm-1001</_this></MarkAsTemplate>)"));
   ASSERT_FALSE(unserved);
   EXPECT_NE(unserved.error().message.find("MethodNotFound"), std::string::npos) << unserved.error().what();
-  EXPECT_NE(unserved.error().message.find("CreateSnapshot_Task"), std::string::npos)
-      << unserved.error().what();
+  EXPECT_NE(unserved.error().message.find("MarkAsTemplate"), std::string::npos) << unserved.error().what();
 
   // The lab ends every session: the next call logs in once more and goes through.
   expire_sessions();

@@ -22,6 +22,7 @@
 #include "providers/vsphere/vim25/updates.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/run_task.hpp"
+#include "tests/support/vim25_driver.hpp"
 
 namespace {
 
@@ -78,47 +79,18 @@ class Vcsim : public ::testing::Test {
   }
 
   Expected<SoapReply> call(std::string method, std::string element) {
-    return run_task(io_, session_->call(std::move(method), std::move(element)));
+    return driver().call(std::move(method), std::move(element));
   }
   MoRef task_of(const std::string& method, const std::string& element) {
-    auto reply = call(method, element);
-    EXPECT_TRUE(reply) << method << ": " << (reply ? "" : reply.error().what());
-    return reply ? decode_moref(reply->returnval()) : MoRef{};
+    return driver().task_of(method, element);
   }
   std::vector<TaskOutcome> wait(std::vector<MoRef> tasks, const std::string& what) {
-    auto outcomes =
-        run_task(io_, wait_for_tasks(*session_, std::move(tasks), std::chrono::seconds(60), what));
-    EXPECT_TRUE(outcomes) << (outcomes ? "" : outcomes.error().what());
-    return outcomes ? *outcomes : std::vector<TaskOutcome>{};
+    return driver().wait(std::move(tasks), what);
   }
-  // vcsim's own view of `paths` of every VM, read back with RetrievePropertiesEx over a container view.
   std::map<std::string, ObjectContent> vms(std::vector<std::string> paths) {
-    const ServiceContent& sc = session_->service_content();
-    auto view = call("CreateContainerView",
-                     create_container_view(sc.view_manager, sc.root_folder, {"VirtualMachine"}, true));
-    EXPECT_TRUE(view);
-    if (!view) return {};
-    const MoRef v = decode_moref(view->returnval());
-    std::map<std::string, ObjectContent> out;
-    auto spec = view_filter_spec(v, "VirtualMachine", std::move(paths));
-    spec.prop_set[0].paths.push_back("name");
-    auto reply = call("RetrievePropertiesEx", retrieve_properties_ex(sc.property_collector, {spec}));
-    EXPECT_TRUE(reply);
-    if (!reply) return {};
-    auto result = decode_retrieve_result(reply->response());
-    EXPECT_TRUE(result);
-    while (result) {
-      for (auto& o : result->objects) out[o.prop("name") ? o.prop("name")->text : o.obj.value] = o;
-      if (result->token.empty()) break;
-      auto more = call("ContinueRetrievePropertiesEx",
-                       continue_retrieve_properties_ex(sc.property_collector, result->token));
-      EXPECT_TRUE(more);
-      if (!more) break;
-      result = decode_retrieve_result(more->response());
-    }
-    (void)call("DestroyView", destroy_view(v));
-    return out;
+    return driver().vms(std::move(paths));
   }
+  test_support::Vim25Driver driver() { return test_support::Vim25Driver(io_, *session_); }
 
   asio::io_context io_;
   fs::path dir_;
