@@ -28,6 +28,8 @@ namespace vim25 = vsphere::vim25;
 namespace {
 
 constexpr std::string_view kRootFolder = "group-d1";
+// RetrievePropertiesEx results waiting for ContinueRetrievePropertiesEx, at most.
+constexpr std::size_t kPagesKept = 1000;
 
 std::string esc(std::string_view s) {
   return vim25::xml_escape(s);
@@ -64,6 +66,8 @@ std::vector<std::string> known_properties(const std::string& type) {
             "snapshot",
             "customValue"};
   if (type == "Task") return {"info"};
+  if (type == "ServiceInstance") return {"content"};
+  if (type == "ContainerView" || type == "ListView") return {"view"};
   if (type == "VirtualMachineSnapshot") return {"vm", "childSnapshot"};
   if (type == "CustomFieldsManager") return {"field"};
   if (type == "HostSystem")
@@ -93,6 +97,9 @@ std::string VcenterFront::Impl::sdk_type_of(std::string_view id) const {
   if (id.starts_with("snapshot-"))
     return sdk_snapshots.count(std::string(id)) ? "VirtualMachineSnapshot" : "";
   if (id == "CustomFieldsManager") return "CustomFieldsManager";
+  if (id == "ServiceInstance") return "ServiceInstance";
+  if (auto view = sdk_views.find(std::string(id)); view != sdk_views.end())
+    return view->second.list ? "ListView" : "ContainerView";
   if (id == lab.datacenter().id) return "Datacenter";
   if (lab.find_folder(id)) return "Folder";
   if (lab.find_cluster(id)) return "ClusterComputeResource";
@@ -185,6 +192,23 @@ std::optional<std::string> VcenterFront::Impl::sdk_property(const vim25::MoRef& 
         if (chain[i]->id == obj.value) children.push_back({"VirtualMachineSnapshot", chain[i + 1]->id});
       return moref_array(children);
     }
+    return std::nullopt;
+  }
+  if (obj.type == "ContainerView" || obj.type == "ListView") {
+    auto view = sdk_views.find(obj.value);
+    if (view == sdk_views.end()) return std::nullopt;
+    const SdkView& v = view->second;
+    if (path == "view") {
+      std::vector<vim25::MoRef> present;
+      for (auto& o : v.list ? v.objects : sdk_contents(v.container, v.types, v.recursive))
+        if (!sdk_type_of(o.value).empty()) present.push_back(std::move(o));
+      return moref_array(present);
+    }
+    if (path == "container" && !v.list) return moref_val(v.container);
+    return std::nullopt;
+  }
+  if (obj.type == "ServiceInstance") {
+    if (path == "content") return sdk_service_content("val", "ServiceContent");
     return std::nullopt;
   }
   if (obj.type == "CustomFieldsManager") {
@@ -390,7 +414,7 @@ std::optional<ServerResponse> VcenterFront::Impl::sdk_spec_objects(const vim25::
   return std::nullopt;
 }
 
-ServerResponse VcenterFront::Impl::sdk_retrieve(const vim25::XmlNode& call) {
+ServerResponse VcenterFront::Impl::sdk_retrieve(const vim25::XmlNode& call, bool paged) {
   // The objects and properties of every spec, in order; an object listed twice is reported once.
   struct Content {
     vim25::MoRef obj;
@@ -426,14 +450,32 @@ ServerResponse VcenterFront::Impl::sdk_retrieve(const vim25::XmlNode& call) {
       }
     }
   }
+  // RetrieveProperties (the call before RetrievePropertiesEx, which pyVmomi's property accessors still use):
+  // every object at once, each a <returnval>.
+  if (!paged) {
+    std::string out;
+    for (const auto& c : contents) {
+      out += "<returnval>" + moref_element("obj", c.obj);
+      for (const auto& [path, value] : c.props)
+        out += "<propSet><name>" + esc(path) + "</name>" + value + "</propSet>";
+      out += "</returnval>";
+    }
+    return sdk_ok(response_element("RetrievePropertiesResponse", out));
+  }
   // Pages of maxObjects (default: all); the rest waits under a token for ContinueRetrievePropertiesEx.
   std::size_t page = contents.size();
   if (auto max = call.child("options").child_text("maxObjects"); max && !max->empty()) {
-    page = std::max<std::size_t>(1, static_cast<std::size_t>(std::max(1L, std::stol(*max))));
+    char* end = nullptr;
+    const long n = std::strtol(max->c_str(), &end, 10);
+    if (end == max->c_str() || *end != '\0') {
+      return sdk_fault("InvalidArgument", "maxObjects '" + *max + "' is not a number.",
+                       "<invalidProperty>maxObjects</invalidProperty>");
+    }
+    page = static_cast<std::size_t>(std::max(1L, n));
   }
   std::vector<std::string> rendered;
   for (const auto& c : contents) {
-    std::string o = fmt::format(R"(<objects><obj type="{}">{}</obj>)", esc(c.obj.type), esc(c.obj.value));
+    std::string o = "<objects>" + moref_element("obj", c.obj);
     for (const auto& [path, value] : c.props) {
       o += "<propSet><name>" + esc(path) + "</name>" + value + "</propSet>";
     }
@@ -452,6 +494,13 @@ ServerResponse VcenterFront::Impl::sdk_result_page(const std::string& response,
       sdk_pages[token] = {std::make_move_iterator(objects.begin() + static_cast<std::ptrdiff_t>(page)),
                           std::make_move_iterator(objects.end())};
       sdk_page_sizes[token] = page;
+      // A client that never continues leaves its pages here: the oldest go beyond a cap.
+      sdk_page_order.push_back(token);
+      while (sdk_page_order.size() > kPagesKept) {
+        sdk_pages.erase(sdk_page_order.front());
+        sdk_page_sizes.erase(sdk_page_order.front());
+        sdk_page_order.pop_front();
+      }
       objects.resize(page);
       body += "<token>" + token + "</token>";
     }

@@ -149,6 +149,36 @@ std::string moref_element(std::string_view name, const vim25::MoRef& ref) {
                      vim25::xml_escape(ref.value));
 }
 
+std::string VcenterFront::Impl::sdk_service_content(std::string_view element,
+                                                    std::string_view xsi_type) const {
+  vim25::XmlWriter w = vim25::XmlWriter::fragment(element, xsi_type);
+  w.moref("rootFolder", {"Folder", "group-d1"});
+  w.moref("propertyCollector", {"PropertyCollector", "propertyCollector"});
+  w.moref("viewManager", {"ViewManager", "ViewManager"});
+  w.open("about")
+      .leaf("name", "VMware vCenter Server")
+      .leaf("fullName", fmt::format("VMware vCenter Server {} build-lab (simulated lab {})", kApiVersion,
+                                    lab.spec().name))
+      .leaf("vendor", "VMware, Inc.")
+      .leaf("version", kApiVersion)
+      .leaf("build", "lab")
+      .leaf("localeVersion", "INTL")
+      .leaf("localeBuild", "000")
+      .leaf("osType", "linux-x64")
+      .leaf("productLineId", "vpx")
+      .leaf("apiType", "VirtualCenter")
+      .leaf("apiVersion", kApiVersion)
+      .leaf("instanceUuid", "bootstorm-lab-" + lab.spec().name)
+      .close();
+  w.moref("setting", {"OptionManager", "VpxSettings"});
+  w.moref("sessionManager", {"SessionManager", "SessionManager"});
+  w.moref("authorizationManager", {"AuthorizationManager", "AuthorizationManager"});
+  w.moref("perfManager", {"PerformanceManager", "PerfMgr"});
+  w.moref("taskManager", {"TaskManager", "TaskManager"});
+  w.moref("customFieldsManager", {"CustomFieldsManager", "CustomFieldsManager"});
+  return w.finish();
+}
+
 boost::asio::awaitable<ServerResponse> VcenterFront::Impl::serve_sdk(const ServerRequest& req) {
   // The lab's front faults apply here as on the REST API; an injected error is a SOAP SystemError fault
   // with the configured HTTP status.
@@ -204,34 +234,8 @@ boost::asio::awaitable<ServerResponse> VcenterFront::Impl::sdk_call(const Server
   };
 
   if (method == "RetrieveServiceContent") {
-    vim25::XmlWriter w("RetrieveServiceContentResponse");
-    w.open("returnval");
-    w.moref("rootFolder", {"Folder", "group-d1"});
-    w.moref("propertyCollector", {"PropertyCollector", "propertyCollector"});
-    w.moref("viewManager", {"ViewManager", "ViewManager"});
-    w.open("about")
-        .leaf("name", "VMware vCenter Server")
-        .leaf("fullName", fmt::format("VMware vCenter Server {} build-lab (simulated lab {})", kApiVersion,
-                                      lab.spec().name))
-        .leaf("vendor", "VMware, Inc.")
-        .leaf("version", kApiVersion)
-        .leaf("build", "lab")
-        .leaf("localeVersion", "INTL")
-        .leaf("localeBuild", "000")
-        .leaf("osType", "linux-x64")
-        .leaf("productLineId", "vpx")
-        .leaf("apiType", "VirtualCenter")
-        .leaf("apiVersion", kApiVersion)
-        .leaf("instanceUuid", "bootstorm-lab-" + lab.spec().name)
-        .close();
-    w.moref("setting", {"OptionManager", "VpxSettings"});
-    w.moref("sessionManager", {"SessionManager", "SessionManager"});
-    w.moref("authorizationManager", {"AuthorizationManager", "AuthorizationManager"});
-    w.moref("perfManager", {"PerformanceManager", "PerfMgr"});
-    w.moref("taskManager", {"TaskManager", "TaskManager"});
-    w.moref("customFieldsManager", {"CustomFieldsManager", "CustomFieldsManager"});
-    w.close();
-    co_return xml_response(200, vim25::soap_envelope(w.finish()));
+    co_return sdk_ok(
+        response_element("RetrieveServiceContentResponse", sdk_service_content("returnval", "")));
   }
 
   apply_session_expiry_fault();
@@ -291,13 +295,15 @@ boost::asio::awaitable<ServerResponse> VcenterFront::Impl::sdk_call(const Server
   if (method == "CreateContainerView" || method == "CreateListView")
     co_return sdk_create_view(call, session_key);
   if (method == "DestroyView") co_return sdk_destroy_view(self);
-  if (method == "RetrievePropertiesEx") co_return sdk_retrieve(call);
+  if (method == "RetrievePropertiesEx") co_return sdk_retrieve(call, true);
+  if (method == "RetrieveProperties") co_return sdk_retrieve(call, false);
   if (method == "ContinueRetrievePropertiesEx") co_return sdk_continue(call);
 
   // The PropertyCollector's filters and waits, on the session's collector or one it created.
   if (self.type == "PropertyCollector" &&
       (method == "CreatePropertyCollector" || method == "DestroyPropertyCollector" ||
-       method == "CreateFilter" || method == "WaitForUpdatesEx" || method == "CancelWaitForUpdates")) {
+       method == "CreateFilter" || method == "WaitForUpdatesEx" || method == "WaitForUpdates" ||
+       method == "CancelWaitForUpdates")) {
     SdkCollector* collector = sdk_collector(session_key, self.value);
     if (!collector) co_return sdk_object_not_found(self);
     if (method == "CreatePropertyCollector") co_return sdk_create_collector(session_key);
@@ -311,7 +317,8 @@ boost::asio::awaitable<ServerResponse> VcenterFront::Impl::sdk_call(const Server
       max_updates = std::atoi(v->c_str());
     std::string collector_id = collector->id;
     std::string version = call.child_text("version").value_or("");
-    co_return co_await sdk_wait_for_updates(std::move(collector_id), std::move(version), max_wait,
+    const bool legacy = method == "WaitForUpdates";
+    co_return co_await sdk_wait_for_updates(std::move(collector_id), legacy, std::move(version), max_wait,
                                             max_updates);
   }
   if (method == "DestroyPropertyFilter") co_return sdk_destroy_filter(session_key, self);

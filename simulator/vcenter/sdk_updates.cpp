@@ -193,7 +193,7 @@ struct UpdateAnswer {
 }  // namespace
 
 asio::awaitable<ServerResponse> VcenterFront::Impl::sdk_wait_for_updates(
-    std::string collector_id, std::string version, std::optional<int> max_wait_seconds,
+    std::string collector_id, bool legacy, std::string version, std::optional<int> max_wait_seconds,
     std::optional<int> max_object_updates) {
   auto self = shared_from_this();
   auto gone = [&] {
@@ -309,7 +309,7 @@ asio::awaitable<ServerResponse> VcenterFront::Impl::sdk_wait_for_updates(
       c.answered_from = std::to_string(c.version);
       ++c.version;
       c.last_answer = response_element(
-          "WaitForUpdatesExResponse",
+          legacy ? "WaitForUpdatesResponse" : "WaitForUpdatesExResponse",
           "<returnval><version>" + std::to_string(c.version) + "</version>" + answer.filter_sets +
               (answer.truncated ? "<truncated>true</truncated>" : "") + "</returnval>");
       ServerResponse r = sdk_ok(c.last_answer);

@@ -1,16 +1,21 @@
 """VMware's own vim25 client, pyVmomi (Debian's python3-pyvmomi 6.7), against the lab's /sdk: SmartConnect
 agrees on a version from /sdk/vimServiceVersions.xml, logs in, reads the ServiceContent, and Disconnect logs
-out, with the faults a vCenter answers for a wrong password and for a session that is gone. So the lab speaks
-vim25 as VMware's SDK expects, not only as bootstorm's client does.
+out, with the faults a vCenter answers for a wrong password and for a session that is gone; container views
+read with RetrievePropertiesEx; and a linked-clone storm the way a pyVmomi script runs one: a snapshot, linked
+clones (CloneVM_Task), PowerOnMultiVM_Task, the guests watched with WaitForUpdatesEx, Destroy_Task, each task
+followed with pyVim.task.WaitForTask (WaitForUpdates and property reads). So the lab speaks vim25 as VMware's
+SDK expects, not only as bootstorm's client does.
 """
 import json
 import ssl
+import time
 import unittest
 import urllib.request
 
 from labserve import LabTestCase, require_module
 
 pyVim_connect = require_module("pyVim.connect", "python3-pyvmomi")
+pyVim_task = require_module("pyVim.task", "python3-pyvmomi")
 pyVmomi = require_module("pyVmomi", "python3-pyvmomi")
 vim = pyVmomi.vim
 vmodl = pyVmomi.vmodl
@@ -97,6 +102,81 @@ class PyVmomi(LabTestCase):
         with self.assertRaises(vmodl.fault.ManagedObjectNotFound):
             hosts_view.Destroy()
         pyVim_connect.Disconnect(si)
+
+    def test_a_linked_clone_storm_watched_with_wait_for_updates_ex(self):
+        si = self.connect()
+        content = si.RetrieveContent()
+        vms_view = content.viewManager.CreateContainerView(content.rootFolder, [vim.VirtualMachine], True)
+        golden = [vm for vm in vms_view.view if vm.name == "tiny-golden"][0]
+        datacenter = content.rootFolder.childEntity[0]
+        self.assertIsInstance(datacenter, vim.Datacenter)
+
+        snapshot_task = golden.CreateSnapshot_Task(name="pyvmomi-base", description="", memory=False, quiesce=False)
+        self.assertEqual(pyVim_task.WaitForTask(snapshot_task, si=si), "success")
+        snapshot = snapshot_task.info.result
+        self.assertIsInstance(snapshot, vim.vm.Snapshot)
+        self.assertEqual(golden.snapshot.currentSnapshot, snapshot)
+
+        spec = vim.vm.CloneSpec(location=vim.vm.RelocateSpec(pool=golden.resourcePool,
+                                                             diskMoveType="createNewChildDiskBacking"),
+                                snapshot=snapshot, powerOn=False, template=False)
+        names = ["pyvmomi-%d" % i for i in range(6)]
+        clone_tasks = [golden.CloneVM_Task(folder=golden.parent, name=name, spec=spec) for name in names]
+        pyVim_task.WaitForTasks(clone_tasks, si=si)
+        clones = [t.info.result for t in clone_tasks]
+        self.assertEqual(sorted(vm.name for vm in clones), names)
+        # The lab's truth counts linked clones as the delta they write.
+        truth = self.lab_json("/_lab/truth")
+        kinds = {c["name"]: c["kind"] for c in truth["clones"]}
+        self.assertEqual({kinds[name] for name in names}, {"linked"})
+
+        # One collector of the script's own, one filter over a list view of the clones.
+        pc = content.propertyCollector.CreatePropertyCollector()
+        clones_view = content.viewManager.CreateListView(clones)
+        traversal = PC.TraversalSpec(name="clones", path="view", skip=False, type=vim.view.ListView)
+        pc.CreateFilter(PC.FilterSpec(objectSet=[PC.ObjectSpec(obj=clones_view, skip=True, selectSet=[traversal])],
+                                      propSet=[PC.PropertySpec(type=vim.VirtualMachine,
+                                                               pathSet=["runtime.powerState",
+                                                                        "guest.toolsRunningStatus"])]),
+                        True)
+        multi = datacenter.PowerOnMultiVM_Task(vm=clones)
+        self.assertEqual(pyVim_task.WaitForTask(multi, si=si), "success")
+        result = multi.info.result
+        self.assertIsInstance(result, vim.cluster.PowerOnVmResult)
+        self.assertEqual(sorted(a.vm.name for a in result.attempted), names)
+        self.assertEqual(list(result.notAttempted), [])
+        pyVim_task.WaitForTasks([a.task for a in result.attempted], si=si)
+
+        version, running, deadline = "", set(), time.time() + 60
+        while len(running) < len(clones) and time.time() < deadline:
+            update = pc.WaitForUpdatesEx(version, PC.WaitOptions(maxWaitSeconds=10))
+            if update is None:
+                continue
+            version = update.version
+            for filter_update in update.filterSet:
+                for change in filter_update.objectSet:
+                    for prop in change.changeSet:
+                        if prop.name == "guest.toolsRunningStatus" and prop.val == "guestToolsRunning":
+                            running.add(change.obj._moId)
+        self.assertEqual(running, {vm._moId for vm in clones})
+        pc.Destroy()
+
+        # Off and destroyed; the snapshot removed: the lab is as it was.
+        pyVim_task.WaitForTasks([vm.PowerOffVM_Task() for vm in clones], si=si)
+        pyVim_task.WaitForTasks([vm.Destroy_Task() for vm in clones], si=si)
+        self.assertEqual(pyVim_task.WaitForTask(snapshot.RemoveSnapshot_Task(removeChildren=False), si=si),
+                         "success")
+        self.assertEqual([vm.name for vm in vms_view.view], ["tiny-golden"])
+        self.assertIsNone(golden.snapshot)
+        # A powered-off VM cannot be powered off again: the task fails with vCenter's fault.
+        with self.assertRaises(vim.fault.InvalidPowerState):
+            pyVim_task.WaitForTask(golden.PowerOffVM_Task(), si=si)
+        pyVim_connect.Disconnect(si)
+
+    def lab_json(self, path):
+        context = ssl.create_default_context(cafile=self.lab.ca_file)
+        with urllib.request.urlopen(self.lab.endpoints["vcenter"] + path, context=context) as r:
+            return json.load(r)
 
     def test_the_service_description_names_the_endpoint(self):
         context = ssl.create_default_context(cafile=self.lab.ca_file)

@@ -33,6 +33,12 @@ std::string xml_escape(std::string_view text) {
   return out;
 }
 
+XmlWriter XmlWriter::fragment(std::string_view name, std::string_view xsi_type) {
+  XmlWriter w;
+  w.open(name, xsi_type);
+  return w;
+}
+
 XmlWriter::XmlWriter(std::string_view method) {
   out_.reserve(256);
   out_.append("<").append(method).append(" xmlns=\"urn:vim25\" xmlns:xsi=\"");

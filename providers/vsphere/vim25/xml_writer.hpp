@@ -19,6 +19,9 @@ class XmlWriter {
   // Starts the method element: <method xmlns="urn:vim25" xmlns:xsi=... xmlns:xsd=...>, so the element is
   // complete on its own (it is what the schema test validates) and the envelope adds nothing it needs.
   explicit XmlWriter(std::string_view method);
+  // An element for inside a document that declares the namespaces already (a server's property value):
+  // <name> or <name xsi:type="type">, without namespace declarations.
+  static XmlWriter fragment(std::string_view name, std::string_view xsi_type = {});
 
   // <name> or <name xsi:type="type">; a type without a prefix is a vim25 type, "xsd:string" a schema one.
   XmlWriter& open(std::string_view name, std::string_view xsi_type = {});
@@ -34,6 +37,7 @@ class XmlWriter {
   std::string finish();
 
  private:
+  XmlWriter() = default;
   std::string out_;
   std::vector<std::string> open_;
 };

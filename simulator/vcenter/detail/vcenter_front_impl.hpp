@@ -102,6 +102,8 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
   // and the dispatch of every other method ----
   boost::asio::awaitable<http::ServerResponse> serve_sdk(const http::ServerRequest& req);
   boost::asio::awaitable<http::ServerResponse> sdk_call(const http::ServerRequest& req);
+  // ServiceContent as an element of the given name (and xsi:type, for a property value).
+  std::string sdk_service_content(std::string_view element, std::string_view xsi_type) const;
   // The session's end: its views, collectors and filters go with it.
   void sdk_end_session(const std::string& session_key);
 
@@ -117,6 +119,7 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
   std::uint64_t sdk_view_counter = 0;
   std::map<std::string, std::vector<std::string>> sdk_pages;  // RetrievePropertiesEx tokens: the rest
   std::map<std::string, std::size_t> sdk_page_sizes;
+  std::deque<std::string> sdk_page_order;  // tokens, oldest first
   std::uint64_t sdk_token_counter = 0;
   // The vim25 type of a lab object id ("" when vCenter does not know it).
   std::string sdk_type_of(std::string_view id) const;
@@ -134,7 +137,8 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
   std::optional<std::string> sdk_property(const vsphere::vim25::MoRef& obj, std::string_view path) const;
   http::ServerResponse sdk_create_view(const vsphere::vim25::XmlNode& call, const std::string& session_key);
   http::ServerResponse sdk_destroy_view(const vsphere::vim25::MoRef& self);
-  http::ServerResponse sdk_retrieve(const vsphere::vim25::XmlNode& call);
+  // RetrievePropertiesEx (paged: a token for the rest) or RetrieveProperties (all at once).
+  http::ServerResponse sdk_retrieve(const vsphere::vim25::XmlNode& call, bool paged);
   http::ServerResponse sdk_continue(const vsphere::vim25::XmlNode& call);
   http::ServerResponse sdk_result_page(const std::string& response, std::vector<std::string> objects,
                                        std::size_t page);
@@ -150,7 +154,8 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
   http::ServerResponse sdk_destroy_collector(SdkCollector& collector);
   http::ServerResponse sdk_create_filter(SdkCollector& collector, const vsphere::vim25::XmlNode& call);
   http::ServerResponse sdk_destroy_filter(const std::string& session_key, const vsphere::vim25::MoRef& self);
-  boost::asio::awaitable<http::ServerResponse> sdk_wait_for_updates(std::string collector_id,
+  // WaitForUpdatesEx, or (`legacy`) WaitForUpdates: no options, waits until there is a change.
+  boost::asio::awaitable<http::ServerResponse> sdk_wait_for_updates(std::string collector_id, bool legacy,
                                                                     std::string version,
                                                                     std::optional<int> max_wait_seconds,
                                                                     std::optional<int> max_object_updates);
