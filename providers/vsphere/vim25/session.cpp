@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/async/sleep.hpp"
 #include "common/log.hpp"
 #include "providers/vsphere/vim25/decode.hpp"
 #include "providers/vsphere/vim25/fault.hpp"
@@ -74,7 +75,16 @@ asio::awaitable<Expected<SoapReply>> Session::send_once(const std::string& metho
   req.timeout = options.timeout.value_or(settings_.default_timeout);
   req.idempotent = options.idempotent;
   const async::CallPacing pacing = options;
-  auto resp = co_await send_counted(transport_, std::move(req), limiter_, pacing, stats_);
+  auto resp = co_await send_counted(transport_, req, limiter_, pacing, stats_);
+  // HTTP 503 comes from vCenter's reverse proxy before the call reached the service (busy, or restarting):
+  // nothing was done, so any call, a clone included, is sent again after a backoff.
+  for (int attempt = 1; resp && resp->status == 503 && attempt < kBusyAttempts; ++attempt) {
+    ++stats_.retries;
+    spdlog::debug("{}: vCenter answered 503, sending it again (attempt {} of {})", what(method), attempt + 1,
+                  kBusyAttempts);
+    co_await async::sleep_for(std::chrono::milliseconds(200) * (1 << (attempt - 1)));
+    resp = co_await send_counted(transport_, req, limiter_, pacing, stats_);
+  }
   if (!resp) {
     Error e = resp.error();
     e.message = what(method) + " failed: " + e.message;
@@ -83,6 +93,7 @@ asio::awaitable<Expected<SoapReply>> Session::send_once(const std::string& metho
   take_cookie(*resp);
   auto reply = SoapReply::parse(resp->status, resp->body, what(method));
   if (!reply || reply->is_fault()) ++stats_.errors;
+  if (reply) reply->timing = {resp->written_at, resp->written_at_wall, resp->received_at};
   co_return reply;
 }
 

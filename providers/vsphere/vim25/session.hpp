@@ -28,6 +28,8 @@ namespace bootstorm::vsphere::vim25 {
 
 inline constexpr std::string_view kClientApiVersion = "6.7";
 inline constexpr std::string_view kSdkPath = "/sdk";
+// Sends of one call while vCenter answers HTTP 503 (backoff 0.2, 0.4, 0.8, 1.6 s).
+inline constexpr int kBusyAttempts = 5;
 
 struct CallOptions : async::CallPacing {  // urgent / prepaid: how the call meets the session's limiter
   std::optional<std::chrono::milliseconds> timeout;  // nullopt: the session's default

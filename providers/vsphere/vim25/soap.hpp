@@ -1,6 +1,7 @@
 #pragma once
 // SOAP 1.1 framing of vim25 calls: the envelope around a method element, and the answer split into the
 // method's response element or a fault with its vim25 fault type and the fields a user needs.
+#include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -46,6 +47,15 @@ class SoapReply {
   XmlNode response() const { return response_; }
   // response().child("returnval").
   XmlNode returnval() const { return response_.child("returnval"); }
+
+  // When the request was completely written and when the answer's headers were read (the session sets them;
+  // a storm's start_requested is `written_at`).
+  struct Timing {
+    std::chrono::steady_clock::time_point written_at{};
+    std::chrono::system_clock::time_point written_at_wall{};
+    std::chrono::steady_clock::time_point received_at{};
+  };
+  Timing timing;
 
  private:
   XmlDocument doc_;
