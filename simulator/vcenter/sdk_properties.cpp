@@ -335,6 +335,14 @@ std::optional<std::string> VcenterFront::Impl::sdk_property(const vim25::MoRef& 
       return out + "</val>";
     }
     if (path == "customValue" || path == "summary.customValue") return sdk_custom_values(vm->id);
+    if (path == "config.extraConfig") {
+      std::string out = R"(<val xsi:type="ArrayOfOptionValue">)";
+      for (const auto& [key, value] : vm->guestinfo) {
+        out += R"(<OptionValue xsi:type="OptionValue"><key>)" + esc(key) +
+               R"(</key><value xsi:type="xsd:string">)" + esc(value) + "</value></OptionValue>";
+      }
+      return out + "</val>";
+    }
     if (path == "availableField") return sdk_field_defs("VirtualMachine");
     if (path == "snapshot") {
       const auto chain = sdk_snapshots_of(vm->id);

@@ -260,6 +260,7 @@ boost::asio::awaitable<ServerResponse> VcenterFront::Impl::sdk_call(const Server
     }
     const std::string key = new_token();
     sessions[key] = Session{user, now, now};
+    ++stats.sessions_created;
     vim25::XmlWriter w("LoginResponse");
     w.open("returnval")
         .leaf("key", key)

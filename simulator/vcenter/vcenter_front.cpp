@@ -9,6 +9,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <chrono>
 #include <cmath>
+#include <set>
+#include <string_view>
 #include <vector>
 
 #include "common/rfc3339.hpp"
@@ -77,8 +79,13 @@ json VcenterFront::Impl::stats_as_json() {
     constexpr std::string_view kSoap = "POST /sdk ";
     if (!route.starts_with(kSoap)) return false;
     const std::string_view soap_method = std::string_view(route).substr(kSoap.size());
+    // Views, collectors and filters live in the session and change nothing a run could leave behind.
+    static const std::set<std::string_view> session_scoped = {
+        "CreateContainerView",      "CreateListView", "DestroyView",           "CreatePropertyCollector",
+        "DestroyPropertyCollector", "CreateFilter",   "DestroyPropertyFilter", "CancelWaitForUpdates",
+        "CheckForUpdates",          "CurrentTime"};
     return soap_method.starts_with("Retrieve") || soap_method.starts_with("ContinueRetrieve") ||
-           soap_method.starts_with("WaitForUpdates") || soap_method == "CurrentTime";
+           soap_method.starts_with("WaitForUpdates") || session_scoped.count(soap_method) != 0;
   };
   std::uint64_t mutating = 0;
   for (const auto& [route, count] : by_route)
