@@ -297,6 +297,7 @@ std::string detail::render_report_html_with(const stats::RunRecord& record, cons
       escape_xml(record.platform),
       record.simulated ? ", simulated lab <strong>" + escape_xml(record.lab) + "</strong>" : "",
       escape_xml(record.plan_name));
+  if (!record.platform_api.empty()) out += "<p>Platform API: " + escape_xml(record.platform_api) + ".</p>\n";
   out += "<pre>" + escape_xml(record.plan_yaml) + "</pre>\n</section>\n";
   out += detail::html_tail(generated_at, "Run " + record.run_id + ".");
   return out;

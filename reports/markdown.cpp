@@ -66,6 +66,8 @@ std::string detail::render_report_md_with(const stats::RunRecord& record, const 
   out += fmt::format("| Run id | {} |\n", escape_md(record.run_id));
   out += fmt::format("| Platform | {}{} |\n", escape_md(record.platform),
                      record.simulated ? " (simulated lab " + escape_md(record.lab) + ")" : "");
+  if (!record.platform_api.empty())
+    out += fmt::format("| Platform API | {} |\n", escape_md(record.platform_api));
   out += fmt::format("| Started | {} |\n| Ended | {} |\n", escape_md(record.started_at),
                      escape_md(record.ended_at));
   out += fmt::format("| Outcome | {} |\n", escape_md(record.outcome.empty() ? "unknown" : record.outcome));

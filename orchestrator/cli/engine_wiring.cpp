@@ -14,7 +14,7 @@
 #include "orchestrator/stats/summary.hpp"
 #include "providers/api/provider.hpp"
 #include "providers/kubevirt/kubevirt_provider.hpp"
-#include "providers/vsphere/vsphere_provider.hpp"
+#include "providers/vsphere/platform/api_choice.hpp"
 #include "reports/reports.hpp"
 #include "simulator/lab/lab_server.hpp"
 

@@ -106,6 +106,12 @@ asio::awaitable<Expected<CleanupReport>> cleanup_async(const std::filesystem::pa
   co_await async::bounded_for_each(candidates, static_cast<std::size_t>(std::max(1, options.max_concurrent)),
                                    one, "cleanup task");
   if (journal) journal->sync();
+  // With every VM gone, what the run made besides them (vSphere: the linked clones' snapshot).
+  if (!options.dry_run && report.failed.empty() && report.refused.empty()) {
+    auto removed = co_await provider.remove_run_artifacts(report.run_id);
+    if (!removed)
+      report.failed.push_back("removing what the run made besides its VMs failed: " + removed.error().what());
+  }
   co_await provider.disconnect();
   if (candidates.empty()) report.note = "nothing to delete: every object of the run is already gone";
   co_return report;

@@ -189,6 +189,8 @@ void RunRecordBuilder::apply(const json& e) {
         record_.slo.push_back(slo);
       }
     }
+  } else if (type == events::platform_connected) {
+    record_.platform_api = str(e, fields::api);
   } else if (type == events::scenario_started) {
     stats::ScenarioRecord s;
     s.name = str(e, fields::scenario);

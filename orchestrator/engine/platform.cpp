@@ -175,6 +175,9 @@ api::ProviderConfig base_provider_config(const plan::StormPlan& plan, const std:
   c.golden_datasource_namespace = plan.golden.datasource_namespace;
   c.golden_pvc = plan.golden.pvc;
   c.datastore = plan.golden.datastore;
+  c.golden_snapshot = plan.golden.snapshot;
+  if (!plan.platform.api.empty()) c.vsphere_api = plan.platform.api;
+  if (!plan.storm.power_on.empty()) c.power_on = plan.storm.power_on;
   c.namespace_ = plan.namespace_;
   c.run_id = run_id;
   c.dry_run = dry_run;

@@ -70,6 +70,7 @@ asio::awaitable<void> RunSession::clean_up_scenario(const plan::Scenario& scenar
   if (clean && !created.empty()) {
     co_await cleanup_vms(created);
   } else if (!created.empty()) {
+    vms_kept_ = true;
     spdlog::info("keeping {} VMs of scenario '{}' (cleanup: {}); remove them with `bootstorm cleanup {}`",
                  created.size(), scenario.name, plan_.cleanup,
                  result.run_dir.empty() ? std::string("RUN") : result.run_dir.string());
@@ -98,6 +99,7 @@ asio::awaitable<void> RunSession::cleanup_vms(const std::vector<api::VmHandle>& 
     }
   };
   co_await async::bounded_for_each(vms, max_concurrent(), one, "cleanup");
+  if (failed || skip_cleanup_) vms_kept_ = true;
   phase_boundary();
   progress_.finish();
   spdlog::info("cleanup: {} VMs deleted{}", deleted, failed ? fmt::format(", {} failed", failed) : "");

@@ -224,6 +224,16 @@ asio::awaitable<void> RunSession::run_platform() {
 
   co_await run_with_provider();
 
+  // What the run made besides its VMs (the golden VM's snapshot its linked clones share) goes once every VM
+  // is gone; a kept VM still needs it (`bootstorm cleanup` removes it with the VMs).
+  if (provisioned_any_ && !vms_kept_ && !options_.dry_run) {
+    auto removed = co_await provider_->remove_run_artifacts(run_id_);
+    if (!removed) {
+      spdlog::warn("removing what run {} made besides its VMs failed: {}; run `bootstorm cleanup {}`",
+                   run_id_, removed.error().what(),
+                   result.run_dir.empty() ? std::string("RUN") : result.run_dir.string());
+    }
+  }
   co_await stop_beacon();
   try {
     co_await provider_->disconnect();
@@ -244,6 +254,10 @@ asio::awaitable<void> RunSession::run_with_provider() {
     co_return;
   }
   auto caps = provider_->capabilities();
+  if (!caps.api.empty()) {
+    spdlog::info("platform API: {}", caps.api);
+    emit(events::platform_connected, {{fields::api, caps.api}});
+  }
   const bool engine_observes = ready_ == api::Milestone::beacon || ready_ == api::Milestone::port_open ||
                                ready_ == api::Milestone::start_acknowledged;
   if (!engine_observes && !caps.observed.count(ready_)) {

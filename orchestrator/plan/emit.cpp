@@ -57,6 +57,7 @@ void emit_platform(YAML::Emitter& out, const Platform& p) {
     out << YAML::Key << "startsPerConnection" << YAML::Value << p.api_budget.starts_per_connection;
   }
   out << YAML::EndMap;
+  optional_string(out, "api", p.api);
   out << YAML::EndMap;
 }
 
@@ -73,6 +74,7 @@ void emit_golden(YAML::Emitter& out, const StormPlan& plan) {
   optional_string(out, "pvc", g.pvc);
   out << YAML::Key << "clone" << YAML::Value << g.clone;
   optional_string(out, "datastore", g.datastore);
+  optional_string(out, "snapshot", g.snapshot);
   out << YAML::EndMap;
 }
 
@@ -105,6 +107,7 @@ void emit_storm(YAML::Emitter& out, const Storm& s) {
   out << YAML::Key << "timeout" << YAML::Value << duration(s.timeout);
   out << YAML::Key << "settle" << YAML::Value << duration(s.settle);
   if (s.mode == "ramp") out << YAML::Key << "perSecond" << YAML::Value << number(s.ramp_per_second);
+  optional_string(out, "powerOn", s.power_on);
   out << YAML::EndMap;
 }
 

@@ -32,13 +32,13 @@ using yaml::Names;
 
 const Names kRootKeys = {"apiVersion", "kind",  "name",   "platform", "golden",  "namespace", "scenarios",
                          "storm",      "ready", "repeat", "slo",      "cleanup", "output"};
-const Names kPlatformKeys = {"kind", "endpoint", "lab", "credentials", "tls", "apiBudget"};
+const Names kPlatformKeys = {"kind", "endpoint", "lab", "credentials", "tls", "apiBudget", "api"};
 const Names kTlsKeys = {"caFile", "insecureSkipVerify"};
 const Names kApiBudgetKeys = {"requestsPerSecond", "maxConcurrent", "startsPerConnection"};
 const Names kDataSourceKeys = {"name", "namespace"};
 const Names kScenarioKeys = {"name", "placement"};
 const Names kPlacementKeys = {"host", "vms"};
-const Names kStormKeys = {"mode", "timeout", "settle", "perSecond"};
+const Names kStormKeys = {"mode", "timeout", "settle", "perSecond", "powerOn"};
 const Names kStormModes = {"simultaneous", "ramp"};
 const Names kReadyKeys = {"signal", "port", "beacon"};
 const Names kBeaconKeys = {"listen", "advertiseUrl"};
@@ -95,7 +95,7 @@ class Loader : public yaml::FieldReader {
     }
     if (top.has("golden")) load_golden(top.value("golden"), kind, plan);
     if (top.has("scenarios")) load_scenarios(top.value("scenarios"), plan.scenarios);
-    if (top.has("storm")) load_storm(top.value("storm"), plan.storm);
+    load_storm(top.has("storm") ? top.value("storm") : YAML::Node(YAML::NodeType::Map), kind, plan.storm);
     if (top.has("ready")) {
       load_ready(top.value("ready"), kind, plan.ready);
     } else {
@@ -234,6 +234,25 @@ class Loader : public yaml::FieldReader {
         }
       }
     }
+    if (descriptor) platform.api = descriptor->default_platform_api;
+    if (auto v = get_string(view, "api")) {
+      one_of_kind(view, "api", "platform.api", *v, descriptor, &api::PlatformDescriptor::platform_apis);
+      platform.api = *v;
+    }
+  }
+
+  // `value` of `key` must be one of the kind's choices (`choices`); a kind without any refuses the key.
+  void one_of_kind(const MapView& view, const std::string& key, const std::string& field,
+                   const std::string& value, const api::PlatformDescriptor* platform,
+                   std::vector<std::string> api::PlatformDescriptor::*choices) {
+    if (!platform) return;
+    if ((platform->*choices).empty()) {
+      error(view.key_node(key),
+            field + " applies only to " +
+                kinds_.kinds_where([&](const api::PlatformDescriptor& d) { return !(d.*choices).empty(); }));
+      return;
+    }
+    check_enum(view.value(key), field, value, platform->*choices, " for platform kind " + platform->kind);
   }
 
   // Every kind takes the lab and https endpoints; words such as kubeconfig belong to the kinds that list
@@ -320,6 +339,15 @@ class Loader : public yaml::FieldReader {
                    " for platform kind " + kind);
       }
       golden.clone = *v;
+    }
+    if (auto v = get_non_empty(view, "snapshot")) {
+      if (golden.clone != "linked") {
+        error(view.key_node("snapshot"),
+              "golden.snapshot applies only to golden.clone linked (the snapshot "
+              "linked clones share); golden.clone is " +
+                  golden.clone);
+      }
+      golden.snapshot = *v;
     }
     bool datasource_namespace_given = false;
     if (view.has("dataSource")) {
@@ -437,9 +465,15 @@ class Loader : public yaml::FieldReader {
     }
   }
 
-  void load_storm(const YAML::Node& node, Storm& storm) {
+  void load_storm(const YAML::Node& node, const std::string& kind, Storm& storm) {
+    const api::PlatformDescriptor* platform = kinds_.find(kind);
+    if (platform) storm.power_on = platform->default_power_on;
     MapView view = map_view(node, "storm", "storm.", kStormKeys);
     if (!view.valid) return;
+    if (auto v = get_string(view, "powerOn")) {
+      one_of_kind(view, "powerOn", "storm.powerOn", *v, platform, &api::PlatformDescriptor::power_on_modes);
+      storm.power_on = *v;
+    }
     if (auto v = get_string(view, "mode")) {
       check_enum(view.value("mode"), "storm.mode", *v, kStormModes);
       storm.mode = *v;
@@ -579,42 +613,6 @@ class Loader : public yaml::FieldReader {
   }
 };
 
-// Offset of the first byte that is not part of well-formed UTF-8 (no overlong forms, surrogates or code
-// points above U+10FFFF), or npos. yaml-cpp reads such bytes into strings but cannot write them back (its
-// emitter substitutes U+FFFD or drops the node), so a plan holding them would not survive to_yaml()
-// (found by tests/fuzz/plan).
-std::size_t invalid_utf8_offset(std::string_view text) {
-  std::size_t i = 0;
-  while (i < text.size()) {
-    const auto lead = static_cast<unsigned char>(text[i]);
-    std::size_t length = 0;
-    unsigned char low = 0x80;
-    unsigned char high = 0xBF;  // the valid range of the second byte, which rules out the invalid forms
-    if (lead < 0x80) {
-      length = 1;
-    } else if (lead >= 0xC2 && lead <= 0xDF) {
-      length = 2;
-    } else if (lead >= 0xE0 && lead <= 0xEF) {
-      length = 3;
-      if (lead == 0xE0) low = 0xA0;
-      if (lead == 0xED) high = 0x9F;
-    } else if (lead >= 0xF0 && lead <= 0xF4) {
-      length = 4;
-      if (lead == 0xF0) low = 0x90;
-      if (lead == 0xF4) high = 0x8F;
-    } else {
-      return i;
-    }
-    if (i + length > text.size()) return i;
-    for (std::size_t k = 1; k < length; ++k) {
-      const auto c = static_cast<unsigned char>(text[i + k]);
-      if (k == 1 ? (c < low || c > high) : (c < 0x80 || c > 0xBF)) return i;
-    }
-    i += length;
-  }
-  return std::string_view::npos;
-}
-
 }  // namespace
 
 std::string Diagnostic::to_string() const {
@@ -625,7 +623,7 @@ std::string Diagnostic::to_string() const {
 LoadResult load_plan_text(const std::string& text, const std::string& path_for_messages) {
   LoadResult result;
   Loader loader(path_for_messages);
-  if (const std::size_t bad = invalid_utf8_offset(text); bad != std::string_view::npos) {
+  if (const std::size_t bad = yaml::invalid_utf8_offset(text); bad != std::string_view::npos) {
     const std::size_t line_start = text.rfind('\n', bad);  // text[bad] >= 0x80: not the newline itself
     YAML::Mark at;
     at.pos = static_cast<int>(bad);

@@ -49,6 +49,7 @@ struct Platform {
   Credentials credentials;
   Tls tls;
   ApiBudget api_budget;
+  std::string api;  // vsphere: auto | rest | vim25 (default auto); empty for kinds with one API
 
   bool operator==(const Platform&) const = default;
 };
@@ -58,6 +59,8 @@ struct Golden {
   std::string clone =
       "linked";           // vsphere: full | linked | instant; kubevirt: auto | copy | snapshot | csi-clone
   std::string datastore;  // vsphere, optional
+  std::string
+      snapshot;  // vsphere linked clones: an existing snapshot of the golden VM (empty: the run's own)
   std::string datasource_name;       // kubevirt: golden.dataSource.name
   std::string datasource_namespace;  // kubevirt: golden.dataSource.namespace
   std::string pvc;                   // kubevirt alternative: "namespace/name"
@@ -89,6 +92,7 @@ struct Storm {
   double ramp_per_second = 0;         // ramp only
   std::chrono::milliseconds timeout{std::chrono::minutes(10)};
   std::chrono::milliseconds settle{0};
+  std::string power_on;  // vsphere: multi | each (default multi); empty for kinds with one way to start
 
   bool operator==(const Storm&) const = default;
 };

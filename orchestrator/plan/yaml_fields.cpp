@@ -250,4 +250,40 @@ void FieldReader::check_non_empty(const YAML::Node& node, const std::string& wha
   if (value.empty()) error(node, what + " must not be empty");
 }
 
+// Offset of the first byte that is not part of well-formed UTF-8 (no overlong forms, surrogates or code
+// points above U+10FFFF), or npos. yaml-cpp reads such bytes into strings but cannot write them back (its
+// emitter substitutes U+FFFD or drops the node), so a plan holding them would not survive to_yaml()
+// (found by tests/fuzz/plan).
+std::size_t invalid_utf8_offset(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    std::size_t length = 0;
+    unsigned char low = 0x80;
+    unsigned char high = 0xBF;  // the valid range of the second byte, which rules out the invalid forms
+    if (lead < 0x80) {
+      length = 1;
+    } else if (lead >= 0xC2 && lead <= 0xDF) {
+      length = 2;
+    } else if (lead >= 0xE0 && lead <= 0xEF) {
+      length = 3;
+      if (lead == 0xE0) low = 0xA0;
+      if (lead == 0xED) high = 0x9F;
+    } else if (lead >= 0xF0 && lead <= 0xF4) {
+      length = 4;
+      if (lead == 0xF0) low = 0x90;
+      if (lead == 0xF4) high = 0x8F;
+    } else {
+      return i;
+    }
+    if (i + length > text.size()) return i;
+    for (std::size_t k = 1; k < length; ++k) {
+      const auto c = static_cast<unsigned char>(text[i + k]);
+      if (k == 1 ? (c < low || c > high) : (c < 0x80 || c > 0xBF)) return i;
+    }
+    i += length;
+  }
+  return std::string_view::npos;
+}
+
 }  // namespace bootstorm::plan::yaml

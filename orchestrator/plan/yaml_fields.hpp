@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -36,6 +37,11 @@ bool is_dns_label(const std::string& value);
 // by tests/fuzz/plan), so documents are counted here, stopping when the parser no longer advances. Throws
 // YAML::ParserException on a syntax error.
 std::vector<YAML::Mark> document_starts(const std::string& text);
+
+// Offset of the first byte that is not part of well-formed UTF-8 (no overlong forms, surrogates or code
+// points above U+10FFFF), or npos. yaml-cpp reads such bytes into strings but cannot write them back, so the
+// loader refuses them first.
+std::size_t invalid_utf8_offset(std::string_view text);
 
 // A map's entries by key, keeping each key's node for positions. First occurrence wins; repeats are errors.
 struct MapView {

@@ -61,7 +61,9 @@ struct RunRecord {
   std::string run_id;
   std::string plan_name;
   std::string platform;  // vsphere | kubevirt
-  std::string lab;       // lab name when simulated
+  std::string
+      platform_api;  // the API the provider spoke and why, e.g. "vim25 (SOAP, /sdk) — platform.api auto: ..."
+  std::string lab;  // lab name when simulated
   bool simulated = false;
   std::string ready_signal;  // milestone that defines "ready"
   std::string started_at;    // RFC 3339 UTC with ms

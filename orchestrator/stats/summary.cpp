@@ -113,8 +113,9 @@ bool is_slo_stat(std::string_view stat) {
 
 Summary summarize(const RunRecord& record) {
   Summary summary;
-  summary.run = RunInfo{record.run_id,    record.plan_name,  record.platform, record.lab,
-                        record.simulated, record.started_at, record.ended_at, record.outcome};
+  summary.run =
+      RunInfo{record.run_id,    record.plan_name,  record.platform, record.lab,    record.platform_api,
+              record.simulated, record.started_at, record.ended_at, record.outcome};
   const auto ready_milestone = api::milestone_from_string(record.ready_signal);
 
   // Scenario order is the record's; VMs of a scenario/repeat the record does not list get a scenario of
@@ -261,6 +262,7 @@ nlohmann::ordered_json summary_to_json(const Summary& summary) {
   run["endedAt"] = summary.run.ended_at;
   run["lab"] = summary.run.lab;
   run["outcome"] = summary.run.outcome;
+  if (!summary.run.api.empty()) run["api"] = summary.run.api;
   auto scenarios = nlohmann::ordered_json::array();
   for (const auto& s : summary.scenarios) {
     nlohmann::ordered_json j;
@@ -326,6 +328,7 @@ Expected<Summary> summary_from_json(const nlohmann::json& doc) {
     s.run.started_at = r.string(*run, "startedAt", "run");
     s.run.ended_at = r.string(*run, "endedAt", "run");
     s.run.outcome = r.string(*run, "outcome", "run");
+    if (run->contains("api") && (*run)["api"].is_string()) s.run.api = (*run)["api"].get<std::string>();
   } else {
     r.fail("run", "is missing or not an object");
   }

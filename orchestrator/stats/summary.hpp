@@ -22,6 +22,7 @@ struct RunInfo {
   std::string plan;
   std::string platform;
   std::string lab;  // lab profile when simulated (additive field "lab")
+  std::string api;  // the platform API spoken (additive field "api"; "" in runs before it was recorded)
   bool simulated = false;
   std::string started_at;
   std::string ended_at;

@@ -57,6 +57,14 @@ struct PlatformDescriptor {
   std::vector<std::string> clone_kinds;
   std::string default_clone;
 
+  // platform.api: the APIs the kind can speak and the default (empty: the kind has one API, the key is
+  // refused).
+  std::vector<std::string> platform_apis;
+  std::string default_platform_api;
+  // storm.powerOn: how the kind can send the storm's starts and the default (empty: the key is refused).
+  std::vector<std::string> power_on_modes;
+  std::string default_power_on;
+
   // The top-level namespace key (where the VMs are created).
   bool has_namespace = false;
 

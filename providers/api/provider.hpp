@@ -60,10 +60,13 @@ struct ProviderConfig {
       "linked";  // vSphere: full | linked | instant; kubevirt: copy | snapshot | csi-clone | auto
   std::string golden_datasource;  // kubevirt: DataSource name
   std::string golden_datasource_namespace;
-  std::string golden_pvc;  // kubevirt: alternative PVC source "ns/name"
-  std::string datastore;   // vSphere: target datastore (empty: the golden VM's)
-  std::string namespace_;  // kubevirt
-  std::string run_id;      // 6 hex; every object created carries it
+  std::string golden_pvc;       // kubevirt: alternative PVC source "ns/name"
+  std::string datastore;        // vSphere: target datastore (empty: the golden VM's)
+  std::string golden_snapshot;  // vSphere vim25: the snapshot linked clones share ("": the run makes one)
+  std::string vsphere_api = "auto";  // vSphere: auto | rest | vim25 (platform.api)
+  std::string power_on = "multi";    // vSphere vim25: multi | each (storm.powerOn)
+  std::string namespace_;            // kubevirt
+  std::string run_id;                // 6 hex; every object created carries it
   // Beacon: URL and per-VM token handed to guests (cloud-init / guestinfo); empty URL = no beacon
   std::string beacon_url;
   std::function<std::string(const std::string& vm_name)> beacon_token;
@@ -92,6 +95,8 @@ struct InventoryRequest {
 };
 
 struct Capabilities {
+  // The platform API the provider speaks, for the journal and the report ("vim25 (SOAP)", "REST", ...).
+  std::string api;
   // Milestones this provider observes itself, with their typical resolution in seconds.
   std::map<Milestone, double> observed;
   bool start_blocks_until_powered_on = false;  // vCenter: power start returns when the VM is on
@@ -153,6 +158,9 @@ class Provider {
   virtual boost::asio::awaitable<Expected<void>> destroy(const VmHandle& vm) = 0;
   // Every object of the platform that carries `run_id` (cleanup's second opinion next to the journal).
   virtual boost::asio::awaitable<Expected<std::vector<VmHandle>>> list_run_vms(const std::string& run_id) = 0;
+  // Removes what the run made besides its VMs (vSphere: the golden VM's snapshot for linked clones), found by
+  // the run id it carries. Called after the VMs are deleted, by a run's cleanup and by `bootstorm cleanup`.
+  virtual boost::asio::awaitable<Expected<void>> remove_run_artifacts(const std::string& run_id);
 
   // Log out / close; called at the end, also after errors and Ctrl-C.
   virtual boost::asio::awaitable<void> disconnect() = 0;

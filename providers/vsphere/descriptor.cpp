@@ -16,11 +16,18 @@ api::PlatformDescriptor descriptor() {
   // powered on one after another.
   d.starts_per_connection_refusal =
       "a vCenter power start blocks until the VM is on, so vSphere starts need a connection each";
-  d.golden_keys = {"vm", "clone", "datastore"};
+  d.golden_keys = {"vm", "clone", "datastore", "snapshot"};
   d.required_golden = {{"vm"}, " (the VM or template to clone)"};
   d.clone_kinds = {"full", "linked", "instant"};
   d.default_clone = "linked";
   d.has_namespace = false;
+  // vim25 (SOAP, /sdk) or REST (/api); auto: vim25 when /sdk answers (platform/api_choice.hpp).
+  d.platform_apis = {"auto", "rest", "vim25"};
+  d.default_platform_api = "auto";
+  // vim25: one Datacenter.PowerOnMultiVM_Task for the starts that arrive together, or one PowerOnVM_Task
+  // each.
+  d.power_on_modes = {"multi", "each"};
+  d.default_power_on = "multi";
   // Power state from a filtered list poll, Tools and guest identity from per-VM polls (vsphere_observe.cpp).
   d.observed_milestones = {"running", "guest_agent", "ip_assigned"};
   return d;

@@ -7,8 +7,8 @@ namespace bootstorm::vsphere {
 
 api::PlatformDescriptor descriptor();
 
-// Registers the descriptor alone (plan validation); register_provider() (vsphere_provider.hpp) registers it
-// with the factory.
+// Registers the descriptor alone (plan validation); register_provider() (platform/api_choice.hpp) registers
+// it with the factory.
 void register_platform_descriptor();
 
 }  // namespace bootstorm::vsphere

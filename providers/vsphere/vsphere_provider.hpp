@@ -39,10 +39,6 @@
 
 namespace bootstorm::vsphere {
 
-// Registers kind "vsphere" (descriptor.hpp) with its factory, make_http_transport + VsphereProvider
-// (api::register_platform).
-void register_provider();
-
 // Beacon handover. vCenter's REST API has no call that sets guestinfo/extraConfig, but it does set a guest
 // customization on a powered-off VM (PUT /api/vcenter/vm/{vm}/guest/customization, VM.guest.Customization.
 // SetSpec), which the guest applies at its next power-on. For Linux guests the spec is a cloud-init

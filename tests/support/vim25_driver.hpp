@@ -92,6 +92,22 @@ class Vim25Driver {
     return result ? result->objects : std::vector<vim25::ObjectContent>{};
   }
 
+  // `paths` of the given objects (of one type) themselves.
+  std::vector<vsphere::vim25::ObjectContent> properties(const std::vector<vsphere::vim25::MoRef>& objects,
+                                                        const std::string& type,
+                                                        std::vector<std::string> paths) {
+    namespace vim25 = vsphere::vim25;
+    auto reply =
+        call("RetrievePropertiesEx",
+             vim25::retrieve_properties_ex(session_.service_content().property_collector,
+                                           {vim25::objects_filter_spec(objects, type, std::move(paths))}));
+    EXPECT_TRUE(reply) << (reply ? "" : reply.error().what());
+    if (!reply) return {};
+    auto result = vim25::decode_retrieve_result(reply->response());
+    EXPECT_TRUE(result);
+    return result ? result->objects : std::vector<vim25::ObjectContent>{};
+  }
+
  private:
   boost::asio::io_context& io_;
   vsphere::vim25::Session& session_;

@@ -8,6 +8,8 @@ namespace bootstorm::engine::detail {
 namespace events {
 inline constexpr const char* run_started = "run_started";
 inline constexpr const char* run_error = "run_error";
+// After connect(): the platform API the provider speaks and how it was chosen (field `api`).
+inline constexpr const char* platform_connected = "platform_connected";
 inline constexpr const char* scenario_started = "scenario_started";
 inline constexpr const char* vm_created = "vm_created";
 inline constexpr const char* vm_provision_failed = "vm_provision_failed";
@@ -25,6 +27,7 @@ namespace fields {
 inline constexpr const char* run_id = "runId";
 inline constexpr const char* plan = "plan";
 inline constexpr const char* platform = "platform";
+inline constexpr const char* api = "api";
 inline constexpr const char* simulated = "simulated";
 inline constexpr const char* lab = "lab";
 inline constexpr const char* ready_signal = "readySignal";

@@ -136,6 +136,7 @@ class RunSession {
   std::size_t started_ = 0;
   bool all_ready_ = true;
   bool provisioned_any_ = false;
+  bool vms_kept_ = false;  // a VM of the run was kept (cleanup policy) or could not be deleted
 };
 
 }  // namespace bootstorm::engine::detail

@@ -6,7 +6,7 @@
 
 #include "providers/api/provider.hpp"
 #include "providers/kubevirt/kubevirt_provider.hpp"
-#include "providers/vsphere/vsphere_provider.hpp"
+#include "providers/vsphere/platform/api_choice.hpp"
 #include "tests/integration/faults/lab_harness.hpp"
 #include "tests/support/run_task.hpp"
 
@@ -28,7 +28,9 @@ class SafetyInterlocks : public LabFixture, public ::testing::WithParamInterface
     double n = stats.value("mutatingRequests", -1.0);
     const json by_route = stats.value("byRoute", json::object());
     for (const auto& [route, count] : by_route.items())
-      if (route == "POST /api/session" || route == "DELETE /api/session") n -= count.get<double>();
+      if (route == "POST /api/session" || route == "DELETE /api/session" || route == "POST /sdk Login" ||
+          route == "POST /sdk Logout")
+        n -= count.get<double>();
     return n;
   }
 

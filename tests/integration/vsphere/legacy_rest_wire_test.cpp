@@ -9,6 +9,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "providers/http/server.hpp"
+#include "providers/vsphere/platform/api_choice.hpp"
 #include "providers/vsphere/vsphere_provider.hpp"
 #include "tests/support/run_task.hpp"
 #include "tests/unit/vsphere/fake_vcenter.hpp"
@@ -46,6 +47,7 @@ TEST(VsphereLegacyRestWire, DetectsRestAndRunsTheWholeLifecycleOverHttps) {
 
   api::ProviderConfig config;
   config.kind = "vsphere";
+  config.vsphere_api = "rest";  // the REST dialects themselves (auto would first ask /sdk)
   config.endpoint = server.base_url();
   config.username = fake.user;
   config.password = fake.password;

@@ -253,7 +253,8 @@ TEST(Json, DiagnosticsCarryJsonLineAndColumn) {
   auto diags = diagnostics_of(text);
   ASSERT_EQ(diags.size(), 2u);
   EXPECT_EQ(diags[0].to_string(),
-            "inline.yaml:4:25: unknown key 'clonez' in golden (allowed for vsphere: vm, clone, datastore)");
+            "inline.yaml:4:25: unknown key 'clonez' in golden (allowed for vsphere: vm, clone, datastore, "
+            "snapshot)");
   EXPECT_EQ(diags[1].to_string(),
             "inline.yaml:5:66: scenarios[0].placement[0].vms must be greater than 0, got 0");
 }

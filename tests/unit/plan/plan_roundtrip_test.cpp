@@ -36,9 +36,10 @@ TEST(RoundTrip, ResolvedYamlSpellsOutDefaults) {
   LoadResult result = load_plan_file((valid_plans_dir() / "minimal-vsphere.yaml").string());
   ASSERT_TRUE(result.plan.has_value());
   std::string yaml = to_yaml(*result.plan);
-  for (const char* expected : {"endpoint: embedded", "requestsPerSecond: 50", "maxConcurrent: 64",
-                               "clone: linked", "mode: simultaneous", "timeout: 10m", "settle: 0s",
-                               "signal: guest_agent", "repeat: 1", "cleanup: always", "output: runs"}) {
+  for (const char* expected :
+       {"endpoint: embedded", "requestsPerSecond: 50", "maxConcurrent: 64", "clone: linked", "api: auto",
+        "powerOn: multi", "mode: simultaneous", "timeout: 10m", "settle: 0s", "signal: guest_agent",
+        "repeat: 1", "cleanup: always", "output: runs"}) {
     EXPECT_NE(yaml.find(expected), std::string::npos) << expected << " not in\n" << yaml;
   }
   // vSphere plans have no namespace.
@@ -51,6 +52,8 @@ TEST(RoundTrip, ProgrammaticPlanWithAwkwardStrings) {
   p.platform.kind = "vsphere";
   p.platform.credentials.username_env = "U";
   p.platform.credentials.password_env = "P";
+  p.platform.api = "vim25";
+  p.storm.power_on = "each";
   p.golden.vm = "true";  // a string that looks like a boolean
   Scenario s;
   s.name = "#1: 'quoted' \"both\" - yes";

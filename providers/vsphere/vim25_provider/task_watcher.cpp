@@ -1,0 +1,195 @@
+// Many tasks followed through one collector (see task_watcher.hpp).
+#include "providers/vsphere/vim25_provider/task_watcher.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <vector>
+
+#include "common/async/sleep.hpp"
+#include "providers/vsphere/vim25/decode.hpp"
+#include "providers/vsphere/vim25/fault.hpp"
+#include "providers/vsphere/vim25/messages.hpp"
+
+namespace bootstorm::vsphere::vim25 {
+
+namespace asio = boost::asio;
+
+namespace {
+// How long one WaitForUpdatesEx may wait on the server before it answers empty.
+constexpr int kMaxWaitSeconds = 20;
+// Transport failures of the wait in a row before every waiter is failed.
+constexpr int kMaxWaitFailures = 5;
+}  // namespace
+
+TaskWatcher::TaskWatcher(asio::any_io_executor executor, Session& session)
+    : executor_(executor), session_(session), collector_mutex_(executor, 1) {}
+
+TaskWatcher::~TaskWatcher() {
+  *alive_ = false;
+}
+
+asio::awaitable<Expected<void>> TaskWatcher::ensure_collector() {
+  auto permit = co_await async::acquire(collector_mutex_);
+  if (!collector_.empty()) co_return Expected<void>{};
+  const std::string method = "CreatePropertyCollector";
+  const std::string element = create_property_collector(session_.service_content().property_collector);
+  auto reply = co_await session_.call(method, element);
+  if (!reply) co_return reply.error();
+  collector_ = decode_moref(reply->returnval());
+  version_.clear();
+  ++generation_;
+  if (collector_.empty()) {
+    co_return make_error(ErrorKind::protocol, "vim25 CreatePropertyCollector at " + session_.endpoint() +
+                                                  "/sdk answered without the collector's reference");
+  }
+  co_return Expected<void>{};
+}
+
+asio::awaitable<Expected<void>> TaskWatcher::add_filter(const MoRef& task) {
+  const std::string method = "CreateFilter";
+  const std::string element = create_filter(
+      collector_, objects_filter_spec({task}, "Task", {"info.state", "info.result", "info.error"}), false);
+  auto reply = co_await session_.call(method, element);
+  if (!reply) co_return reply.error();
+  co_return Expected<void>{};
+}
+
+asio::awaitable<Expected<TaskOutcome>> TaskWatcher::wait(MoRef task, std::chrono::milliseconds timeout,
+                                                         std::string what,
+                                                         std::function<void(const TaskOutcome&)> on_end) {
+  if (closed_) co_return make_error(ErrorKind::cancelled, what + ": the task watcher was closed");
+  auto waiter = std::make_shared<Waiter>(executor_);
+  waiter->outcome.task = task;
+  waiter->what = what;
+  waiter->on_end = std::move(on_end);
+  waiter->timer.expires_after(timeout);
+  auto ready = co_await ensure_collector();
+  if (!ready) co_return ready.error();
+  waiters_[task] = waiter;  // before the filter: its first update may come at once
+  auto added = co_await add_filter(task);
+  if (!added && added.error().kind == ErrorKind::not_found) {
+    // The collector went with an expired session: make it again.
+    collector_ = {};
+    ready = co_await ensure_collector();
+    if (ready) added = co_await add_filter(task);
+  }
+  if (!added) {
+    waiters_.erase(task);
+    co_return added.error();
+  }
+  if (!polling_) {
+    polling_ = true;
+    asio::co_spawn(executor_, poll(), asio::detached);
+  }
+  boost::system::error_code ec;
+  while (!waiter->done) {
+    co_await waiter->timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    if (!waiter->done && !ec) break;  // the deadline, not a wake-up
+  }
+  if (!waiter->done) {
+    waiters_.erase(task);
+    co_return make_error(ErrorKind::timeout,
+                         what + ": the vCenter task " + task.value + " was still running after " +
+                             std::to_string(timeout.count() / 1000) + " s",
+                         "vCenter is slower than the plan allows (see Recent Tasks in the vSphere Client); "
+                         "raise the plan's timeouts or lower the concurrency");
+  }
+  if (waiter->outcome.state == "error" && !waiter->outcome.error)
+    waiter->outcome.error = make_error(ErrorKind::api, what + " failed (vCenter gave no reason)");
+  co_return waiter->outcome;
+}
+
+void TaskWatcher::finish(const MoRef& task, Waiter& waiter) {
+  waiter.done = true;
+  if (waiter.on_end) waiter.on_end(waiter.outcome);
+  waiter.timer.cancel();
+  waiters_.erase(task);
+}
+
+void TaskWatcher::fail_all(const Error& e) {
+  auto waiting = std::move(waiters_);
+  waiters_.clear();
+  for (auto& [task, waiter] : waiting) {
+    waiter->outcome.state = "error";
+    waiter->outcome.error = e;
+    waiter->done = true;
+    waiter->timer.cancel();
+  }
+}
+
+asio::awaitable<void> TaskWatcher::poll() {
+  auto alive = alive_;
+  int failures = 0;
+  while (*alive && !closed_ && !waiters_.empty()) {
+    const std::uint64_t generation = generation_;
+    WaitOptions options;
+    options.max_wait_seconds = kMaxWaitSeconds;
+    const std::string method = "WaitForUpdatesEx";
+    const std::string element = wait_for_updates_ex(collector_, version_, options);
+    CallOptions call;
+    call.idempotent = true;  // a repeat from the same version answers the same changes
+    call.timeout = std::chrono::seconds(kMaxWaitSeconds + 30);
+    auto reply = co_await session_.call(method, element, call);
+    if (!*alive || closed_) co_return;
+    if (generation != generation_) continue;  // the collector was made again meanwhile: wait on the new one
+    if (!reply) {
+      if (reply.error().kind == ErrorKind::not_found) {
+        // The collector is gone (the session was logged in again): a new one, with the tasks still followed.
+        collector_ = {};
+        auto ready = co_await ensure_collector();
+        std::vector<MoRef> pending;
+        for (const auto& [task, waiter] : waiters_) pending.push_back(task);
+        for (const auto& task : pending) {
+          if (!ready) break;
+          ready = co_await add_filter(task);
+        }
+        if (ready) continue;
+        fail_all(ready.error());
+        break;
+      }
+      if (++failures >= kMaxWaitFailures) {
+        fail_all(reply.error());
+        break;
+      }
+      co_await async::sleep_for(std::chrono::milliseconds(200) * failures);
+      continue;
+    }
+    failures = 0;
+    auto set = decode_update_set(reply->response(), version_);
+    if (!set) {
+      fail_all(set.error());
+      break;
+    }
+    version_ = set->version;
+    for (const auto& filter : set->filters) {
+      for (const auto& object : filter.objects) {
+        auto it = waiters_.find(object.obj);
+        if (it == waiters_.end()) continue;
+        auto waiter = it->second;
+        TaskOutcome& o = waiter->outcome;
+        for (const auto& change : object.changes) {
+          if (!change.value) continue;
+          if (change.name == "info.state") o.state = change.value->text;
+          if (change.name == "info.result") o.result = *change.value;
+          if (change.name == "info.error") o.error = fault_error(fault_of(*change.value), waiter->what);
+        }
+        if (o.state == "success" || o.state == "error") finish(object.obj, *waiter);
+      }
+    }
+  }
+  polling_ = false;
+}
+
+asio::awaitable<void> TaskWatcher::close() {
+  closed_ = true;
+  fail_all(make_error(ErrorKind::cancelled, "the task watcher was closed"));
+  if (collector_.empty()) co_return;
+  const std::string method = "DestroyPropertyCollector";
+  const std::string element = destroy_property_collector(collector_);
+  (void)co_await session_.call(method, element);
+  collector_ = {};
+}
+
+}  // namespace bootstorm::vsphere::vim25

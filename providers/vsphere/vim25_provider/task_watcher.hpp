@@ -1,0 +1,67 @@
+#pragma once
+// Follows many vCenter tasks through one PropertyCollector of its own: each wait adds a filter for its task
+// (info.state, info.result, info.error) and one long-poll loop (WaitForUpdatesEx) hands every task's end to
+// its waiter. A storm's clones and power-ons cost one CreateFilter each and share the waits, instead of a
+// collector, a filter and a wait loop per task (wait_for_tasks, which suits a handful of tasks at once).
+//
+// The session may be logged in again (an expired session): its collectors are gone with it. The loop then
+// makes a new collector and filters for the tasks still followed, and reads them from the start.
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "common/async/semaphore.hpp"
+#include "common/expected.hpp"
+#include "providers/vsphere/vim25/session.hpp"
+#include "providers/vsphere/vim25/updates.hpp"
+
+namespace bootstorm::vsphere::vim25 {
+
+class TaskWatcher {
+ public:
+  TaskWatcher(boost::asio::any_io_executor executor, Session& session);
+  ~TaskWatcher();
+  TaskWatcher(const TaskWatcher&) = delete;
+  TaskWatcher& operator=(const TaskWatcher&) = delete;
+
+  // Follows `task` until it ends (success or error) or `timeout` passes (ErrorKind::timeout naming `what`).
+  // `on_end` (optional) runs when the end is seen, before the waiter resumes (the moment it was pushed).
+  boost::asio::awaitable<Expected<TaskOutcome>> wait(MoRef task, std::chrono::milliseconds timeout,
+                                                     std::string what,
+                                                     std::function<void(const TaskOutcome&)> on_end = {});
+  // Stops following and destroys the collector with its filters (best effort).
+  boost::asio::awaitable<void> close();
+
+ private:
+  struct Waiter {
+    explicit Waiter(const boost::asio::any_io_executor& executor) : timer(executor) {}
+    boost::asio::steady_timer timer;
+    TaskOutcome outcome;
+    std::string what;
+    std::function<void(const TaskOutcome&)> on_end;
+    bool done = false;
+  };
+  boost::asio::awaitable<Expected<void>> ensure_collector();
+  boost::asio::awaitable<Expected<void>> add_filter(const MoRef& task);
+  boost::asio::awaitable<void> poll();
+  void finish(const MoRef& task, Waiter& waiter);
+  void fail_all(const Error& e);
+
+  boost::asio::any_io_executor executor_;
+  Session& session_;
+  MoRef collector_;
+  std::string version_;
+  std::uint64_t generation_ = 0;  // bumped when the collector is made again
+  bool polling_ = false;
+  bool closed_ = false;
+  std::map<MoRef, std::shared_ptr<Waiter>> waiters_;
+  async::AsyncSemaphore collector_mutex_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace bootstorm::vsphere::vim25

@@ -1,0 +1,120 @@
+// Vim25Provider::observe: one filter over a ListView of the run's VMs, read with WaitForUpdatesEx; the pushed
+// changes become milestones (PushedMilestones). A failed wait is repeated from the kept version; a collector
+// gone with an expired session is made again and read from the start (milestones already reported are not
+// reported twice).
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/steady_timer.hpp>
+
+#include "common/async/sleep.hpp"
+#include "providers/vsphere/vim25/decode.hpp"
+#include "providers/vsphere/vim25/messages.hpp"
+#include "providers/vsphere/vim25/updates.hpp"
+#include "providers/vsphere/vim25_provider/pushed_milestones.hpp"
+#include "providers/vsphere/vim25_provider/vim25_provider.hpp"
+
+namespace bootstorm::vsphere::vim25 {
+
+namespace asio = boost::asio;
+using steady = std::chrono::steady_clock;
+using wall = std::chrono::system_clock;
+
+namespace {
+
+// A quiet wait answers empty after this long: it bounds a milestone's resolution after a quiet spell, and
+// how long a stop waits for the wait in flight.
+constexpr int kWaitSeconds = 1;
+// Failed waits in a row before observation gives up (the engine then times the storm out).
+constexpr int kMaxFailures = 30;
+
+}  // namespace
+
+asio::awaitable<void> Vim25Provider::observe(std::vector<api::VmHandle> vms, api::MilestoneSink sink,
+                                             CancelSignal stop) {
+  if (config_.dry_run || vms.empty()) co_return;
+  PushedMilestones pushed(steady::now());
+  std::vector<MoRef> refs;
+  for (const auto& vm : vms) {
+    const auto planned = hosts_.find(vm.host);
+    std::optional<steady::time_point> written;
+    if (auto it = start_written_.find(vm.id); it != start_written_.end()) written = it->second;
+    pushed.add_vm(vm.name, vm.id, planned == hosts_.end() ? std::string() : planned->second.id, written);
+    refs.push_back({"VirtualMachine", vm.id});
+  }
+  const ServiceContent& sc = session_.service_content();
+  std::unique_ptr<UpdateStream> stream;
+  MoRef view;
+  int failures = 0;
+  auto previous_sent = steady::now();
+  while (!stop.cancelled() && !pushed.all_reached()) {
+    if (!stream) {
+      const std::string method = "CreateListView";
+      const std::string element = create_list_view(sc.view_manager, refs);
+      auto made = co_await session_.call(method, element);
+      Expected<void> created;
+      if (made) {
+        view = decode_moref(made->returnval());
+        stream = std::make_unique<UpdateStream>(session_);
+        const PropertyFilterSpec spec =
+            view_filter_spec(view, "VirtualMachine",
+                             {"runtime.powerState", "runtime.host", "guest.toolsRunningStatus",
+                              "guest.ipAddress", "guest.net"});
+        created = co_await stream->create(spec);
+      } else {
+        created = made.error();
+      }
+      if (!created) {
+        stream.reset();
+        if (++failures >= kMaxFailures) {
+          spdlog::error("observing {} VMs through vCenter {} failed: {}", vms.size(), config_.endpoint,
+                        created.error().what());
+          co_return;
+        }
+        co_await async::sleep_for(std::chrono::milliseconds(500));
+        continue;
+      }
+    }
+    // Start times written since observation began tighten the lower bounds.
+    for (const auto& [id, at] : start_written_) pushed.start_written(id, at);
+    WaitOptions options;
+    options.max_wait_seconds = kWaitSeconds;
+    const auto sent = steady::now();
+    auto set = co_await stream->next(options);
+    if (!set) {
+      spdlog::warn("waiting for VM changes at vCenter {} failed: {}", config_.endpoint, set.error().what());
+      if (set.error().kind == ErrorKind::not_found) stream.reset();  // the collector went with the session
+      if (++failures >= kMaxFailures) {
+        spdlog::error("observing {} VMs through vCenter {} gave up after {} failed waits", vms.size(),
+                      config_.endpoint, failures);
+        co_return;
+      }
+      co_await async::sleep_for(std::chrono::milliseconds(200));
+      continue;
+    }
+    failures = 0;
+    const UpdateWindow window{previous_sent, steady::now(), wall::now()};
+    previous_sent = sent;
+    for (auto& ev : pushed.apply(*set, window)) {
+      if (ev.milestone == api::Milestone::running) {
+        for (const auto& vm : vms)
+          if (vm.name == ev.vm) acknowledge(vm.id, ev.observed_mono, ev.observed_wall);
+      }
+      sink(std::move(ev));
+    }
+    for (const auto& move : pushed.take_moves()) {
+      const auto planned = host_names_.find(move.planned_host_id);
+      const auto actual = host_names_.find(move.host_id);
+      spdlog::warn("{} runs on host {}, not on {} as planned (vCenter's DRS placed or moved it)", move.vm,
+                   actual == host_names_.end() ? move.host_id : actual->second,
+                   planned == host_names_.end() ? move.planned_host_id : planned->second);
+    }
+  }
+  if (stream) co_await stream->destroy();
+  if (!view.empty()) {
+    const std::string method = "DestroyView";
+    const std::string element = destroy_view(view);
+    (void)co_await session_.call(method, element);
+  }
+}
+
+}  // namespace bootstorm::vsphere::vim25

@@ -1,0 +1,159 @@
+#pragma once
+// bootstorm::vsphere::vim25::Vim25Provider — the vSphere provider on vCenter's SOAP API (vim25), the way VDI
+// runs vSphere (api::Provider).
+//
+//  * Clones: `linked` clones a snapshot of the golden VM with diskMoveType createNewChildDiskBacking (the run
+//    takes the snapshot `bs-<run>-base` at its first clone and removes it at cleanup, unless the plan names
+//    golden.snapshot); `instant` is InstantClone_Task (vSphere 6.7+, a running golden VM; the clone is
+//    powered off so that the storm starts it); `full` copies the disks. Every clone carries the run id three
+//    times: in its name, in the custom attribute `bootstorm.run` and in its extraConfig (`bootstorm.run`,
+//    written by the clone itself). stop() and destroy() touch a VM only when the attribute is the run id, or
+//    is unset and the extraConfig is the run id: a VM tagged for another run, or not at all, is refused.
+//  * Tasks are followed through the PropertyCollector (TaskWatcher), never polled.
+//  * Start: `storm.powerOn: multi` sends the starts that arrive together as one
+//    Datacenter.PowerOnMultiVM_Task; `each` sends one PowerOnVM_Task per VM. A start is acknowledged by its
+//    PowerOnVM task's success or by the pushed power state, whichever comes first.
+//  * Observe: one filter over a ListView of the run's VMs, read with WaitForUpdatesEx (PushedMilestones).
+//  * Placement: the clone goes to the plan's host (RelocateSpec.host). With DRS vCenter may place or move it
+//    elsewhere: the pushed runtime.host shows it, and every move is logged.
+//
+// Threading: single executor, as providers/api/provider.hpp requires; nothing locks.
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/async/semaphore.hpp"
+#include "common/async/token_bucket.hpp"
+#include "providers/api/provider.hpp"
+#include "providers/vsphere/transport.hpp"
+#include "providers/vsphere/vim25/session.hpp"
+#include "providers/vsphere/vim25_provider/task_watcher.hpp"
+
+namespace bootstorm::vsphere::vim25 {
+
+// The custom attribute that proves a VM belongs to a run (the vSphere Client shows it).
+inline constexpr std::string_view kRunField = "bootstorm.run";
+// The same proof in the clone's extraConfig, written with the clone: it holds for a clone whose run died
+// before the attribute was set.
+inline constexpr std::string_view kRunKey = "bootstorm.run";
+// Clones on one host at once (vCenter's cost units: 16 a host, 4 a clone).
+inline constexpr std::size_t kClonesPerHost = 4;
+
+class Vim25Provider final : public api::Provider {
+ public:
+  Vim25Provider(boost::asio::any_io_executor executor, api::ProviderConfig config,
+                std::unique_ptr<Transport> transport);
+  ~Vim25Provider() override;
+
+  api::Capabilities capabilities() const override;
+  boost::asio::awaitable<Expected<void>> connect() override;
+  boost::asio::awaitable<Expected<void>> check_inventory(const api::InventoryRequest& request) override;
+  boost::asio::awaitable<Expected<api::VmHandle>> provision(const api::VmSpec& spec) override;
+  boost::asio::awaitable<Expected<void>> wait_startable(const api::VmHandle& vm,
+                                                        std::chrono::milliseconds timeout) override;
+  boost::asio::awaitable<Expected<void>> prepare_storm(std::size_t expected_starts) override;
+  boost::asio::awaitable<Expected<api::StartResult>> start(const api::VmHandle& vm) override;
+  boost::asio::awaitable<void> observe(std::vector<api::VmHandle> vms, api::MilestoneSink sink,
+                                       CancelSignal stop) override;
+  boost::asio::awaitable<Expected<void>> stop(const api::VmHandle& vm) override;
+  boost::asio::awaitable<Expected<void>> destroy(const api::VmHandle& vm) override;
+  boost::asio::awaitable<Expected<std::vector<api::VmHandle>>> list_run_vms(
+      const std::string& run_id) override;
+  boost::asio::awaitable<Expected<void>> remove_run_artifacts(const std::string& run_id) override;
+  boost::asio::awaitable<void> disconnect() override;
+  api::ApiStats stats() const override;
+
+ private:
+  struct Host {
+    std::string id, name, pool;
+  };
+  // A start waiting for its acknowledgement (the power-on task's end or the pushed power state).
+  struct Ack {
+    explicit Ack(const boost::asio::any_io_executor& executor) : timer(executor) {
+      timer.expires_at(boost::asio::steady_timer::time_point::max());
+    }
+    boost::asio::steady_timer timer;
+    std::optional<std::chrono::steady_clock::time_point> at;
+    std::chrono::system_clock::time_point at_wall{};
+    std::optional<Error> error;
+    std::chrono::steady_clock::time_point written{};
+    std::chrono::system_clock::time_point written_wall{};
+    bool written_known = false;
+  };
+
+  // ---- helpers (vim25_provider.cpp) ----
+  // `paths` of `objects` (of one type), read with RetrievePropertiesEx page by page.
+  boost::asio::awaitable<Expected<std::vector<ObjectContent>>> read(const std::vector<MoRef>& objects,
+                                                                    const std::string& type,
+                                                                    std::vector<std::string> paths);
+  // `paths` of every object of `type` in the inventory (a container view, read and destroyed).
+  boost::asio::awaitable<Expected<std::vector<ObjectContent>>> read_all(const std::string& type,
+                                                                        std::vector<std::string> paths);
+  // Starts a task method and follows it to its end: the outcome (state error carries the fault).
+  boost::asio::awaitable<Expected<TaskOutcome>> run_task(std::string method, std::string element,
+                                                         std::string what, CallOptions options = {});
+  Error refuse_foreign(const std::string& verb, const std::string& name, const std::string& why) const;
+  void log_dry_run(const std::string& method, const std::string& detail) const;
+  // The VM's id and whether its custom attribute proves it belongs to this run; "" id: no such VM.
+  struct Ownership {
+    std::string id;
+    bool proven = false;
+    std::string found;  // the attribute's value ("" when unset), for the refusal
+    std::string power_state;
+  };
+  boost::asio::awaitable<Expected<Ownership>> ownership(const api::VmHandle& vm);
+  std::string unproven(const Ownership& own) const;  // why a VM is refused
+  Ack& ack_of(const std::string& vm_id);
+  void acknowledge(const std::string& vm_id, std::chrono::steady_clock::time_point at,
+                   std::chrono::system_clock::time_point at_wall);
+  void refuse_start(const std::string& vm_id, Error e);
+
+  // ---- provisioning (vim25_provision.cpp) ----
+  // The run's custom attribute and, for linked clones, its snapshot: made once, at the first clone.
+  boost::asio::awaitable<Expected<void>> prepare_clones();
+  // The key of the custom attribute kRunField; -1 when vCenter has none.
+  boost::asio::awaitable<Expected<int>> find_field_key();
+  boost::asio::awaitable<Expected<void>> tag(const MoRef& vm, const std::string& name);
+  boost::asio::awaitable<Expected<void>> power_off(const MoRef& vm, const std::string& name);
+  async::AsyncSemaphore& host_slots(const std::string& host_id);
+
+  // ---- power (vim25_power.cpp) ----
+  boost::asio::awaitable<void> flush_multi();
+
+  boost::asio::any_io_executor executor_;
+  api::ProviderConfig config_;
+  std::unique_ptr<Transport> transport_;
+  async::RateLimiter limiter_;
+  Session session_;
+  std::unique_ptr<TaskWatcher> watcher_;
+
+  // Inventory resolved by check_inventory().
+  bool inventory_checked_ = false;
+  MoRef datacenter_, vm_folder_, golden_, datastore_, snapshot_;
+  std::string golden_host_id_;
+  std::map<std::string, Host> hosts_;              // by name
+  std::map<std::string, std::string> host_names_;  // id -> name
+  bool snapshot_is_the_runs_ = false;
+
+  // Made at the first clone.
+  async::AsyncSemaphore prepare_mutex_;
+  bool prepared_ = false;
+  int field_key_ = -1;
+
+  async::AsyncSemaphore clone_slots_;
+  std::map<std::string, std::unique_ptr<async::AsyncSemaphore>> host_clone_slots_;
+
+  // Starts.
+  std::size_t expected_starts_ = 0;
+  std::vector<std::string> multi_batch_;  // VM ids waiting for the next PowerOnMultiVM_Task
+  bool multi_flush_scheduled_ = false;
+  std::map<std::string, std::unique_ptr<Ack>> acks_;
+  std::map<std::string, std::chrono::steady_clock::time_point> start_written_;
+};
+
+}  // namespace bootstorm::vsphere::vim25
