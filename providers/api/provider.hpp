@@ -100,6 +100,9 @@ struct Capabilities {
   // Milestones this provider observes itself, with their typical resolution in seconds.
   std::map<Milestone, double> observed;
   bool start_blocks_until_powered_on = false;  // vCenter: power start returns when the VM is on
+  // The provider gathers the starts that arrive together into one request (vim25 PowerOnMultiVM_Task): the
+  // start barrier then releases every start at once instead of apiBudget.maxConcurrent at a time.
+  bool starts_batched = false;
 };
 
 struct StartResult {

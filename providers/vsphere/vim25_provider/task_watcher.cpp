@@ -17,8 +17,10 @@ namespace bootstorm::vsphere::vim25 {
 namespace asio = boost::asio;
 
 namespace {
-// How long one WaitForUpdatesEx may wait on the server before it answers empty.
-constexpr int kMaxWaitSeconds = 20;
+// How long one WaitForUpdatesEx may wait on the server before it answers empty. A filter made while a wait
+// is pending may not wake it (govmomi's simulator does not, and a task that ended before its filter existed
+// changes nothing more): the next wait shows it, so this bounds how late such a task's end is seen.
+constexpr int kMaxWaitSeconds = 1;
 // Transport failures of the wait in a row before every waiter is failed.
 constexpr int kMaxWaitFailures = 5;
 }  // namespace
@@ -47,13 +49,13 @@ asio::awaitable<Expected<void>> TaskWatcher::ensure_collector() {
   co_return Expected<void>{};
 }
 
-asio::awaitable<Expected<void>> TaskWatcher::add_filter(const MoRef& task) {
+asio::awaitable<Expected<MoRef>> TaskWatcher::add_filter(const MoRef& task) {
   const std::string method = "CreateFilter";
   const std::string element = create_filter(
       collector_, objects_filter_spec({task}, "Task", {"info.state", "info.result", "info.error"}), false);
   auto reply = co_await session_.call(method, element);
   if (!reply) co_return reply.error();
-  co_return Expected<void>{};
+  co_return decode_moref(reply->returnval());
 }
 
 asio::awaitable<Expected<TaskOutcome>> TaskWatcher::wait(MoRef task, std::chrono::milliseconds timeout,
@@ -79,6 +81,7 @@ asio::awaitable<Expected<TaskOutcome>> TaskWatcher::wait(MoRef task, std::chrono
     waiters_.erase(task);
     co_return added.error();
   }
+  const MoRef filter = *added;
   if (!polling_) {
     polling_ = true;
     asio::co_spawn(executor_, poll(), asio::detached);
@@ -87,6 +90,11 @@ asio::awaitable<Expected<TaskOutcome>> TaskWatcher::wait(MoRef task, std::chrono
   while (!waiter->done) {
     co_await waiter->timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     if (!waiter->done && !ec) break;  // the deadline, not a wake-up
+  }
+  if (!filter.empty() && !closed_) {
+    const std::string destroy_method = "DestroyPropertyFilter";
+    const std::string destroy_element = destroy_property_filter(filter);
+    (void)co_await session_.call(destroy_method, destroy_element);  // best effort: the collector takes it too
   }
   if (!waiter->done) {
     waiters_.erase(task);
@@ -143,7 +151,8 @@ asio::awaitable<void> TaskWatcher::poll() {
         for (const auto& [task, waiter] : waiters_) pending.push_back(task);
         for (const auto& task : pending) {
           if (!ready) break;
-          ready = co_await add_filter(task);
+          auto again = co_await add_filter(task);
+          if (!again) ready = again.error();
         }
         if (ready) continue;
         fail_all(ready.error());

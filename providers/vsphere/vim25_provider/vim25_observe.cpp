@@ -101,12 +101,23 @@ asio::awaitable<void> Vim25Provider::observe(std::vector<api::VmHandle> vms, api
       }
       sink(std::move(ev));
     }
-    for (const auto& move : pushed.take_moves()) {
-      const auto planned = host_names_.find(move.planned_host_id);
-      const auto actual = host_names_.find(move.host_id);
-      spdlog::warn("{} runs on host {}, not on {} as planned (vCenter's DRS placed or moved it)", move.vm,
-                   actual == host_names_.end() ? move.host_id : actual->second,
-                   planned == host_names_.end() ? move.planned_host_id : planned->second);
+    // Moves are reported per answer: one line naming the first few, so that a DRS rebalance of hundreds of
+    // VMs stays readable.
+    if (auto moves = pushed.take_moves(); !moves.empty()) {
+      auto host = [&](const std::string& id) {
+        const auto it = host_names_.find(id);
+        return it == host_names_.end() ? id : it->second;
+      };
+      std::string listed;
+      for (std::size_t i = 0; i < moves.size() && i < 5; ++i) {
+        listed += (i ? "; " : "") + moves[i].vm + " on " + host(moves[i].host_id) + ", planned " +
+                  host(moves[i].planned_host_id);
+      }
+      spdlog::warn(
+          "{} VMs run on another host than the plan placed them (vCenter's DRS placed or moved them): "
+          "{}{}",
+          moves.size(), listed, moves.size() > 5 ? "; ..." : "");
+      moved_ += moves.size();
     }
   }
   if (stream) co_await stream->destroy();

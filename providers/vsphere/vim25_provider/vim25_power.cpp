@@ -92,8 +92,19 @@ asio::awaitable<Expected<api::StartResult>> Vim25Provider::start(const api::VmHa
     }
   }
   // The acknowledgement: the power-on task's success or the pushed power state, whichever comes first.
+  const auto limit = std::chrono::duration_cast<std::chrono::seconds>(config_.request_timeout * 10);
+  ack.timer.expires_after(limit);
   boost::system::error_code ec;
-  while (!ack.at && !ack.error) co_await ack.timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  while (!ack.at && !ack.error) {
+    co_await ack.timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    if (!ec && !ack.at && !ack.error) {
+      refuse_start(vm.id, make_error(ErrorKind::timeout,
+                                     "power on of " + vm.name + ": vCenter " + config_.endpoint +
+                                         " confirmed neither the task nor the power state within " +
+                                         std::to_string(limit.count()) + " s",
+                                     "see Recent Tasks in the vSphere Client"));
+    }
+  }
   if (ack.error) {
     Error e = *ack.error;
     acks_.erase(vm.id);
@@ -141,11 +152,27 @@ asio::awaitable<void> Vim25Provider::flush_multi() {
   }
   const MoRef multi_task = decode_moref(reply->returnval());
   auto multi = co_await watcher_->wait(multi_task, config_.request_timeout * 10, what);
-  if (!multi || multi->error || !multi->result) {
-    const Error e = !multi         ? multi.error()
-                    : multi->error ? *multi->error
-                                   : make_error(ErrorKind::protocol, what + ": vCenter gave no result");
+  if (!multi || multi->error) {
+    const Error e = !multi ? multi.error() : *multi->error;
     for (const auto& id : batch) refuse_start(id, e);
+    co_return;
+  }
+  const bool per_vm = multi->result && !(multi->result->all("attempted").empty() &&
+                                         multi->result->all("notAttempted").empty());
+  if (!per_vm && multi->result && !multi->result->all("recommendations").empty()) {
+    // Recommendations only: a DRS cluster in manual mode powers nothing on by itself.
+    for (const auto& id : batch) {
+      refuse_start(id, make_error(ErrorKind::api,
+                                  what + " started nothing: vCenter answered with DRS recommendations only "
+                                         "(a cluster in manual mode)",
+                                  "set the cluster's DRS to fully automated, or use storm.powerOn: each"));
+    }
+    co_return;
+  }
+  if (!per_vm) {
+    // No per-VM result at all (govmomi's simulator answers so): the pushed power state confirms each start.
+    spdlog::warn("{}: vCenter {} gave no per-VM result; each start is confirmed by its pushed power state",
+                 what, config_.endpoint);
     co_return;
   }
   // Not attempted: the reason vCenter gave, per VM. Attempted: each VM's own PowerOnVM task, followed.
@@ -158,16 +185,6 @@ asio::awaitable<void> Vim25Provider::flush_multi() {
     refuse_start(id, e);
   }
   const auto attempted = multi->result->all("attempted");
-  if (attempted.empty() && multi->result->all("notAttempted").empty()) {
-    // vCenter answered with recommendations only (a DRS cluster in manual mode) or nothing at all.
-    for (const auto& id : batch) {
-      refuse_start(id, make_error(ErrorKind::api,
-                                  what + " started nothing: vCenter answered without attempted VMs "
-                                         "(in a DRS cluster in manual mode it only recommends hosts)",
-                                  "set the cluster's DRS to fully automated, or use storm.powerOn: each"));
-    }
-    co_return;
-  }
   for (const Value* a : attempted) {
     const Value* vm = a->field("vm");
     const Value* task = a->field("task");

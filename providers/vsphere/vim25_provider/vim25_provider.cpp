@@ -49,6 +49,7 @@ api::Capabilities Vim25Provider::capabilities() const {
                 {api::Milestone::guest_agent, 0.01},
                 {api::Milestone::ip_assigned, 0.01}};
   c.start_blocks_until_powered_on = true;
+  c.starts_batched = config_.power_on == "multi";
   return c;
 }
 

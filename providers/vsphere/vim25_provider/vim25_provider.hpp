@@ -154,6 +154,7 @@ class Vim25Provider final : public api::Provider {
   bool multi_flush_scheduled_ = false;
   std::map<std::string, std::unique_ptr<Ack>> acks_;
   std::map<std::string, std::chrono::steady_clock::time_point> start_written_;
+  std::size_t moved_ = 0;  // VMs seen on another host than planned
 };
 
 }  // namespace bootstorm::vsphere::vim25

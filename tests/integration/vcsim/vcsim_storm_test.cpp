@@ -1,0 +1,209 @@
+// A 200-VM vim25 storm against an independent vCenter, driven by the real CLI: `bootstorm run` against
+// govmomi's simulator (vcsim) over verified TLS — login, the run's snapshot, 200 linked clones, one
+// PowerOnMultiVM_Task, milestones pushed through WaitForUpdatesEx — then vcsim's own state read back with
+// RetrievePropertiesEx, and `bootstorm cleanup` leaving nothing of the run. vcsim simulates no guest: while
+// the run waits for guest_agent, this test plays the guests, setting each powered-on clone's Tools state and
+// IP through ReconfigVM_Task's extraConfig (SET.guest.*), as tests/README.md describes.
+#include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "providers/vsphere/transport.hpp"
+#include "providers/vsphere/vim25/decode.hpp"
+#include "providers/vsphere/vim25/messages.hpp"
+#include "providers/vsphere/vim25/session.hpp"
+#include "tests/support/child_process.hpp"
+#include "tests/support/lab_process.hpp"
+#include "tests/support/run_task.hpp"
+#include "tests/support/vim25_driver.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace bootstorm;
+using namespace bootstorm::vsphere::vim25;
+using bootstorm::testing::run_task;
+using nlohmann::json;
+
+constexpr int kHosts = 4;
+constexpr int kVmsPerHost = 50;
+
+class VcsimStorm : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("bootstorm-vcsim-storm-" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    vcsim_ = std::make_unique<test_support::Child>(
+        std::vector<std::string>{BOOTSTORM_VCSIM, "-listen", "127.0.0.1:0", "-cluster", "1", "-hosts",
+                                 std::to_string(kHosts), "-vms", "1", "-stdin=false", "-dir", dir_.string(),
+                                 "-password", "vcsim-pass"},
+        dir_ / "vcsim.out", dir_ / "vcsim.err");
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    std::string line;
+    while (std::chrono::steady_clock::now() < until) {
+      line = test_support::read_file(dir_ / "vcsim.out");
+      if (line.find('\n') != std::string::npos) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ASSERT_NE(line.find('\n'), std::string::npos) << test_support::read_file(dir_ / "vcsim.err");
+    info_ = json::parse(line);
+    const std::string url = info_.at("url");
+    endpoint_ = url.substr(0, url.find("/sdk"));
+    api::ProviderConfig config;
+    config.kind = "vsphere";
+    config.endpoint = endpoint_;
+    config.ca_file = info_.at("caFile");
+    config.max_concurrent = 8;
+    transport_ = vsphere::make_http_transport(io_.get_executor(), config);
+    session_ =
+        std::make_unique<Session>(io_.get_executor(), *transport_,
+                                  vsphere::SessionSettings{endpoint_, info_.at("username"),
+                                                           info_.at("password"), std::chrono::seconds(30)});
+    ASSERT_TRUE(run_task(io_, session_->login()));
+  }
+  void TearDown() override {
+    session_.reset();
+    transport_.reset();
+    vcsim_.reset();
+    if (!HasFailure()) fs::remove_all(dir_);
+  }
+
+  fs::path write_plan() {
+    std::string placement;
+    for (int h = 0; h < kHosts; ++h) {
+      placement += "      - {host: " + info_.at("hosts")[h].at("name").get<std::string>() +
+                   ", vms: " + std::to_string(kVmsPerHost) + "}\n";
+    }
+    const fs::path plan = dir_ / "plan.yaml";
+    std::ofstream(plan) << "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: vcsim-storm\n"
+                        << "platform:\n  kind: vsphere\n  endpoint: " << endpoint_ << "\n  api: vim25\n"
+                        << "  credentials: {usernameEnv: VCSIM_USER, passwordEnv: VCSIM_PASSWORD}\n"
+                        << "  tls: {caFile: " << info_.at("caFile").get<std::string>() << "}\n"
+                        << "  apiBudget: {requestsPerSecond: 2000, maxConcurrent: 32}\n"
+                        << "golden: {vm: " << info_.at("templateVm").at("name").get<std::string>()
+                        << ", clone: linked}\n"
+                        << "scenarios:\n  - name: vcsim\n    placement:\n"
+                        << placement << "storm: {mode: simultaneous, powerOn: multi, timeout: 5m}\n"
+                        << "ready: {signal: guest_agent}\ncleanup: never\noutput: "
+                        << (dir_ / "runs").string() << "\n";
+    return plan;
+  }
+
+  // The guest of every powered-on clone of the run that has not had one: Tools running and an address.
+  std::size_t play_guests(std::set<std::string>& played) {
+    test_support::Vim25Driver d(io_, *session_);
+    std::vector<MoRef> tasks;
+    std::size_t n = 0;
+    for (auto& [name, vm] : d.vms({"runtime.powerState"})) {
+      if (!name.starts_with("bs-") || played.count(name)) continue;
+      const Value* power = vm.prop("runtime.powerState");
+      if (!power || power->text != "poweredOn") continue;
+      played.insert(name);
+      const std::string ip =
+          "10.20." + std::to_string(played.size() / 250) + "." + std::to_string(played.size() % 250 + 1);
+      tasks.push_back(d.task_of(
+          "ReconfigVM_Task",
+          reconfig_vm_task_extra_config(
+              vm.obj, {{"SET.guest.toolsRunningStatus", "guestToolsRunning"}, {"SET.guest.ipAddress", ip}})));
+      ++n;
+    }
+    return n;
+  }
+
+  boost::asio::io_context io_;
+  fs::path dir_;
+  std::unique_ptr<test_support::Child> vcsim_;
+  json info_;
+  std::string endpoint_;
+  std::unique_ptr<vsphere::Transport> transport_;
+  std::unique_ptr<Session> session_;
+};
+
+TEST_F(VcsimStorm, TwoHundredLinkedClonesPoweredOnTogetherWatchedAndCleanedUpThroughTheCli) {
+  const int total = kHosts * kVmsPerHost;
+  const std::vector<std::string> env = {"VCSIM_USER=" + info_.at("username").get<std::string>(),
+                                        "VCSIM_PASSWORD=" + info_.at("password").get<std::string>()};
+  test_support::Child run({test_support::bootstorm_binary(), "run", write_plan().string(), "--yes"},
+                          dir_ / "run.out", dir_ / "run.err", env);
+  std::set<std::string> played;
+  std::optional<int> exit_code;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+  while (!exit_code && std::chrono::steady_clock::now() < deadline) {
+    play_guests(played);
+    exit_code = run.wait_for(std::chrono::milliseconds(200));
+  }
+  const std::string out =
+      test_support::read_file(dir_ / "run.out") + test_support::read_file(dir_ / "run.err");
+  ASSERT_TRUE(exit_code) << "the run did not end in 5 minutes\n" << out;
+  ASSERT_EQ(*exit_code, 0) << out;
+  EXPECT_NE(out.find(std::to_string(total) + "/" + std::to_string(total) + " ready"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("platform API: vim25"), std::string::npos) << out;
+  EXPECT_EQ(played.size(), static_cast<std::size_t>(total));
+
+  // The run directory: every VM ready, with running, guest_agent and ip_assigned observed.
+  fs::path run_dir;
+  for (const auto& e : fs::directory_iterator(dir_ / "runs")) run_dir = e.path();
+  ASSERT_FALSE(run_dir.empty());
+  const json summary = json::parse(test_support::read_file(run_dir / "summary.json"));
+  EXPECT_NE(summary["run"]["api"].get<std::string>().find("vim25"), std::string::npos);
+  const std::string run_id = summary["run"]["id"];
+
+  // vcsim's own state: 200 clones of the run, powered on, each tagged with the run id.
+  test_support::Vim25Driver d(io_, *session_);
+  const MoRef cfm = session_->service_content().custom_fields_manager;
+  int key = -1;
+  for (const auto& o : d.properties({cfm}, "CustomFieldsManager", {"field"}))
+    for (const Value* def : o.prop("field")->all("CustomFieldDef"))
+      if (def->field_text("name") == "bootstorm.run") key = std::stoi(def->field_text("key"));
+  ASSERT_GE(key, 0) << "the run made no custom attribute";
+  int clones = 0, on = 0, tagged = 0;
+  for (auto& [name, vm] : d.vms({"runtime.powerState", "customValue"})) {
+    if (!name.starts_with("bs-" + run_id + "-")) continue;
+    ++clones;
+    on += vm.prop("runtime.powerState")->text == "poweredOn";
+    for (const Value* v : vm.prop("customValue")->all("CustomFieldValue"))
+      tagged += v->field_text("key") == std::to_string(key) && v->field_text("value") == run_id;
+  }
+  EXPECT_EQ(clones, total);
+  EXPECT_EQ(on, total);
+  EXPECT_EQ(tagged, total);
+  const std::string golden = info_.at("templateVm").at("moid");
+  auto snapshot_names = [&] {
+    std::set<std::string> names;
+    for (const auto& o : d.properties({{"VirtualMachine", golden}}, "VirtualMachine", {"snapshot"})) {
+      const Value* info = o.prop("snapshot");
+      if (!info) continue;
+      std::vector<const Value*> trees = info->all("rootSnapshotList");
+      while (!trees.empty()) {
+        const Value* t = trees.back();
+        trees.pop_back();
+        names.insert(t->field_text("name"));
+        for (const Value* c : t->all("childSnapshotList")) trees.push_back(c);
+      }
+    }
+    return names;
+  };
+  EXPECT_TRUE(snapshot_names().count("bs-" + run_id + "-base")) << "the linked clones' snapshot";
+
+  // Cleanup removes every clone and the snapshot.
+  auto cleaned = test_support::run_process({test_support::bootstorm_binary(), "cleanup", run_dir.string()},
+                                           dir_ / "cleanup", std::chrono::seconds(300), env);
+  ASSERT_EQ(cleaned.exit_code, 0) << cleaned.all();
+  EXPECT_NE(cleaned.out.find("deleted " + std::to_string(total) + " VMs"), std::string::npos)
+      << cleaned.all();
+  int left = 0;
+  for (auto& [name, vm] : d.vms({"runtime.powerState"})) left += name.starts_with("bs-" + run_id + "-");
+  EXPECT_EQ(left, 0);
+  EXPECT_FALSE(snapshot_names().count("bs-" + run_id + "-base"));
+}
+
+}  // namespace
