@@ -11,7 +11,7 @@ namespace {
 using namespace bootstorm::sim::model::testing;
 
 double tolly_storm(const std::vector<std::pair<std::string, int>>& placement, Milestone milestone,
-                   const std::function<void(LabSpec&)>& tweak = nullptr) {
+                   const std::function<void(LabSpec&)>& tweak = nullptr, CloneKind kind = CloneKind::linked) {
   auto spec = load_lab_spec("tolly-2024");
   EXPECT_TRUE(spec.has_value()) << (spec ? "" : spec.error().what());
   if (!spec) return -1;
@@ -21,7 +21,8 @@ double tolly_storm(const std::vector<std::pair<std::string, int>>& placement, Mi
   int n = 0;
   for (const auto& [host, count] : placement) {
     for (int i = 0; i < count; ++i) {
-      ids.push_back(clone_to(lab, "win10-golden", "bs-" + std::to_string(n++), lab.find_host(host)->id));
+      ids.push_back(
+          clone_to(lab, "win10-golden", "bs-" + std::to_string(n++), lab.find_host(host)->id, kind));
     }
   }
   storm(lab, ids);
@@ -39,6 +40,19 @@ TEST(Calibration, OneEpycHostWithTwentyFourVmsAverages7_58s) {
   const double mean = tolly_storm({{"r7625-01", 24}}, Milestone::guest_agent);
   RecordProperty("mean_s", std::to_string(mean));
   EXPECT_NEAR(mean, 7.58, 7.58 * 0.10);
+}
+
+// Tolly booted existing VMs, each on its own disk: full clones. In this lab every disk, the golden VM's
+// included, is on the one shared array, so linked clones (whose boot reads go to the golden VM's base disk)
+// load the same datastore and boot alike: the calibration holds for both kinds.
+TEST(Calibration, FullClonesLikeTheReportsExistingVmsBootAlike) {
+  const double purley = tolly_storm({{"r740-01", 6}, {"r740-02", 6}, {"r740-03", 6}, {"r740-04", 6}},
+                                    Milestone::guest_agent, nullptr, CloneKind::full);
+  const double epyc = tolly_storm({{"r7625-01", 24}}, Milestone::guest_agent, nullptr, CloneKind::full);
+  RecordProperty("purley_mean_s", std::to_string(purley));
+  RecordProperty("epyc_mean_s", std::to_string(epyc));
+  EXPECT_NEAR(purley, 31.54, 31.54 * 0.10);
+  EXPECT_NEAR(epyc, 7.58, 7.58 * 0.10);
 }
 
 TEST(Calibration, TheEpycHostIsNotLimitedByTheArray) {
