@@ -82,7 +82,7 @@ asio::awaitable<Expected<SoapReply>> Session::send_once(const std::string& metho
     ++stats_.retries;
     spdlog::debug("{}: vCenter answered 503, sending it again (attempt {} of {})", what(method), attempt + 1,
                   kBusyAttempts);
-    co_await async::sleep_for(std::chrono::milliseconds(200) * (1 << (attempt - 1)));
+    co_await async::sleep_for(std::chrono::milliseconds(200) * (1 << std::min(attempt - 1, 3)));
     resp = co_await send_counted(transport_, req, limiter_, pacing, stats_);
   }
   if (!resp) {
