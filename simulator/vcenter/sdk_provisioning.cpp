@@ -27,12 +27,6 @@ SdkFaultInfo invalid_argument(std::string message, std::string_view property) {
           "<invalidProperty>" + vim25::xml_escape(property) + "</invalidProperty>"};
 }
 
-ServerResponse task_response(std::string_view method, const vim25::MoRef& task) {
-  vim25::XmlWriter w(std::string(method) + "Response");
-  w.moref("returnval", task);
-  return sdk_ok(w.finish());
-}
-
 SdkTaskResult vm_result(const std::string& vm_id) {
   return {"ManagedObjectReference", R"( type="VirtualMachine")", vim25::xml_escape(vm_id)};
 }

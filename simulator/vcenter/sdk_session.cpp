@@ -144,6 +144,12 @@ std::string typed_element(std::string_view name, std::string_view xsi_type, std:
   return fmt::format(R"(<{0} xsi:type="{1}">{2}</{0}>)", name, xsi_type, vim25::xml_escape(text));
 }
 
+ServerResponse task_response(std::string_view method, const vim25::MoRef& task) {
+  vim25::XmlWriter w(std::string(method) + "Response");
+  w.moref("returnval", task);
+  return sdk_ok(w.finish());
+}
+
 std::string moref_element(std::string_view name, const vim25::MoRef& ref) {
   return fmt::format(R"(<{0} type="{1}">{2}</{0}>)", name, vim25::xml_escape(ref.type),
                      vim25::xml_escape(ref.value));

@@ -177,11 +177,9 @@ VcenterFront::Impl::TaskBody VcenterFront::Impl::sdk_power_on_body(std::string v
 
 ServerResponse VcenterFront::Impl::sdk_power_on(const vim25::MoRef& vm, const std::string& user) {
   const model::Vm* target = lab.find_vm(vm.value);
-  const vim25::MoRef task = sdk_start_task("VirtualMachine.powerOn", vm, target->name, user, target->host_id,
-                                           config().power_cost, sdk_power_on_body(vm.value));
-  vim25::XmlWriter w("PowerOnVM_TaskResponse");
-  w.moref("returnval", task);
-  return sdk_ok(w.finish());
+  return task_response("PowerOnVM_Task",
+                       sdk_start_task("VirtualMachine.powerOn", vm, target->name, user, target->host_id,
+                                      config().power_cost, sdk_power_on_body(vm.value)));
 }
 
 ServerResponse VcenterFront::Impl::sdk_power_on_multi(const vim25::XmlNode& call, const std::string& user) {
@@ -215,11 +213,9 @@ ServerResponse VcenterFront::Impl::sdk_power_on_multi(const vim25::XmlNode& call
     }
     done({{"ClusterPowerOnVmResult", "", attempted + not_attempted}, std::nullopt});
   };
-  const vim25::MoRef task =
-      sdk_start_task("Datacenter.powerOnVm", self, lab.datacenter().name, user, "", 0, std::move(body));
-  vim25::XmlWriter w("PowerOnMultiVM_TaskResponse");
-  w.moref("returnval", task);
-  return sdk_ok(w.finish());
+  return task_response(
+      "PowerOnMultiVM_Task",
+      sdk_start_task("Datacenter.powerOnVm", self, lab.datacenter().name, user, "", 0, std::move(body)));
 }
 
 ServerResponse VcenterFront::Impl::sdk_power_off(const vim25::MoRef& vm, const std::string& user) {
@@ -237,11 +233,9 @@ ServerResponse VcenterFront::Impl::sdk_power_off(const vim25::MoRef& vm, const s
     };
     if (auto started = impl->lab.power_off(vm.value, on_off); !started) on_off(started.error());
   };
-  const vim25::MoRef task = sdk_start_task("VirtualMachine.powerOff", vm, target->name, user, target->host_id,
-                                           config().power_cost, std::move(body));
-  vim25::XmlWriter w("PowerOffVM_TaskResponse");
-  w.moref("returnval", task);
-  return sdk_ok(w.finish());
+  return task_response("PowerOffVM_Task",
+                       sdk_start_task("VirtualMachine.powerOff", vm, target->name, user, target->host_id,
+                                      config().power_cost, std::move(body)));
 }
 
 // ---- destroy ----
@@ -262,11 +256,8 @@ ServerResponse VcenterFront::Impl::sdk_destroy(const vim25::MoRef& vm, const std
     impl->sdk_forget_vm(vm.value);
     done({});
   };
-  const vim25::MoRef task = sdk_start_task("VirtualMachine.destroy", vm, target->name, user, target->host_id,
-                                           config().power_cost, std::move(body));
-  vim25::XmlWriter w("Destroy_TaskResponse");
-  w.moref("returnval", task);
-  return sdk_ok(w.finish());
+  return task_response("Destroy_Task", sdk_start_task("VirtualMachine.destroy", vm, target->name, user,
+                                                      target->host_id, config().power_cost, std::move(body)));
 }
 
 }  // namespace bootstorm::sim::vcenter

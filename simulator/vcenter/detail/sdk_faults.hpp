@@ -28,5 +28,7 @@ std::string localized_fault(const SdkFaultInfo& fault);
 std::string typed_element(std::string_view name, std::string_view xsi_type, std::string_view text);
 // <name type="T">value</name>
 std::string moref_element(std::string_view name, const vsphere::vim25::MoRef& ref);
+// A *_Task method's answer: <MethodResponse><returnval type="Task">task-N</returnval></MethodResponse>.
+http::ServerResponse task_response(std::string_view method, const vsphere::vim25::MoRef& task);
 
 }  // namespace bootstorm::sim::vcenter
