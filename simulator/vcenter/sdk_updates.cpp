@@ -8,7 +8,8 @@
 // answer (the answer was lost) gets that answer again; an empty version starts over with the full state. A
 // set with more objects than maxObjectUpdates is cut there and marked truncated: the rest follows at once.
 // When an update set first carries a VM's milestone (powered on, Tools running, an IP address), the truth's
-// "delivered" and "written" times are stamped around the write, as the Kubernetes front does for watches.
+// "delivered" time is stamped as the answer is handed to the server and "written" when its body's write
+// ended, as the Kubernetes front does for watches.
 #include <fmt/format.h>
 
 #include <boost/asio/redirect_error.hpp>
@@ -314,14 +315,13 @@ asio::awaitable<ServerResponse> VcenterFront::Impl::sdk_wait_for_updates(
               (answer.truncated ? "<truncated>true</truncated>" : "") + "</returnval>");
       ServerResponse r = sdk_ok(c.last_answer);
       if (answer.milestones.empty()) co_return r;
-      // The body goes out as one chunk: the truth learns when it was handed over and when the write ended.
+      // Delivered: the answer is complete and handed to the server, which writes its headers first (a
+      // client may stamp the set from them). Written: the body's write ended.
+      const double delivered = lab.now();
+      for (const auto& [vm, m] : answer.milestones) lab.note_milestone_delivered(vm, m, delivered);
       std::weak_ptr<Impl> weak = self;
       r.stream = [weak, body = std::move(r.body), milestones = std::move(answer.milestones)](
                      http::StreamWriter& writer) -> asio::awaitable<void> {
-        if (auto impl = weak.lock()) {
-          const double at = impl->lab.now();
-          for (const auto& [vm, m] : milestones) impl->lab.note_milestone_delivered(vm, m, at);
-        }
         std::string chunk = body;
         const bool written = co_await writer.write(std::move(chunk));
         if (auto impl = weak.lock(); impl && written) {

@@ -1,6 +1,7 @@
 #pragma once
 // The vim25 data this client sends and reads: managed object references, the PropertyCollector's specs and
 // answers, ServiceContent, and a generic data object (Value) for property values of any type.
+#include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -120,6 +121,9 @@ struct UpdateSet {
   std::string version;
   bool truncated = false;
   std::vector<PropertyFilterUpdate> filters;
+  // When the answer's headers arrived (UpdateStream sets it): the server had built the set by then, so its
+  // changes are known from that instant, before the body is read and parsed.
+  std::chrono::steady_clock::time_point received_at{};
 };
 
 struct ObjectContent {

@@ -43,6 +43,7 @@ asio::awaitable<Expected<UpdateSet>> UpdateStream::next(WaitOptions options) {
   if (!reply) co_return reply.error();
   auto set = decode_update_set(reply->response(), version_);
   if (!set) co_return set.error();
+  set->received_at = reply->timing.received_at;
   version_ = set->version;
   co_return set;
 }

@@ -49,10 +49,10 @@ asio::awaitable<Expected<void>> TaskWatcher::ensure_collector() {
   co_return Expected<void>{};
 }
 
-asio::awaitable<Expected<MoRef>> TaskWatcher::add_filter(const MoRef& task) {
+asio::awaitable<Expected<MoRef>> TaskWatcher::add_filter(const std::vector<MoRef>& tasks) {
   const std::string method = "CreateFilter";
   const std::string element = create_filter(
-      collector_, objects_filter_spec({task}, "Task", {"info.state", "info.result", "info.error"}), false);
+      collector_, objects_filter_spec(tasks, "Task", {"info.state", "info.result", "info.error"}), false);
   auto reply = co_await session_.call(method, element);
   if (!reply) co_return reply.error();
   co_return decode_moref(reply->returnval());
@@ -61,24 +61,40 @@ asio::awaitable<Expected<MoRef>> TaskWatcher::add_filter(const MoRef& task) {
 asio::awaitable<Expected<TaskOutcome>> TaskWatcher::wait(MoRef task, std::chrono::milliseconds timeout,
                                                          std::string what,
                                                          std::function<void(const TaskOutcome&)> on_end) {
+  std::vector<MoRef> one{task};
+  auto all = co_await wait_all(std::move(one), timeout, std::move(what), std::move(on_end));
+  if (!all) co_return all.error();
+  TaskOutcome outcome = std::move(all->front());
+  if (outcome.state == "timeout") co_return *outcome.error;
+  co_return outcome;
+}
+
+asio::awaitable<Expected<std::vector<TaskOutcome>>> TaskWatcher::wait_all(
+    std::vector<MoRef> tasks, std::chrono::milliseconds timeout, std::string what,
+    std::function<void(const TaskOutcome&)> on_end) {
   if (closed_) co_return make_error(ErrorKind::cancelled, what + ": the task watcher was closed");
-  auto waiter = std::make_shared<Waiter>(executor_);
-  waiter->outcome.task = task;
-  waiter->what = what;
-  waiter->on_end = std::move(on_end);
-  waiter->timer.expires_after(timeout);
+  std::vector<std::shared_ptr<Waiter>> waiters;
+  for (const MoRef& task : tasks) {
+    auto waiter = std::make_shared<Waiter>(executor_);
+    waiter->outcome.task = task;
+    waiter->what = what;
+    waiter->on_end = on_end;
+    waiter->timer.expires_after(timeout);
+    waiters.push_back(std::move(waiter));
+  }
   auto ready = co_await ensure_collector();
   if (!ready) co_return ready.error();
-  waiters_[task] = waiter;  // before the filter: its first update may come at once
-  auto added = co_await add_filter(task);
+  // Before the filter: its first update may come at once.
+  for (std::size_t i = 0; i < tasks.size(); ++i) waiters_[tasks[i]] = waiters[i];
+  auto added = co_await add_filter(tasks);
   if (!added && added.error().kind == ErrorKind::not_found) {
     // The collector went with an expired session: make it again.
     collector_ = {};
     ready = co_await ensure_collector();
-    if (ready) added = co_await add_filter(task);
+    if (ready) added = co_await add_filter(tasks);
   }
   if (!added) {
-    waiters_.erase(task);
+    for (const MoRef& task : tasks) waiters_.erase(task);
     co_return added.error();
   }
   const MoRef filter = *added;
@@ -86,27 +102,36 @@ asio::awaitable<Expected<TaskOutcome>> TaskWatcher::wait(MoRef task, std::chrono
     polling_ = true;
     asio::co_spawn(executor_, poll(), asio::detached);
   }
+  // One deadline for all: each waiter's timer expires at it.
   boost::system::error_code ec;
-  while (!waiter->done) {
-    co_await waiter->timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-    if (!waiter->done && !ec) break;  // the deadline, not a wake-up
+  for (auto& waiter : waiters) {
+    while (!waiter->done) {
+      co_await waiter->timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      if (!waiter->done && !ec) break;  // the deadline, not a wake-up
+    }
   }
   if (!filter.empty() && !closed_) {
     const std::string destroy_method = "DestroyPropertyFilter";
     const std::string destroy_element = destroy_property_filter(filter);
     (void)co_await session_.call(destroy_method, destroy_element);  // best effort: the collector takes it too
   }
-  if (!waiter->done) {
-    waiters_.erase(task);
-    co_return make_error(ErrorKind::timeout,
-                         what + ": the vCenter task " + task.value + " was still running after " +
-                             std::to_string(timeout.count() / 1000) + " s",
-                         "vCenter is slower than the plan allows (see Recent Tasks in the vSphere Client); "
-                         "raise the plan's timeouts or lower the concurrency");
+  std::vector<TaskOutcome> outcomes;
+  for (auto& waiter : waiters) {
+    if (!waiter->done) {
+      waiters_.erase(waiter->outcome.task);
+      waiter->outcome.state = "timeout";
+      waiter->outcome.error =
+          make_error(ErrorKind::timeout,
+                     what + ": the vCenter task " + waiter->outcome.task.value + " was still running after " +
+                         std::to_string(timeout.count() / 1000) + " s",
+                     "vCenter is slower than the plan allows (see Recent Tasks in the vSphere Client); "
+                     "raise the plan's timeouts or lower the concurrency");
+    } else if (waiter->outcome.state == "error" && !waiter->outcome.error) {
+      waiter->outcome.error = make_error(ErrorKind::api, what + " failed (vCenter gave no reason)");
+    }
+    outcomes.push_back(std::move(waiter->outcome));
   }
-  if (waiter->outcome.state == "error" && !waiter->outcome.error)
-    waiter->outcome.error = make_error(ErrorKind::api, what + " failed (vCenter gave no reason)");
-  co_return waiter->outcome;
+  co_return outcomes;
 }
 
 void TaskWatcher::finish(const MoRef& task, Waiter& waiter) {
@@ -151,7 +176,8 @@ asio::awaitable<void> TaskWatcher::poll() {
         for (const auto& [task, waiter] : waiters_) pending.push_back(task);
         for (const auto& task : pending) {
           if (!ready) break;
-          auto again = co_await add_filter(task);
+          std::vector<MoRef> one{task};
+          auto again = co_await add_filter(one);
           if (!again) ready = again.error();
         }
         if (ready) continue;

@@ -36,6 +36,12 @@ class TaskWatcher {
   boost::asio::awaitable<Expected<TaskOutcome>> wait(MoRef task, std::chrono::milliseconds timeout,
                                                      std::string what,
                                                      std::function<void(const TaskOutcome&)> on_end = {});
+  // Follows `tasks` together through one filter (a storm's PowerOnVM tasks: one CreateFilter for all). Their
+  // outcomes in order; a task still running at the deadline has state "timeout" and the error saying so.
+  // `on_end` runs for each as its end is seen.
+  boost::asio::awaitable<Expected<std::vector<TaskOutcome>>> wait_all(
+      std::vector<MoRef> tasks, std::chrono::milliseconds timeout, std::string what,
+      std::function<void(const TaskOutcome&)> on_end = {});
   // Stops following and destroys the collector with its filters (best effort).
   boost::asio::awaitable<void> close();
 
@@ -49,8 +55,8 @@ class TaskWatcher {
     bool done = false;
   };
   boost::asio::awaitable<Expected<void>> ensure_collector();
-  // CreateFilter for one task: its filter's reference.
-  boost::asio::awaitable<Expected<MoRef>> add_filter(const MoRef& task);
+  // CreateFilter for `tasks`: its filter's reference.
+  boost::asio::awaitable<Expected<MoRef>> add_filter(const std::vector<MoRef>& tasks);
   boost::asio::awaitable<void> poll();
   void finish(const MoRef& task, Waiter& waiter);
   void fail_all(const Error& e);

@@ -92,7 +92,13 @@ asio::awaitable<void> Vim25Provider::observe(std::vector<api::VmHandle> vms, api
       continue;
     }
     failures = 0;
-    const UpdateWindow window{previous_sent, steady::now(), wall::now()};
+    // Stamped when the answer's headers arrived: the set was complete then; reading and parsing a large body
+    // (1,000 VMs' changes) would add its own time to every milestone in it.
+    const auto now = steady::now();
+    const auto arrived =
+        set->received_at != steady::time_point{} && set->received_at <= now ? set->received_at : now;
+    const UpdateWindow window{previous_sent, arrived,
+                              wall::now() - std::chrono::duration_cast<wall::duration>(now - arrived)};
     previous_sent = sent;
     for (auto& ev : pushed.apply(*set, window)) {
       if (ev.milestone == api::Milestone::running) {

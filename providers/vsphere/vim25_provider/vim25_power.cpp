@@ -7,6 +7,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <map>
 
 #include "common/async/sleep.hpp"
 #include "providers/vsphere/vim25/decode.hpp"
@@ -185,22 +186,28 @@ asio::awaitable<void> Vim25Provider::flush_multi() {
     refuse_start(id, e);
   }
   const auto attempted = multi->result->all("attempted");
+  // The attempted VMs' own PowerOnVM tasks, followed together through one filter.
+  std::vector<MoRef> tasks;
+  std::map<std::string, std::string> vm_of_task;
   for (const Value* a : attempted) {
     const Value* vm = a->field("vm");
     const Value* task = a->field("task");
-    if (!vm) continue;
-    const std::string id = vm->text;
-    if (!task) continue;  // no task to follow: the pushed power state acknowledges it
-    auto follow = [](Vim25Provider* self, std::string vm_id, MoRef t) -> asio::awaitable<void> {
-      auto on_end = [self, vm_id](const TaskOutcome& o) {
-        if (o.state == "success") self->acknowledge(vm_id, steady::now(), wall::now());
-      };
-      auto followed = co_await self->watcher_->wait(t, self->config_.request_timeout * 10,
-                                                    "power on of " + vm_id, on_end);
-      if (!followed) self->refuse_start(vm_id, followed.error());
-      if (followed && followed->error) self->refuse_start(vm_id, *followed->error);
-    };
-    asio::co_spawn(executor_, follow(this, id, task->moref()), asio::detached);
+    if (!vm || !task) continue;  // no task to follow: the pushed power state acknowledges it
+    tasks.push_back(task->moref());
+    vm_of_task[task->text] = vm->text;
+  }
+  auto on_end = [this, vm_of_task](const TaskOutcome& o) {
+    auto it = vm_of_task.find(o.task.value);
+    if (it != vm_of_task.end() && o.state == "success") acknowledge(it->second, steady::now(), wall::now());
+  };
+  auto followed = co_await watcher_->wait_all(tasks, config_.request_timeout * 10, "power on", on_end);
+  if (!followed) {
+    for (const auto& [task, vm] : vm_of_task) refuse_start(vm, followed.error());
+    co_return;
+  }
+  for (const auto& o : *followed) {
+    auto it = vm_of_task.find(o.task.value);
+    if (it != vm_of_task.end() && o.error) refuse_start(it->second, *o.error);
   }
 }
 
