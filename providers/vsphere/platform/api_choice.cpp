@@ -45,7 +45,14 @@ asio::awaitable<Expected<void>> ApiChoosingProvider::choose() {
     } else {
       co_return content.error();  // unreachable, TLS, timeout: the same for both APIs
     }
-    spdlog::info("{}; using the {} API", why_, api == "vim25" ? "vim25 (SOAP)" : "REST");
+    if (api == "vim25") {
+      spdlog::info("{}; using the vim25 (SOAP) API", why_);
+    } else {
+      spdlog::warn(
+          "{}; using the REST API: clones are full copies (no linked clones) and Tools and IP are "
+          "polled within the request budget. Set platform.api: vim25 to insist on /sdk",
+          why_);
+    }
   } else {
     why_ = "platform.api " + api;
   }
