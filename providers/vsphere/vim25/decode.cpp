@@ -161,6 +161,22 @@ Expected<RetrieveResult> decode_retrieve_result(const XmlNode& response) {
   return result;
 }
 
+namespace {
+void collect_snapshots(const Value& owner, std::string_view field, std::vector<SnapshotEntry>& out) {
+  for (const Value* tree : owner.all(field)) {
+    if (const Value* snapshot = tree->field("snapshot"))
+      out.push_back({tree->field_text("name"), snapshot->moref()});
+    collect_snapshots(*tree, "childSnapshotList", out);
+  }
+}
+}  // namespace
+
+std::vector<SnapshotEntry> snapshots_of(const Value& snapshot_info) {
+  std::vector<SnapshotEntry> out;
+  collect_snapshots(snapshot_info, "rootSnapshotList", out);
+  return out;
+}
+
 PropertyFilterSpec decode_filter_spec(const XmlNode& node) {
   PropertyFilterSpec spec;
   for (const XmlNode& ps : node.children("propSet")) {

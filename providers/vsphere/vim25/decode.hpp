@@ -19,6 +19,14 @@ Expected<UserSession> decode_user_session(const XmlNode& returnval);
 Expected<UpdateSet> decode_update_set(const XmlNode& response, const std::string& version);
 // RetrievePropertiesEx / ContinueRetrievePropertiesEx: an absent <returnval> is an empty result.
 Expected<RetrieveResult> decode_retrieve_result(const XmlNode& response);
+// Every snapshot of a VirtualMachineSnapshotInfo (a VM's `snapshot` property), depth first through
+// rootSnapshotList and each tree's childSnapshotList.
+struct SnapshotEntry {
+  std::string name;
+  MoRef snapshot;
+};
+std::vector<SnapshotEntry> snapshots_of(const Value& snapshot_info);
+
 // A PropertyFilterSpec as a request carries it (CreateFilter's spec, RetrievePropertiesEx's specSet): the
 // server's side of the PropertyCollector (the lab's /sdk reads requests with it).
 PropertyFilterSpec decode_filter_spec(const XmlNode& spec);

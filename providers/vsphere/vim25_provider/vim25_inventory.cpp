@@ -6,6 +6,7 @@
 
 #include <set>
 
+#include "providers/vsphere/vim25/decode.hpp"
 #include "providers/vsphere/vim25/session.hpp"
 #include "providers/vsphere/vim25_provider/vim25_provider.hpp"
 
@@ -19,16 +20,6 @@ std::string joined(const std::set<std::string>& names) {
   std::string out;
   for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
   return out.empty() ? "(none)" : out;
-}
-
-// Every snapshot in a VirtualMachineSnapshotTree list, depth first: name -> reference.
-void collect_snapshots(const Value& list_owner, std::string_view field,
-                       std::vector<std::pair<std::string, MoRef>>& out) {
-  for (const Value* tree : list_owner.all(field)) {
-    if (const Value* snapshot = tree->field("snapshot"))
-      out.emplace_back(tree->field_text("name"), snapshot->moref());
-    collect_snapshots(*tree, "childSnapshotList", out);
-  }
 }
 
 }  // namespace
@@ -139,8 +130,8 @@ asio::awaitable<Expected<void>> Vim25Provider::check_inventory(const api::Invent
   const std::string power =
       golden->prop("runtime.powerState") ? golden->prop("runtime.powerState")->text : "";
   if (config_.clone_type == "linked") {
-    std::vector<std::pair<std::string, MoRef>> snapshots;
-    if (const Value* info = golden->prop("snapshot")) collect_snapshots(*info, "rootSnapshotList", snapshots);
+    std::vector<SnapshotEntry> snapshots;
+    if (const Value* info = golden->prop("snapshot")) snapshots = snapshots_of(*info);
     if (!config_.golden_snapshot.empty()) {
       snapshot_ = {};
       std::set<std::string> names;
@@ -155,7 +146,6 @@ asio::awaitable<Expected<void>> Vim25Provider::check_inventory(const api::Invent
                              "set golden.snapshot to one of its snapshots, or leave it out and the run takes "
                              "its own snapshot");
       }
-      snapshot_is_the_runs_ = false;
     }
   } else if (config_.clone_type == "instant") {
     const std::string version = session_.service_content().about.api_version;

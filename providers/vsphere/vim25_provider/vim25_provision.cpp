@@ -103,7 +103,6 @@ asio::awaitable<Expected<void>> Vim25Provider::prepare_clones() {
                                                       " answered CreateSnapshot_Task without the snapshot");
       }
       snapshot_ = taken->result->moref();
-      snapshot_is_the_runs_ = true;
       spdlog::info("took snapshot {} ({}) of {}: the base of the linked clones", name, snapshot_.value,
                    config_.golden_vm);
     }
@@ -248,13 +247,8 @@ asio::awaitable<Expected<void>> Vim25Provider::remove_run_artifacts(const std::s
   for (const auto& vm : *vms) {
     const Value* info = vm.prop("snapshot");
     if (!info) continue;
-    std::vector<const Value*> trees = info->all("rootSnapshotList");
-    while (!trees.empty()) {
-      const Value* tree = trees.back();
-      trees.pop_back();
-      for (const Value* child : tree->all("childSnapshotList")) trees.push_back(child);
-      if (tree->field_text("name") != name || !tree->field("snapshot")) continue;
-      const MoRef snapshot = tree->field("snapshot")->moref();
+    for (const auto& [snapshot_name, snapshot] : snapshots_of(*info)) {
+      if (snapshot_name != name) continue;
       const std::string vm_name = vm.prop("name") ? vm.prop("name")->text : vm.obj.value;
       if (config_.dry_run) {
         log_dry_run("RemoveSnapshot_Task", name + " of " + vm_name);

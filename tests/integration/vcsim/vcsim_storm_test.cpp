@@ -180,15 +180,8 @@ TEST_F(VcsimStorm, TwoHundredLinkedClonesPoweredOnTogetherWatchedAndCleanedUpThr
   auto snapshot_names = [&] {
     std::set<std::string> names;
     for (const auto& o : d.properties({{"VirtualMachine", golden}}, "VirtualMachine", {"snapshot"})) {
-      const Value* info = o.prop("snapshot");
-      if (!info) continue;
-      std::vector<const Value*> trees = info->all("rootSnapshotList");
-      while (!trees.empty()) {
-        const Value* t = trees.back();
-        trees.pop_back();
-        names.insert(t->field_text("name"));
-        for (const Value* c : t->all("childSnapshotList")) trees.push_back(c);
-      }
+      if (const Value* info = o.prop("snapshot"))
+        for (const auto& entry : snapshots_of(*info)) names.insert(entry.name);
     }
     return names;
   };

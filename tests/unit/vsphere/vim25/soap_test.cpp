@@ -242,4 +242,29 @@ TEST(Vim25Decode, RetrieveResultWithToken) {
   EXPECT_FALSE(result->objects[1].prop("name"));
 }
 
+TEST(Vim25Decode, SnapshotsOfATreeDepthFirst) {
+  auto reply = SoapReply::parse(
+      200,
+      vcenter(
+          R"(<RetrievePropertiesExResponse xmlns="urn:vim25"><returnval><objects><obj type="VirtualMachine">vm-1</obj>)"
+          R"(<propSet><name>snapshot</name><val xsi:type="VirtualMachineSnapshotInfo">)"
+          R"(<currentSnapshot type="VirtualMachineSnapshot">snapshot-3</currentSnapshot>)"
+          R"(<rootSnapshotList><snapshot type="VirtualMachineSnapshot">snapshot-1</snapshot><name>base</name>)"
+          R"(<childSnapshotList><snapshot type="VirtualMachineSnapshot">snapshot-2</snapshot><name>bs-1-base</name>)"
+          R"(</childSnapshotList></rootSnapshotList>)"
+          R"(<rootSnapshotList><snapshot type="VirtualMachineSnapshot">snapshot-3</snapshot><name>other</name></rootSnapshotList>)"
+          R"(</val></propSet></objects></returnval></RetrievePropertiesExResponse>)"),
+      "w");
+  ASSERT_TRUE(reply);
+  auto result = decode_retrieve_result(reply->response());
+  ASSERT_TRUE(result && result->objects.size() == 1);
+  const auto snapshots = snapshots_of(*result->objects[0].prop("snapshot"));
+  ASSERT_EQ(snapshots.size(), 3u);
+  EXPECT_EQ(snapshots[0].name, "base");
+  EXPECT_EQ(snapshots[1].name, "bs-1-base");
+  EXPECT_EQ(snapshots[1].snapshot, (MoRef{"VirtualMachineSnapshot", "snapshot-2"}));
+  EXPECT_EQ(snapshots[2].name, "other");
+  EXPECT_TRUE(snapshots_of(Value{}).empty());
+}
+
 }  // namespace
