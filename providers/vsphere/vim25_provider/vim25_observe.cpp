@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/steady_timer.hpp>
+#include <map>
 
 #include "common/async/sleep.hpp"
 #include "providers/vsphere/vim25/decode.hpp"
@@ -34,7 +35,9 @@ asio::awaitable<void> Vim25Provider::observe(std::vector<api::VmHandle> vms, api
   if (config_.dry_run || vms.empty()) co_return;
   PushedMilestones pushed(steady::now());
   std::vector<MoRef> refs;
+  std::map<std::string, std::string> id_of;  // VM name -> managed object id (events name the VM)
   for (const auto& vm : vms) {
+    id_of[vm.name] = vm.id;
     const auto planned = hosts_.find(vm.host);
     std::optional<steady::time_point> written;
     if (auto it = start_written_.find(vm.id); it != start_written_.end()) written = it->second;
@@ -102,8 +105,8 @@ asio::awaitable<void> Vim25Provider::observe(std::vector<api::VmHandle> vms, api
     previous_sent = sent;
     for (auto& ev : pushed.apply(*set, window)) {
       if (ev.milestone == api::Milestone::running) {
-        for (const auto& vm : vms)
-          if (vm.name == ev.vm) acknowledge(vm.id, ev.observed_mono, ev.observed_wall);
+        if (auto it = id_of.find(ev.vm); it != id_of.end())
+          acknowledge(it->second, ev.observed_mono, ev.observed_wall);
       }
       sink(std::move(ev));
     }
@@ -123,7 +126,6 @@ asio::awaitable<void> Vim25Provider::observe(std::vector<api::VmHandle> vms, api
           "{} VMs run on another host than the plan placed them (vCenter's DRS placed or moved them): "
           "{}{}",
           moves.size(), listed, moves.size() > 5 ? "; ..." : "");
-      moved_ += moves.size();
     }
   }
   if (stream) co_await stream->destroy();

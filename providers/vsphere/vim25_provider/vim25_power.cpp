@@ -79,7 +79,6 @@ asio::awaitable<Expected<api::StartResult>> Vim25Provider::start(const api::VmHa
     } else {
       ack.written = reply->timing.written_at;
       ack.written_wall = reply->timing.written_at_wall;
-      ack.written_known = true;
       start_written_[vm.id] = ack.written;
       const MoRef task = decode_moref(reply->returnval());
       const std::string id = vm.id;
@@ -148,7 +147,6 @@ asio::awaitable<void> Vim25Provider::flush_multi() {
     Ack& ack = ack_of(id);
     ack.written = reply->timing.written_at;
     ack.written_wall = reply->timing.written_at_wall;
-    ack.written_known = true;
     start_written_[id] = ack.written;
   }
   const MoRef multi_task = decode_moref(reply->returnval());

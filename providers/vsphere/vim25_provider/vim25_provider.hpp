@@ -83,7 +83,6 @@ class Vim25Provider final : public api::Provider {
     std::optional<Error> error;
     std::chrono::steady_clock::time_point written{};
     std::chrono::system_clock::time_point written_wall{};
-    bool written_known = false;
   };
 
   // ---- helpers (vim25_provider.cpp) ----
@@ -138,7 +137,6 @@ class Vim25Provider final : public api::Provider {
   std::string golden_host_id_;
   std::map<std::string, Host> hosts_;              // by name
   std::map<std::string, std::string> host_names_;  // id -> name
-  bool snapshot_is_the_runs_ = false;
 
   // Made at the first clone.
   async::AsyncSemaphore prepare_mutex_;
@@ -154,7 +152,6 @@ class Vim25Provider final : public api::Provider {
   bool multi_flush_scheduled_ = false;
   std::map<std::string, std::unique_ptr<Ack>> acks_;
   std::map<std::string, std::chrono::steady_clock::time_point> start_written_;
-  std::size_t moved_ = 0;  // VMs seen on another host than planned
 };
 
 }  // namespace bootstorm::vsphere::vim25

@@ -92,7 +92,6 @@ struct SdkCollector {
   // The last answer and the version it answered: a client that lost it asks again from that version.
   std::string answered_from;
   std::string last_answer;
-  std::uint64_t last_answer_version = 0;
   // WaitForUpdatesEx calls waiting for a change: their timers are cancelled (they wake) when one arrives.
   std::vector<std::shared_ptr<boost::asio::steady_timer>> waiters;
   bool cancel_requested = false;  // CancelWaitForUpdates: the waiting calls answer RequestCanceled
