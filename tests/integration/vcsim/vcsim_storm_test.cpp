@@ -13,15 +13,14 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
-#include <thread>
 
 #include "providers/vsphere/transport.hpp"
 #include "providers/vsphere/vim25/decode.hpp"
 #include "providers/vsphere/vim25/messages.hpp"
 #include "providers/vsphere/vim25/session.hpp"
-#include "tests/support/child_process.hpp"
 #include "tests/support/lab_process.hpp"
 #include "tests/support/run_task.hpp"
+#include "tests/support/vcsim_process.hpp"
 #include "tests/support/vim25_driver.hpp"
 
 namespace {
@@ -41,22 +40,12 @@ class VcsimStorm : public ::testing::Test {
     dir_ = fs::temp_directory_path() / ("bootstorm-vcsim-storm-" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    vcsim_ = std::make_unique<test_support::Child>(
-        std::vector<std::string>{BOOTSTORM_VCSIM, "-listen", "127.0.0.1:0", "-cluster", "1", "-hosts",
-                                 std::to_string(kHosts), "-vms", "1", "-stdin=false", "-dir", dir_.string(),
-                                 "-password", "vcsim-pass"},
-        dir_ / "vcsim.out", dir_ / "vcsim.err");
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    std::string line;
-    while (std::chrono::steady_clock::now() < until) {
-      line = test_support::read_file(dir_ / "vcsim.out");
-      if (line.find('\n') != std::string::npos) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    ASSERT_NE(line.find('\n'), std::string::npos) << test_support::read_file(dir_ / "vcsim.err");
-    info_ = json::parse(line);
-    const std::string url = info_.at("url");
-    endpoint_ = url.substr(0, url.find("/sdk"));
+    vcsim_ = std::make_unique<test_support::VcsimProcess>(
+        BOOTSTORM_VCSIM, dir_,
+        std::vector<std::string>{"-cluster", "1", "-hosts", std::to_string(kHosts), "-vms", "1"});
+    ASSERT_TRUE(vcsim_->ready()) << vcsim_->why_not();
+    info_ = vcsim_->info();
+    endpoint_ = vcsim_->endpoint();
     api::ProviderConfig config;
     config.kind = "vsphere";
     config.endpoint = endpoint_;
@@ -120,7 +109,7 @@ class VcsimStorm : public ::testing::Test {
 
   boost::asio::io_context io_;
   fs::path dir_;
-  std::unique_ptr<test_support::Child> vcsim_;
+  std::unique_ptr<test_support::VcsimProcess> vcsim_;
   json info_;
   std::string endpoint_;
   std::unique_ptr<vsphere::Transport> transport_;

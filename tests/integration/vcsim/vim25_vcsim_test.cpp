@@ -13,15 +13,14 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
-#include <thread>
 
 #include "providers/vsphere/transport.hpp"
 #include "providers/vsphere/vim25/decode.hpp"
 #include "providers/vsphere/vim25/messages.hpp"
 #include "providers/vsphere/vim25/session.hpp"
 #include "providers/vsphere/vim25/updates.hpp"
-#include "tests/support/child_process.hpp"
 #include "tests/support/run_task.hpp"
+#include "tests/support/vcsim_process.hpp"
 #include "tests/support/vim25_driver.hpp"
 
 namespace {
@@ -44,25 +43,13 @@ class Vcsim : public ::testing::Test {
                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    child_ = std::make_unique<test_support::Child>(
-        std::vector<std::string>{BOOTSTORM_VCSIM, "-listen", "127.0.0.1:0", "-cluster", "1", "-hosts", "2",
-                                 "-vms", "2", "-stdin=false", "-dir", dir_.string(), "-password",
-                                 "vcsim-pass"},
-        dir_ / "out", dir_ / "err");
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    std::string line;
-    while (std::chrono::steady_clock::now() < until) {
-      line = test_support::read_file(dir_ / "out");
-      if (line.find('\n') != std::string::npos) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    ASSERT_NE(line.find('\n'), std::string::npos)
-        << "vcsim did not start: " << test_support::read_file(dir_ / "err");
-    info_ = json::parse(line);
+    vcsim_ = std::make_unique<test_support::VcsimProcess>(
+        BOOTSTORM_VCSIM, dir_, std::vector<std::string>{"-cluster", "1", "-hosts", "2", "-vms", "2"});
+    ASSERT_TRUE(vcsim_->ready()) << vcsim_->why_not();
+    info_ = vcsim_->info();
     api::ProviderConfig config;
     config.kind = "vsphere";
-    const std::string url = info_.at("url");
-    config.endpoint = url.substr(0, url.find("/sdk"));
+    config.endpoint = vcsim_->endpoint();
     config.ca_file = info_.at("caFile");
     config.max_concurrent = 8;
     transport_ = vsphere::make_http_transport(io_.get_executor(), config);
@@ -74,7 +61,7 @@ class Vcsim : public ::testing::Test {
   void TearDown() override {
     session_.reset();
     transport_.reset();
-    child_.reset();
+    vcsim_.reset();
     fs::remove_all(dir_);
   }
 
@@ -94,7 +81,7 @@ class Vcsim : public ::testing::Test {
 
   asio::io_context io_;
   fs::path dir_;
-  std::unique_ptr<test_support::Child> child_;
+  std::unique_ptr<test_support::VcsimProcess> vcsim_;
   json info_;
   std::unique_ptr<vsphere::Transport> transport_;
   std::unique_ptr<Session> session_;
