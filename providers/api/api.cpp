@@ -50,6 +50,13 @@ boost::asio::awaitable<Expected<void>> Provider::remove_run_artifacts(const std:
   co_return Expected<void>{};  // most platforms make nothing but the VMs
 }
 
+std::optional<Error> refuse_unnamed_create(const std::string& name, const std::string& run_id) {
+  if (name_carries_run_id(name, run_id)) return std::nullopt;
+  return make_error(ErrorKind::invalid_input, "refusing to create VM " + name +
+                                                  ": its name does not carry run id " + run_id +
+                                                  ", so cleanup could not find it");
+}
+
 bool name_carries_run_id(const std::string& name, const std::string& run_id) {
   if (run_id.empty()) return false;
   const std::string prefix = "bs-" + run_id + "-";

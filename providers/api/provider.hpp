@@ -173,6 +173,9 @@ class Provider {
 
 // True when `name` carries the run id as bootstorm names it: "bs-<run_id>-...". The safety interlock.
 bool name_carries_run_id(const std::string& name, const std::string& run_id);
+// The error of a provision() asked for a VM whose name lacks the run id (cleanup could not find it); nullopt
+// when the name carries it.
+std::optional<Error> refuse_unnamed_create(const std::string& name, const std::string& run_id);
 
 using ProviderFactory = std::function<std::unique_ptr<Provider>(boost::asio::any_io_executor executor,
                                                                 const ProviderConfig& config)>;

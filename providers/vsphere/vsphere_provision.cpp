@@ -26,10 +26,7 @@ async::AsyncSemaphore& VsphereProvider::host_semaphore(const std::string& host_i
 }
 
 asio::awaitable<Expected<api::VmHandle>> VsphereProvider::provision(const api::VmSpec& spec) {
-  if (!api::name_carries_run_id(spec.name, config_.run_id))
-    co_return make_error(ErrorKind::invalid_input, "refusing to create VM " + spec.name +
-                                                       ": its name does not carry run id " + config_.run_id +
-                                                       ", so cleanup could not find it");
+  if (auto refused = api::refuse_unnamed_create(spec.name, config_.run_id)) co_return *refused;
   if (!inventory_checked_ || !host_ids_.count(spec.host)) {
     api::InventoryRequest single;
     single.hosts.push_back(spec.host);

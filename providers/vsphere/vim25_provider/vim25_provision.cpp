@@ -137,11 +137,7 @@ asio::awaitable<Expected<void>> Vim25Provider::power_off(const MoRef& vm, const 
 }
 
 asio::awaitable<Expected<api::VmHandle>> Vim25Provider::provision(const api::VmSpec& spec) {
-  if (!api::name_carries_run_id(spec.name, config_.run_id)) {
-    co_return make_error(ErrorKind::invalid_input, "refusing to create VM " + spec.name +
-                                                       ": its name does not carry run id " + config_.run_id +
-                                                       ", so cleanup could not find it");
-  }
+  if (auto refused = api::refuse_unnamed_create(spec.name, config_.run_id)) co_return *refused;
   if (!inventory_checked_ || !hosts_.count(spec.host)) {
     api::InventoryRequest single;
     single.hosts.push_back(spec.host);
