@@ -98,6 +98,7 @@ asio::awaitable<Expected<std::vector<TaskOutcome>>> TaskWatcher::wait_all(
     co_return added.error();
   }
   const MoRef filter = *added;
+  for (auto& waiter : waiters) waiter->filtered_at = waits_sent_;
   if (!polling_) {
     polling_ = true;
     asio::co_spawn(executor_, poll(), asio::detached);
@@ -134,6 +135,46 @@ asio::awaitable<Expected<std::vector<TaskOutcome>>> TaskWatcher::wait_all(
   co_return outcomes;
 }
 
+void TaskWatcher::apply(Waiter& waiter, const std::string& name, const Value& value) {
+  TaskOutcome& o = waiter.outcome;
+  if (name == "info.state") o.state = value.text;
+  if (name == "info.result") o.result = value;
+  if (name == "info.error") o.error = fault_error(fault_of(value), waiter.what);
+}
+
+asio::awaitable<Expected<void>> TaskWatcher::read_unseen(std::uint64_t wait) {
+  std::vector<MoRef> unseen;
+  for (const auto& [task, waiter] : waiters_) {
+    if (!waiter->seen && !waiter->done && waiter->filtered_at < wait) unseen.push_back(task);
+  }
+  if (unseen.empty()) co_return Expected<void>{};
+  const MoRef& pc = session_.service_content().property_collector;
+  const PropertyFilterSpec spec =
+      objects_filter_spec(unseen, "Task", {"info.state", "info.result", "info.error"});
+  CallOptions options;
+  options.idempotent = true;
+  std::string method = "RetrievePropertiesEx";
+  std::string element = retrieve_properties_ex(pc, {spec});
+  for (;;) {
+    auto reply = co_await session_.call(method, element, options);
+    if (!reply) co_return reply.error();
+    auto result = decode_retrieve_result(reply->response());
+    if (!result) co_return result.error();
+    for (const ObjectContent& object : result->objects) {
+      auto it = waiters_.find(object.obj);
+      if (it == waiters_.end()) continue;
+      auto waiter = it->second;
+      for (const auto& [name, value] : object.props) apply(*waiter, name, value);
+      // Still running: read again after the next wait, unless an update comes first.
+      if (waiter->outcome.state == "success" || waiter->outcome.state == "error") finish(object.obj, *waiter);
+    }
+    if (result->token.empty()) break;
+    method = "ContinueRetrievePropertiesEx";
+    element = continue_retrieve_properties_ex(pc, result->token);
+  }
+  co_return Expected<void>{};
+}
+
 void TaskWatcher::finish(const MoRef& task, Waiter& waiter) {
   waiter.done = true;
   if (waiter.on_end) waiter.on_end(waiter.outcome);
@@ -157,6 +198,7 @@ asio::awaitable<void> TaskWatcher::poll() {
   int failures = 0;
   while (*alive && !closed_ && !waiters_.empty()) {
     const std::uint64_t generation = generation_;
+    const std::uint64_t wait = ++waits_sent_;
     WaitOptions options;
     options.max_wait_seconds = kMaxWaitSeconds;
     const std::string method = "WaitForUpdatesEx";
@@ -203,15 +245,18 @@ asio::awaitable<void> TaskWatcher::poll() {
         auto it = waiters_.find(object.obj);
         if (it == waiters_.end()) continue;
         auto waiter = it->second;
-        TaskOutcome& o = waiter->outcome;
+        waiter->seen = true;
         for (const auto& change : object.changes) {
-          if (!change.value) continue;
-          if (change.name == "info.state") o.state = change.value->text;
-          if (change.name == "info.result") o.result = *change.value;
-          if (change.name == "info.error") o.error = fault_error(fault_of(*change.value), waiter->what);
+          if (change.value) apply(*waiter, change.name, *change.value);
         }
-        if (o.state == "success" || o.state == "error") finish(object.obj, *waiter);
+        const std::string& state = waiter->outcome.state;
+        if (state == "success" || state == "error") finish(object.obj, *waiter);
       }
+    }
+    if (!set->truncated) {
+      // A failed read is tried again after the next wait; the deadline bounds it.
+      (void)co_await read_unseen(wait);
+      if (!*alive || closed_) co_return;
     }
   }
   polling_ = false;

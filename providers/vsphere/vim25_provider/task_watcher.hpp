@@ -6,6 +6,11 @@
 // CreateFilter each and share the waits, instead of a collector, a filter and a wait loop per task
 // (wait_for_tasks, which suits a handful of tasks at once).
 //
+// A filter's first update carries its task's state as it is. govmomi's simulator sends it only when some
+// object changes after the filter was made, so a task that had ended before its filter existed would never
+// be seen there; a task whose first update did not come with a wait sent after its filter is read directly
+// (RetrievePropertiesEx), which a vCenter, whose first update always comes, never needs.
+//
 // The session may be logged in again (an expired session): its collectors are gone with it. The loop then
 // makes a new collector and filters for the tasks still followed, and reads them from the start.
 #include <boost/asio/any_io_executor.hpp>
@@ -13,6 +18,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -53,11 +59,17 @@ class TaskWatcher {
     std::string what;
     std::function<void(const TaskOutcome&)> on_end;
     bool done = false;
+    bool seen = false;  // an update of the task came
+    // Waits sent when its filter existed (none counts until CreateFilter has answered).
+    std::uint64_t filtered_at = std::numeric_limits<std::uint64_t>::max();
   };
   boost::asio::awaitable<Expected<void>> ensure_collector();
   // CreateFilter for `tasks`: its filter's reference.
   boost::asio::awaitable<Expected<MoRef>> add_filter(const std::vector<MoRef>& tasks);
   boost::asio::awaitable<void> poll();
+  // Reads the tasks followed whose first update should have come with wait number `wait` and did not.
+  boost::asio::awaitable<Expected<void>> read_unseen(std::uint64_t wait);
+  void apply(Waiter& waiter, const std::string& name, const Value& value);
   void finish(const MoRef& task, Waiter& waiter);
   void fail_all(const Error& e);
 
@@ -66,6 +78,7 @@ class TaskWatcher {
   MoRef collector_;
   std::string version_;
   std::uint64_t generation_ = 0;  // bumped when the collector is made again
+  std::uint64_t waits_sent_ = 0;
   bool polling_ = false;
   bool closed_ = false;
   std::map<MoRef, std::shared_ptr<Waiter>> waiters_;

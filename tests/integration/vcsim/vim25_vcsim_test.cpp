@@ -6,11 +6,16 @@
 // vcsim's deviations from a real vCenter are listed in tests/README.md.
 #include <gtest/gtest.h>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <chrono>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -19,6 +24,7 @@
 #include "providers/vsphere/vim25/messages.hpp"
 #include "providers/vsphere/vim25/session.hpp"
 #include "providers/vsphere/vim25/updates.hpp"
+#include "providers/vsphere/vim25_provider/task_watcher.hpp"
 #include "tests/support/run_task.hpp"
 #include "tests/support/vcsim_process.hpp"
 #include "tests/support/vim25_driver.hpp"
@@ -43,8 +49,9 @@ class Vcsim : public ::testing::Test {
                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    vcsim_ = std::make_unique<test_support::VcsimProcess>(
-        BOOTSTORM_VCSIM, dir_, std::vector<std::string>{"-cluster", "1", "-hosts", "2", "-vms", "2"});
+    std::vector<std::string> args{"-cluster", "1", "-hosts", "2", "-vms", "2"};
+    for (auto& a : extra_args()) args.push_back(std::move(a));
+    vcsim_ = std::make_unique<test_support::VcsimProcess>(BOOTSTORM_VCSIM, dir_, std::move(args));
     ASSERT_TRUE(vcsim_->ready()) << vcsim_->why_not();
     info_ = vcsim_->info();
     api::ProviderConfig config;
@@ -58,6 +65,7 @@ class Vcsim : public ::testing::Test {
                                   vsphere::SessionSettings{config.endpoint, info_.at("username"),
                                                            info_.at("password"), std::chrono::seconds(30)});
   }
+  virtual std::vector<std::string> extra_args() const { return {}; }
   void TearDown() override {
     session_.reset();
     transport_.reset();
@@ -239,6 +247,63 @@ TEST_F(Vcsim, LinkedClonesTaggedPoweredOnTogetherWatchedAndDestroyed) {
   auto after = vms({"runtime.powerState"});
   for (int i = 0; i < kClones; ++i) EXPECT_FALSE(after.count("bs-3f9a2c-storm-" + std::to_string(i)));
   EXPECT_EQ(after.size(), info_.at("vms").size());
+}
+
+// vcsim answers a new filter's first update (its objects as they are) only when some object changes after
+// the filter was made: a task that had ended, and whose changes a pending wait had already taken, before its
+// filter existed is never pushed (tests/README.md). CreateFilter is slowed here so that this happens every
+// time: the second task ends while the first task's filter is being made, the wait the first starts takes
+// the second's changes, and only then does the second's filter exist. The TaskWatcher must still see it end.
+class VcsimSlowFilters : public Vcsim {
+ protected:
+  std::vector<std::string> extra_args() const override {
+    return {"-vms", "3", "-method-delay", "CreateFilter=1000"};
+  }
+};
+
+TEST_F(VcsimSlowFilters, ATaskThatEndedBeforeItsFilterAndWasNeverPushedIsStillSeen) {
+  ASSERT_TRUE(run_task(io_, session_->login()));
+  auto all = vms({"runtime.powerState"});
+  ASSERT_GE(all.size(), 2u);
+  std::vector<MoRef> targets;
+  for (const auto& [name, vm] : all)
+    if (name != info_.at("templateVm").at("name").get<std::string>()) targets.push_back(vm.obj);
+  ASSERT_GE(targets.size(), 2u);
+
+  TaskWatcher watcher(io_.get_executor(), *session_);
+  // A first task: the watcher's collector now has a version, so later waits report changes only.
+  const MoRef first = task_of("PowerOnVM_Task", power_on_vm_task(targets[0]));
+  auto seen = run_task(io_, watcher.wait(first, std::chrono::seconds(20), "power on " + first.value));
+  ASSERT_TRUE(seen) << seen.error().what();
+  ASSERT_EQ(seen->state, "success");
+
+  std::optional<Expected<TaskOutcome>> a, b;
+  const auto follow = [&](std::string method, std::string element, std::chrono::milliseconds after,
+                          std::optional<Expected<TaskOutcome>>& out) -> asio::awaitable<void> {
+    asio::steady_timer pause(io_, after);
+    co_await pause.async_wait(asio::use_awaitable);
+    auto reply = co_await session_->call(method, element);
+    if (!reply) {
+      out = reply.error();
+      co_return;
+    }
+    out = co_await watcher.wait(decode_moref(reply->returnval()), std::chrono::seconds(15), method);
+  };
+  asio::co_spawn(io_,
+                 follow("PowerOffVM_Task", power_off_vm_task(targets[0]), std::chrono::milliseconds(0), a),
+                 asio::detached);
+  asio::co_spawn(io_,
+                 follow("PowerOnVM_Task", power_on_vm_task(targets[1]), std::chrono::milliseconds(500), b),
+                 asio::detached);
+  const auto started = std::chrono::steady_clock::now();
+  io_.restart();
+  while (!(a && b) && std::chrono::steady_clock::now() - started < std::chrono::seconds(30)) io_.run_one();
+  ASSERT_TRUE(a && b) << "the waits did not end";
+  ASSERT_TRUE(*a) << a->error().what();
+  EXPECT_EQ((*a)->state, "success");
+  ASSERT_TRUE(*b) << b->error().what();
+  EXPECT_EQ((*b)->state, "success");
+  run_task(io_, watcher.close());
 }
 
 }  // namespace

@@ -28,6 +28,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -70,13 +72,14 @@ func main() {
 	password := flag.String("password", "", "the only password Login accepts (empty: a random one)")
 	dir := flag.String("dir", "", "directory for caFile (empty: a new temporary directory, removed at exit)")
 	delay := flag.Int("delay", 0, "milliseconds added to every SOAP method call")
+	methodDelay := flag.String("method-delay", "", "milliseconds added to named methods' calls, e.g. CreateFilter=500,Logout=10")
 	logFile := flag.String("log", "", "file for the simulator's log (empty: discarded)")
 	trace := flag.Bool("trace", false, "write every SOAP request and response to the -log file (needs -log)")
 	watchStdin := flag.Bool("stdin", true, "exit when stdin reaches EOF")
 	flag.Parse()
 
 	if err := run(config{*listen, *clusters, *hosts, *vms, *datastores, *autostart, *useTLS, *username,
-		*password, *dir, *delay, *logFile, *trace, *watchStdin}); err != nil {
+		*password, *dir, *delay, *methodDelay, *logFile, *trace, *watchStdin}); err != nil {
 		fmt.Fprintf(os.Stderr, "vcsim: %v\n", err)
 		os.Exit(1)
 	}
@@ -88,6 +91,7 @@ type config struct {
 	autostart, tls                  bool
 	username, password, dir         string
 	delay                           int
+	methodDelay                     string
 	logFile                         string
 	trace, watchStdin               bool
 }
@@ -125,6 +129,11 @@ func run(c config) error {
 		model.ClusterHost = 0
 	}
 	model.DelayConfig.Delay = c.delay
+	methodDelays, err := parseMethodDelays(c.methodDelay)
+	if err != nil {
+		return err
+	}
+	model.DelayConfig.MethodDelay = methodDelays
 	if err := model.Create(); err != nil {
 		return fmt.Errorf("creating the inventory: %w", err)
 	}
@@ -313,4 +322,21 @@ func selfSigned(listen string) (tls.Certificate, []byte, error) {
 	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
 	cert, err := tls.X509KeyPair(certPEM, keyPEM)
 	return cert, certPEM, err
+}
+
+// parseMethodDelays reads "Method=ms,Method=ms" (-method-delay); the delay comes before the method runs.
+func parseMethodDelays(spec string) (map[string]int, error) {
+	delays := map[string]int{}
+	if spec == "" {
+		return delays, nil
+	}
+	for _, item := range strings.Split(spec, ",") {
+		parts := strings.SplitN(item, "=", 2)
+		ms, err := strconv.Atoi(strings.TrimSpace(parts[len(parts)-1]))
+		if len(parts) != 2 || parts[0] == "" || err != nil || ms < 0 {
+			return nil, fmt.Errorf("-method-delay %q: each entry is Method=milliseconds", item)
+		}
+		delays[strings.TrimSpace(parts[0])] = ms
+	}
+	return delays, nil
 }
