@@ -164,9 +164,31 @@ struct Faults {
   std::vector<MigrationStepFailure> migration_failures;  // "migrationFailures": Forklift step failures
 };
 
+// vCenter access control: a role is a set of privileges; a permission gives a user a role on an inventory
+// object and, with `propagate`, on everything below it. See simulator/README.md, "Users and privileges".
+struct VcenterRole {
+  std::string name;
+  std::vector<std::string> privileges;  // e.g. VirtualMachine.Interact.PowerOn
+};
+
+struct VcenterPermission {
+  std::string entity;  // an inventory object's name or id; "/" is the root folder
+  std::string role;    // a role of VcenterSpec::roles, or Admin, ReadOnly, NoAccess
+  bool propagate = true;
+};
+
+struct VcenterUser {
+  std::string name;
+  std::string password;
+  std::vector<VcenterPermission> permissions;
+};
+
 struct VcenterSpec {
+  // The administrator: every privilege on every object.
   std::string username = "administrator@vsphere.local";
   std::string password;
+  std::vector<VcenterRole> roles;
+  std::vector<VcenterUser> users;  // more users, with only the privileges their permissions give
   double session_idle_timeout_s = 1800;
   int max_sessions_per_user = 550;
   int max_concurrent_operations = 640;

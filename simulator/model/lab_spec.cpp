@@ -289,6 +289,55 @@ void check_unique(Reader& r, const YAML::Node& list, const std::vector<T>& items
   }
 }
 
+// vcenter.roles and vcenter.users (see simulator/README.md, "Users and privileges").
+void read_access_control(Reader& r, const YAML::Node& vc, VcenterSpec& spec) {
+  static const std::set<std::string> kBuiltInRoles{"Admin", "ReadOnly", "NoAccess"};
+  std::set<std::string> role_names = kBuiltInRoles;
+  r.each(vc, "roles", [&](const YAML::Node& item) {
+    VcenterRole role;
+    if (r.map(item, "role", {"name", "privileges"})) {
+      r.get(item, "name", role.name, true);
+      r.get_list(item, "privileges", role.privileges);
+      if (r.ok() && !role_names.insert(role.name).second)
+        r.fail(item, fmt::format("role '{}' is defined twice (or is built in)", role.name));
+      for (const auto& p : role.privileges) {
+        const bool shaped = p.find('.') != std::string::npos && p.front() != '.' && p.back() != '.' &&
+                            p.find(' ') == std::string::npos;
+        if (r.ok() && !shaped)
+          r.fail(item["privileges"],
+                 fmt::format("'{}' is not a privilege id (e.g. VirtualMachine.Interact.PowerOn)", p));
+      }
+    }
+    spec.roles.push_back(std::move(role));
+  });
+  std::set<std::string> user_names{spec.username};
+  r.each(vc, "users", [&](const YAML::Node& item) {
+    VcenterUser user;
+    if (r.map(item, "user", {"name", "password", "permissions"})) {
+      r.get(item, "name", user.name, true);
+      r.get(item, "password", user.password, true);
+      if (r.ok() && !user_names.insert(user.name).second)
+        r.fail(item, fmt::format("user '{}' is defined twice (or is the administrator)", user.name));
+      if (r.ok() && user.password.empty()) r.fail(item, fmt::format("user '{}' needs a password", user.name));
+      r.each(item, "permissions", [&](const YAML::Node& p) {
+        VcenterPermission permission;
+        if (r.map(p, "permission", {"entity", "role", "propagate"})) {
+          r.get(p, "entity", permission.entity, true);
+          r.get(p, "role", permission.role, true);
+          r.get(p, "propagate", permission.propagate);
+          if (r.ok() && !role_names.count(permission.role))
+            r.fail(p["role"],
+                   fmt::format(
+                       "role '{}' is not defined in vcenter.roles (nor built in: Admin, ReadOnly, NoAccess)",
+                       permission.role));
+        }
+        user.permissions.push_back(std::move(permission));
+      });
+    }
+    spec.users.push_back(std::move(user));
+  });
+}
+
 }  // namespace
 
 Expected<LabSpec> parse_lab_spec(std::string_view yaml_text, const std::string& source) {
@@ -396,7 +445,8 @@ Expected<LabSpec> parse_lab_spec(std::string_view yaml_text, const std::string& 
   if (const YAML::Node vc = root["vcenter"]; vc) {
     if (r.map(vc, "vcenter",
               {"username", "password", "sessionIdleTimeoutS", "maxSessionsPerUser", "maxConcurrentOperations",
-               "hostCostUnits", "cloneCost", "powerCost", "listLimit", "legacyRest", "cloneKind"})) {
+               "hostCostUnits", "cloneCost", "powerCost", "listLimit", "legacyRest", "cloneKind", "roles",
+               "users"})) {
       r.get(vc, "username", spec.vcenter.username);
       r.get(vc, "password", spec.vcenter.password);
       r.get_positive(vc, "sessionIdleTimeoutS", spec.vcenter.session_idle_timeout_s);
@@ -408,6 +458,7 @@ Expected<LabSpec> parse_lab_spec(std::string_view yaml_text, const std::string& 
       r.get(vc, "listLimit", spec.vcenter.list_limit);
       r.get(vc, "legacyRest", spec.vcenter.legacy_rest);
       r.get(vc, "cloneKind", spec.vcenter.clone_kind);
+      read_access_control(r, vc, spec.vcenter);
       if (r.ok() && spec.vcenter.clone_kind != "full" && spec.vcenter.clone_kind != "linked") {
         r.fail(vc["cloneKind"], "'cloneKind' must be 'full' or 'linked'");
       }
@@ -488,6 +539,26 @@ Expected<LabSpec> parse_lab_spec(std::string_view yaml_text, const std::string& 
     }
     if (!g.datastore.empty() && !ds_exists(g.datastore)) {
       r.fail(at, fmt::format("golden image '{}' names unknown datastore '{}'", g.name, g.datastore));
+    }
+  }
+  // A permission's object: one the lab's inventory has when it starts.
+  std::set<std::string> entities{"/", "vm", spec.datacenter.name};
+  for (const auto& c : spec.clusters) entities.insert(c.name);
+  for (const auto& h : spec.hosts) entities.insert(h.name);
+  for (const auto& d : spec.datastores) entities.insert(d.name);
+  for (const auto& g : spec.golden_vms) entities.insert(g.name);
+  entities.insert(spec.folders.begin(), spec.folders.end());
+  entities.insert(spec.resource_pools.begin(), spec.resource_pools.end());
+  for (std::size_t u = 0; u < spec.vcenter.users.size() && r.ok(); ++u) {
+    const auto& user = spec.vcenter.users[u];
+    for (std::size_t i = 0; i < user.permissions.size() && r.ok(); ++i) {
+      if (!entities.count(user.permissions[i].entity)) {
+        r.fail(root["vcenter"]["users"][u]["permissions"][i],
+               fmt::format(
+                   "user '{}' has a permission on '{}', which is not an object of the lab (\"/\" is the "
+                   "root; else a datacenter, cluster, host, folder, resource pool, datastore or golden VM)",
+                   user.name, user.permissions[i].entity));
+      }
     }
   }
   if (!r.ok()) return r.error();

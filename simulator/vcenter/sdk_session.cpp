@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "providers/vsphere/vim25/decode.hpp"
 #include "providers/vsphere/vim25/soap.hpp"
 #include "providers/vsphere/vim25/xml.hpp"
 #include "providers/vsphere/vim25/xml_writer.hpp"
@@ -257,7 +258,7 @@ boost::asio::awaitable<ServerResponse> VcenterFront::Impl::sdk_call(const Server
   if (method == "Login") {
     const std::string user = call.child_text("userName").value_or("");
     const std::string password = call.child_text("password").value_or("");
-    if (user != config().username || password != config().password) {
+    if (!authenticate(user, password)) {
       co_return sdk_fault("InvalidLogin", "Cannot complete login due to an incorrect user name or password.");
     }
     if (session != sessions.end()) {
@@ -330,14 +331,27 @@ boost::asio::awaitable<ServerResponse> VcenterFront::Impl::sdk_call(const Server
   }
   if (method == "DestroyPropertyFilter") co_return sdk_destroy_filter(session_key, self);
 
+  if (method == "HasPrivilegeOnEntities" || method == "HasPrivilegeOnEntity")
+    co_return sdk_has_privilege(call, method == "HasPrivilegeOnEntities");
+
   // Custom attributes.
-  if (method == "AddCustomFieldDef") co_return sdk_add_field(call);
-  if (method == "RemoveCustomFieldDef") co_return sdk_remove_field(call);
-  if (method == "SetField") co_return sdk_set_field(call);
+  const vim25::MoRef root{"Folder", "group-d1"};
+  if (method == "AddCustomFieldDef" || method == "RemoveCustomFieldDef") {
+    if (auto denied = sdk_denied(user, "Global.ManageCustomFields", root)) co_return *denied;
+    co_return method == "AddCustomFieldDef" ? sdk_add_field(call) : sdk_remove_field(call);
+  }
+  if (method == "SetField") {
+    const vim25::MoRef entity = vim25::decode_moref(call.child("entity"));
+    if (auto denied = sdk_denied(user, "Global.SetCustomField", entity)) co_return *denied;
+    co_return sdk_set_field(call);
+  }
 
   // Tasks on a VM, a snapshot or the datacenter.
   if (method == "PowerOnMultiVM_Task") co_return sdk_power_on_multi(call, user);
-  if (method == "RemoveSnapshot_Task") co_return sdk_remove_snapshot(call, self, user);
+  if (method == "RemoveSnapshot_Task") {
+    if (auto denied = sdk_denied(user, "VirtualMachine.State.RemoveSnapshot", self)) co_return *denied;
+    co_return sdk_remove_snapshot(call, self, user);
+  }
   if (method == "CreateSnapshot_Task" || method == "CloneVM_Task" || method == "InstantClone_Task" ||
       method == "PowerOnVM_Task" || method == "PowerOffVM_Task" || method == "Destroy_Task" ||
       method == "ReconfigVM_Task") {
@@ -347,6 +361,10 @@ boost::asio::awaitable<ServerResponse> VcenterFront::Impl::sdk_call(const Server
                             "The simulated lab destroys only virtual machines, not " + self.type + ".");
       }
       co_return sdk_object_not_found(self);
+    }
+    // The privileges each call needs (vSphere's API reference), checked before anything happens.
+    for (const auto& [privilege, entity] : sdk_privileges_needed(method, call, self)) {
+      if (auto denied = sdk_denied(user, privilege, entity)) co_return *denied;
     }
     if (method == "CreateSnapshot_Task") co_return sdk_create_snapshot(call, self, user);
     if (method == "CloneVM_Task") co_return sdk_clone(call, self, user);

@@ -201,6 +201,13 @@ ServerResponse VcenterFront::Impl::sdk_power_on_multi(const vim25::XmlNode& call
                          localized_fault(object_not_found_fault(ref)) + "</fault></notAttempted>";
         continue;
       }
+      if (!impl->granted(user, "VirtualMachine.Interact.PowerOn", ref.value)) {
+        ++impl->stats.permission_denials;
+        not_attempted += "<notAttempted>" + moref_element("vm", ref) + "<fault>" +
+                         localized_fault(no_permission_fault(ref, "VirtualMachine.Interact.PowerOn")) +
+                         "</fault></notAttempted>";
+        continue;
+      }
       if (vm->power == model::PowerState::powered_on) {
         not_attempted += "<notAttempted>" + moref_element("vm", ref) + "<fault>" +
                          localized_fault(invalid_power_state(*vm, "poweredOn")) + "</fault></notAttempted>";

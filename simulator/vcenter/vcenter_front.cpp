@@ -85,7 +85,8 @@ json VcenterFront::Impl::stats_as_json() {
         "DestroyPropertyCollector", "CreateFilter",   "DestroyPropertyFilter", "CancelWaitForUpdates",
         "CheckForUpdates",          "CurrentTime"};
     return soap_method.starts_with("Retrieve") || soap_method.starts_with("ContinueRetrieve") ||
-           soap_method.starts_with("WaitForUpdates") || session_scoped.count(soap_method) != 0;
+           soap_method.starts_with("WaitForUpdates") || soap_method.starts_with("HasPrivilegeOnEntit") ||
+           session_scoped.count(soap_method) != 0;
   };
   std::uint64_t mutating = 0;
   for (const auto& [route, count] : by_route)
@@ -101,6 +102,7 @@ json VcenterFront::Impl::stats_as_json() {
               {"operationsQueued", waiters.size()},
               {"peakOperationsQueued", stats.peak_operations_queued},
               {"faultsInjected", stats.faults_injected},
+              {"permissionDenials", stats.permission_denials},
               {"vms", lab.vm_count()},
               {"byRoute", by_route}};
 }
@@ -176,7 +178,9 @@ asio::awaitable<ServerResponse> VcenterFront::Impl::serve_api(ServerRequest& req
   if (parts.empty() || parts[0] != "api") {
     co_return api_error(404, "NOT_FOUND", "com.vmware.vapi.rest.httpNotFound", "Not found.");
   }
-  if (!session_of(req)) co_return unauthenticated();
+  const Session* session = session_of(req);
+  if (!session) co_return unauthenticated();
+  const std::string user = session->user;
   if (parts.size() < 3 || parts[1] != "vcenter") {
     co_return api_error(404, "NOT_FOUND", "com.vmware.vapi.rest.httpNotFound", "Not found.");
   }
@@ -199,6 +203,7 @@ asio::awaitable<ServerResponse> VcenterFront::Impl::serve_api(ServerRequest& req
     if (parts.size() == 4) {
       if (req.method == "GET") co_return json_response(200, vm_info(*vm));
       if (req.method == "DELETE") {
+        if (auto denied = rest_denied(user, "VirtualMachine.Inventory.Delete", vm_id)) co_return *denied;
         if (vm->power != model::PowerState::powered_off) {
           co_return api_error(400, "NOT_ALLOWED_IN_CURRENT_STATE", "com.vmware.api.vcenter.vm.powered_on",
                               fmt::format("Virtual machine '{}' is powered on.", vm_id), {vm_id});
@@ -216,14 +221,25 @@ asio::awaitable<ServerResponse> VcenterFront::Impl::serve_api(ServerRequest& req
         if (vm->power == model::PowerState::powered_off) body["clean_power_off"] = true;
         co_return json_response(200, body);
       }
-      if (req.method == "POST") co_return co_await power(vm_id, action);
+      if (req.method == "POST") {
+        const char* privilege = action == "start"   ? "VirtualMachine.Interact.PowerOn"
+                                : action == "stop"  ? "VirtualMachine.Interact.PowerOff"
+                                : action == "reset" ? "VirtualMachine.Interact.Reset"
+                                                    : "VirtualMachine.Interact.Suspend";
+        if (auto denied = rest_denied(user, privilege, vm_id)) co_return *denied;
+        co_return co_await power(vm_id, action);
+      }
       co_return method_not_allowed();
     }
     if (sub == "tools" && parts.size() == 5 && req.method == "GET")
       co_return json_response(200, tools_info(*vm));
     if (sub == "guest" && parts.size() == 6 && parts[5] == "customization") {
       if (req.method == "GET") co_return json_response(200, customization_info(*vm));
-      if (req.method == "PUT") co_return set_customization(req, *vm);
+      if (req.method == "PUT") {
+        if (auto denied = rest_denied(user, "VirtualMachine.Provisioning.Customize", vm_id))
+          co_return *denied;
+        co_return set_customization(req, *vm);
+      }
       co_return method_not_allowed();
     }
     if (sub == "guest" && parts.size() == 6 && parts[5] == "identity" && req.method == "GET") {

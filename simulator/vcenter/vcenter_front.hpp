@@ -36,7 +36,8 @@ struct VcenterFrontStats {
   std::size_t operations_running = 0;
   std::size_t operations_queued = 0;
   std::size_t peak_operations_queued = 0;
-  std::uint64_t faults_injected = 0;  // error responses from Faults::error_rate / expired sessions
+  std::uint64_t faults_injected = 0;     // error responses from Faults::error_rate / expired sessions
+  std::uint64_t permission_denials = 0;  // calls refused for a missing privilege (REST 403, NoPermission)
 };
 
 class VcenterFront {

@@ -52,7 +52,7 @@ ServerResponse VcenterFront::Impl::create_session(const ServerRequest& req) {
   if (colon == std::string::npos) return unauthenticated();
   const std::string user = decoded.substr(0, colon);
   const std::string password = decoded.substr(colon + 1);
-  if (user != config().username || password != config().password) return unauthenticated();
+  if (!authenticate(user, password)) return unauthenticated();
   // Drop idle sessions before counting against the cap.
   const double now = lab.now();
   int of_user = 0;

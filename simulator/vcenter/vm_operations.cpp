@@ -98,6 +98,26 @@ asio::awaitable<ServerResponse> VcenterFront::Impl::clone(const ServerRequest& r
       }
     }
   }
+  // The privileges the call needs (the API reference's list), on where the clone goes: what the placement
+  // names, else the source's own folder, pool and datastore.
+  const std::string user = session_of(req) ? session_of(req)->user : std::string();
+  const std::string folder = request.folder_id.empty() ? source->folder_id : request.folder_id;
+  const std::string pool =
+      request.resource_pool_id.empty() ? source->resource_pool_id : request.resource_pool_id;
+  const std::string datastore = request.datastore_id.empty() ? source->datastore_id : request.datastore_id;
+  std::vector<std::pair<const char*, std::string>> needed{{"VirtualMachine.Provisioning.Clone", source_id}};
+  if (instant) {
+    needed.emplace_back("VirtualMachine.Inventory.CreateFromExisting", source_id);
+    needed.emplace_back("VirtualMachine.Interact.PowerOn", folder);
+  } else {
+    needed.emplace_back("VirtualMachine.Inventory.CreateFromExisting", folder);
+  }
+  needed.emplace_back("Resource.AssignVMToPool", pool);
+  needed.emplace_back("Datastore.AllocateSpace", datastore);
+  for (const auto& [privilege, entity] : needed) {
+    if (entity.empty()) continue;
+    if (auto denied = rest_denied(user, privilege, entity)) co_return *denied;
+  }
   // Admission on the destination host (the source's when placement names none, or any host of a cluster).
   const std::string cost_host = !request.host_id.empty()     ? request.host_id
                                 : request.cluster_id.empty() ? source->host_id

@@ -98,6 +98,29 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
   void apply_session_expiry_fault();
   http::ServerResponse create_session(const http::ServerRequest& req);
 
+  // ---- users, privileges and the AuthorizationManager (access_control.cpp) ----
+  // Whether `user` may log in with `password`: the administrator, or a user of vcenter.users.
+  bool authenticate(const std::string& user, const std::string& password) const;
+  // The id of the inventory object a permission names ("/", a name or an id); "" when there is none.
+  std::string entity_id_of(const std::string& name) const;
+  // The objects whose permissions apply to `entity_id`: itself first, then those above it (a VM's folder,
+  // pool, host and cluster, then the datacenter and the root folder).
+  std::vector<std::string> permission_chain(const std::string& entity_id) const;
+  // Whether `user` holds `privilege` on `entity_id` (the administrator holds every one).
+  bool granted(const std::string& user, std::string_view privilege, const std::string& entity_id) const;
+  static SdkFaultInfo no_permission_fault(const vsphere::vim25::MoRef& entity, std::string_view privilege);
+  // The refusal when `user` lacks `privilege` on the object (SOAP NoPermission naming both; REST 403), or
+  // nullopt when it holds it. Counted in the statistics.
+  std::optional<http::ServerResponse> sdk_denied(const std::string& user, std::string_view privilege,
+                                                 const vsphere::vim25::MoRef& entity);
+  std::optional<http::ServerResponse> rest_denied(const std::string& user, std::string_view privilege,
+                                                  const std::string& entity_id);
+  // The privileges a VM method (a *_Task on `vm`) needs, and on which object each (vSphere's API reference).
+  std::vector<std::pair<std::string, vsphere::vim25::MoRef>> sdk_privileges_needed(
+      const std::string& method, const vsphere::vim25::XmlNode& call, const vsphere::vim25::MoRef& vm) const;
+  // HasPrivilegeOnEntities (`many`) or HasPrivilegeOnEntity, for a session's user.
+  http::ServerResponse sdk_has_privilege(const vsphere::vim25::XmlNode& call, bool many);
+
   // ---- the vim25 endpoint /sdk (sdk_session.cpp): ServiceContent, Login / Logout, the version documents,
   // and the dispatch of every other method ----
   boost::asio::awaitable<http::ServerResponse> serve_sdk(const http::ServerRequest& req);

@@ -81,6 +81,42 @@ TEST(LabSpec, WrongTypesAndDanglingReferencesAreErrors) {
   EXPECT_FALSE(load_lab_spec("no-such-lab").has_value());
 }
 
+TEST(LabSpec, VcenterUsersRolesAndPermissionsAreCheckedWhereTheyAreWritten) {
+  const std::string base =
+      "name: x\n"
+      "hosts: [{name: h1}]\n"
+      "datastores: [{name: d}]\n"
+      "profiles: [{name: p, phases: [{name: agent_start}, {name: services}]}]\n"
+      "goldenVMs: [{name: g, host: h1, datastore: d, profile: p}]\n";
+  auto vcenter = [&](const std::string& body) {
+    return parse_lab_spec(base + "vcenter:\n" + body, "v.yaml");
+  };
+  auto ok = vcenter(
+      "  roles: [{name: power, privileges: [VirtualMachine.Interact.PowerOn]}]\n"
+      "  users: [{name: u@vsphere.local, password: pw, permissions: [{entity: g, role: power}, "
+      "{entity: '/', role: ReadOnly, propagate: false}]}]\n");
+  ASSERT_TRUE(ok.has_value()) << ok.error().what();
+  ASSERT_EQ(ok->vcenter.users.size(), 1u);
+  EXPECT_EQ(ok->vcenter.users[0].permissions.size(), 2u);
+  EXPECT_FALSE(ok->vcenter.users[0].permissions[1].propagate);
+  EXPECT_EQ(ok->vcenter.roles[0].privileges, std::vector<std::string>{"VirtualMachine.Interact.PowerOn"});
+
+  const std::vector<std::pair<std::string, std::string>> bad{
+      {"  users: [{name: u, password: pw, permissions: [{entity: g, role: nope}]}]\n", "role 'nope'"},
+      {"  users: [{name: u, password: pw, permissions: [{entity: nowhere, role: Admin}]}]\n", "'nowhere'"},
+      {"  users: [{name: administrator@vsphere.local, password: pw}]\n", "defined twice"},
+      {"  users: [{name: u, password: ''}]\n", "needs a password"},
+      {"  roles: [{name: Admin, privileges: [System.View]}]\n", "built in"},
+      {"  roles: [{name: r, privileges: [PowerOn]}]\n", "not a privilege id"},
+  };
+  for (const auto& [body, says] : bad) {
+    auto refused = vcenter(body);
+    ASSERT_FALSE(refused.has_value()) << body;
+    EXPECT_NE(refused.error().message.find(says), std::string::npos) << body << refused.error().message;
+    EXPECT_NE(refused.error().message.find("v.yaml:"), std::string::npos) << refused.error().message;
+  }
+}
+
 // Where a lab name is looked up: $BOOTSTORM_LABS_DIR alone when set; else next to an installed binary, then
 // the source tree of a development build. An unknown name says where it looked and which labs exist.
 class LabsDirectories : public ::testing::Test {
