@@ -44,6 +44,7 @@ def main():
         if event.get("type") == "milestone":
             seen.setdefault(event["vm"], {})[event["milestone"]] = event
     obs, lag, boot, transit, res, received, lab_write, after_write = [], [], [], [], [], [], [], []
+    agent_res = []
     over = missing = 0
     first_start, last_seen = math.inf, 0.0
     for vm, events in seen.items():
@@ -70,6 +71,8 @@ def main():
                 after_write.append(e["wall"] - written)
             obs.append(abs(error))
             res.append(e["resolutionS"])
+            if m == "guest_agent":
+                agent_res.append(e["resolutionS"])
             if error > e["resolutionS"] + 0.002 or error < -0.002:
                 over += 1
             lag.append(delivered - t["milestones"][m])
@@ -84,6 +87,7 @@ def main():
     print(f"pushMilestones={len(obs)} observationErrorP50Ms={ms(pct(obs, .5))} observationErrorP99Ms={ms(pct(obs, .99))} "
           f"observationErrorMaxMs={ms(max(obs) if obs else float('nan'))} beyondResolution={over} undelivered={missing} "
           f"resolutionP50Ms={ms(pct(res, .5))} resolutionP99Ms={ms(pct(res, .99))} "
+          f"guestAgentResolutionP95Ms={ms(pct(agent_res, .95))} "
           f"labWriteP50Ms={ms(pct(lab_write, .5))} labWriteP99Ms={ms(pct(lab_write, .99))} "
           f"afterWriteP50Ms={ms(pct(after_write, .5))} afterWriteP99Ms={ms(pct(after_write, .99))} "
           f"publicationLagP50Ms={ms(pct(lag, .5))} publicationLagP99Ms={ms(pct(lag, .99))} "

@@ -39,6 +39,42 @@ std::vector<const stats::VmRecord*> vms_by_start(const stats::RunRecord& record,
   return vms;
 }
 
+std::vector<std::string> platform_sentences(const stats::Summary& summary, const stats::ScenarioSummary& sc) {
+  std::vector<std::string> out;
+  if (sc.provisioning_s) {
+    const std::string kind = summary.run.clone_kind.empty() ? "" : summary.run.clone_kind + " ";
+    out.push_back(fmt::format("Provisioning: {} {}clone{} in {} (each clone {} on average).", sc.vms, kind,
+                              sc.vms == 1 ? "" : "s", seconds(sc.provisioning_s), seconds(sc.clone_mean_s)));
+  }
+  if (sc.power_on_calls > 0) {
+    std::string s =
+        fmt::format("Power-on: {} batched call{} (PowerOnMultiVM_Task), sent with a fire skew of {:.2f} ms",
+                    sc.power_on_calls, sc.power_on_calls == 1 ? "" : "s", sc.fire_skew_ms);
+    if (sc.power_on_spread_ms)
+      s += fmt::format("; vCenter confirmed the VMs' power-ons over {:.2f} ms (its own fan-out)",
+                       *sc.power_on_spread_ms);
+    s += fmt::format("; {} VM{} not attempted.", sc.not_attempted.size(),
+                     sc.not_attempted.size() == 1 ? "" : "s");
+    out.push_back(std::move(s));
+  } else if (sc.power_on_spread_ms) {
+    out.push_back(
+        fmt::format("Start: the platform acknowledged the starts over {:.2f} ms (the start calls' fire skew: "
+                    "{:.2f} ms).",
+                    *sc.power_on_spread_ms, sc.fire_skew_ms));
+  }
+  if (sc.storm_api_requests && sc.vms > 0) {
+    out.push_back(fmt::format("API requests: {} to provision, {} to start and observe ({:.2f} per VM).",
+                              sc.api_requests - std::min(sc.api_requests, *sc.storm_api_requests),
+                              *sc.storm_api_requests, static_cast<double>(*sc.storm_api_requests) / sc.vms));
+  }
+  if (!sc.moves.empty()) {
+    out.push_back(
+        fmt::format("Placement: {} VM{} ran on another host than the plan placed {} (vCenter's DRS).",
+                    sc.moves.size(), sc.moves.size() == 1 ? "" : "s", sc.moves.size() == 1 ? "it" : "them"));
+  }
+  return out;
+}
+
 bool several_repeats(const stats::Summary& summary) {
   return std::any_of(summary.scenarios.begin(), summary.scenarios.end(),
                      [](const stats::ScenarioSummary& s) { return s.repeat != 1; });

@@ -169,7 +169,22 @@ std::string detail::render_report_html_with(const stats::RunRecord& record, cons
                     r.ready_fraction >= 1.0 ? "pass" : "fail", percent(r.ready_fraction, 1), r.count, sc.vms);
     out += fmt::format("<dt>Fire skew</dt><dd>{:.2f} ms</dd>", sc.fire_skew_ms);
     out += fmt::format("<dt>Clone time (mean)</dt><dd>{}</dd>", seconds(sc.clone_mean_s));
-    out += "</dl>\n</div>\n";
+    if (sc.provisioning_s) out += fmt::format("<dt>Provisioning</dt><dd>{}</dd>", seconds(sc.provisioning_s));
+    if (sc.power_on_spread_ms)
+      out += fmt::format("<dt>Start spread</dt><dd>{:.2f} ms</dd>", *sc.power_on_spread_ms);
+    out += "</dl>\n";
+    for (const auto& sentence : detail::platform_sentences(summary, sc))
+      out += "<p class=\"meta\">" + escape_xml(sentence) + "</p>\n";
+    if (!sc.moves.empty() || !sc.not_attempted.empty()) {
+      out += "<ul class=\"meta\">";
+      for (const auto& m : sc.moves)
+        out += "<li>" + escape_xml(m.vm) + " ran on " + escape_xml(m.host) + ", planned " +
+               escape_xml(m.planned_host) + "</li>";
+      for (const auto& n : sc.not_attempted)
+        out += "<li>" + escape_xml(n.vm) + " not attempted: " + escape_xml(n.reason) + "</li>";
+      out += "</ul>\n";
+    }
+    out += "</div>\n";
     boot_series.push_back(svg::Series{label, color, sc.boot_times_s, static_cast<std::size_t>(sc.vms)});
     // VMs ready over time: when each VM became ready, relative to the scenario's first start request.
     svg::Series ready{label, color, {}, static_cast<std::size_t>(sc.vms)};

@@ -120,6 +120,7 @@ std::string detail::render_report_md_with(const stats::RunRecord& record, const 
         "average; {} API requests.\n\n",
         sc.vms, sc.hosts, sc.hosts == 1 ? "" : "s", sc.ready().count, percent(sc.ready().ready_fraction, 1),
         seconds(sc.time_to_all_ready_s), sc.fire_skew_ms, seconds(sc.clone_mean_s), sc.api_requests);
+    for (const auto& sentence : detail::platform_sentences(summary, sc)) out += escape_md(sentence) + "\n\n";
     out += "| Milestone | Reached | Mean | Stdev | Min | P50 | P90 | P95 | P99 | Max | Resolution |\n";
     out += "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
     for (const auto& m : sc.milestones) {
@@ -138,6 +139,19 @@ std::string detail::render_report_md_with(const stats::RunRecord& record, const 
       out += "| VM | Reason |\n| --- | --- |\n";
       for (const auto& f : sc.failures)
         out += fmt::format("| {} | {} |\n", escape_md(f.vm), escape_md(f.reason));
+      out += "\n";
+    }
+    if (!sc.not_attempted.empty()) {
+      out += "**Not attempted by the batched power-on:**\n\n| VM | vCenter's reason |\n| --- | --- |\n";
+      for (const auto& n : sc.not_attempted)
+        out += fmt::format("| {} | {} |\n", escape_md(n.vm), escape_md(n.reason));
+      out += "\n";
+    }
+    if (!sc.moves.empty()) {
+      out += "**Ran on another host than planned:**\n\n| VM | Planned host | Ran on |\n| --- | --- | --- |\n";
+      for (const auto& m : sc.moves)
+        out +=
+            fmt::format("| {} | {} | {} |\n", escape_md(m.vm), escape_md(m.planned_host), escape_md(m.host));
       out += "\n";
     }
     if (!sc.errors.empty()) {

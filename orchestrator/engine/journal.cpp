@@ -177,6 +177,7 @@ void RunRecordBuilder::apply(const json& e) {
     record_.lab = str(e, fields::lab);
     record_.ready_signal = str(e, fields::ready_signal);
     record_.plan_yaml = str(e, fields::plan_yaml);
+    record_.clone_kind = str(e, fields::clone_kind);
     record_.started_at = str(e, "t");
     record_.slo.clear();
     if (auto it = e.find(fields::slo); it != e.end() && it->is_array()) {
@@ -197,6 +198,7 @@ void RunRecordBuilder::apply(const json& e) {
     s.repeat = integer(e, fields::repeat, 1);
     s.vms = integer(e, fields::vms);
     s.hosts = integer(e, fields::hosts);
+    if (e.contains("mono")) s.provision_begin_mono = num(e, "mono");
     if (!find_scenario(s.name, s.repeat)) record_.scenarios.push_back(std::move(s));
   } else if (type == events::vm_created || type == events::vm_provision_failed) {
     const std::string name = str(e, fields::vm);
@@ -208,6 +210,8 @@ void RunRecordBuilder::apply(const json& e) {
     vm.id = str(e, fields::id);
     vm.host = str(e, fields::host);
     vm.clone_s = num(e, fields::clone_s, -1);
+    if (auto* s = find_scenario(vm.scenario, vm.repeat); s && e.contains("mono"))
+      s->provision_end_mono = std::max(s->provision_end_mono.value_or(0.0), num(e, "mono"));
     if (type == events::vm_provision_failed) {
       vm.status = "failed";
       vm.reason = str(e, fields::reason);
@@ -218,6 +222,24 @@ void RunRecordBuilder::apply(const json& e) {
     }
     vm_index_[name] = record_.vms.size();
     record_.vms.push_back(std::move(vm));
+  } else if (type == events::power_on_batch) {
+    if (auto* s = find_scenario(str(e, fields::scenario), integer(e, fields::repeat, 1))) {
+      ++s->power_on_calls;
+      if (auto it = e.find(fields::not_attempted); it != e.end() && it->is_array()) {
+        for (const auto& n : *it) {
+          // By name where the run knows the VM's id.
+          std::string vm = str(n, fields::id);
+          for (const auto& r : record_.vms)
+            if (!vm.empty() && r.id == vm) vm = r.name;
+          s->not_attempted.push_back(stats::NotAttempted{vm, str(n, fields::reason)});
+        }
+      }
+    }
+  } else if (type == events::vm_moved) {
+    if (auto* s = find_scenario(str(e, fields::scenario), integer(e, fields::repeat, 1))) {
+      stats::HostMove m{str(e, fields::vm), str(e, fields::planned_host), str(e, fields::host)};
+      if (std::find(s->moves.begin(), s->moves.end(), m) == s->moves.end()) s->moves.push_back(std::move(m));
+    }
   } else if (type == events::storm_fired) {
     if (auto* s = find_scenario(str(e, fields::scenario), integer(e, fields::repeat, 1))) {
       s->fire_skew_ms = num(e, fields::fire_skew_ms);
@@ -247,6 +269,8 @@ void RunRecordBuilder::apply(const json& e) {
   } else if (type == events::scenario_ended) {
     if (auto* s = find_scenario(str(e, fields::scenario), integer(e, fields::repeat, 1))) {
       s->api_requests = static_cast<std::uint64_t>(num(e, fields::api_requests));
+      if (e.contains(fields::storm_api_requests))
+        s->storm_api_requests = static_cast<std::uint64_t>(num(e, fields::storm_api_requests));
       if (auto it = e.find(fields::errors); it != e.end() && it->is_array()) {
         s->errors.clear();
         for (auto& err : *it)

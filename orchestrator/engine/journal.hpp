@@ -4,13 +4,23 @@
 //
 // Every line has "t" (wall clock, RFC 3339 UTC with ms), "mono" (seconds since the journal's origin on the
 // steady clock) and "type". Event types and their payload fields (the contract of RunRecordBuilder):
-//   run_started      runId, plan, platform, simulated, lab, readySignal, planYaml,
-//   slo[{milestone,stat,max,isMin}] scenario_started scenario, repeat, vms, hosts vm_created       scenario,
-//   repeat, vm, id, host, cloneS vm_provision_failed scenario, repeat, vm, host, reason storm_fired scenario,
-//   repeat, firstMono, lastMono, fireSkewMs, firstWall (unix s), starts milestone        scenario, repeat,
-//   vm, milestone, offsetS, resolutionS, source, wall (unix s), detail vm_failed        vm, reason vm_deleted
-//   vm, id vm_delete_failed vm, id, reason scenario_ended   scenario, repeat, apiRequests, apiErrors,
-//   errors[] run_ended        outcome (completed | failed | interrupted)
+// - run_started: runId, plan, platform, simulated, lab, readySignal, planYaml, cloneKind,
+//   slo[{milestone,stat,max,isMin}];
+// - platform_connected: api;
+// - scenario_started: scenario, repeat, vms, hosts;
+// - vm_created: scenario, repeat, vm, id, host, cloneS;
+// - vm_provision_failed: scenario, repeat, vm, host, reason;
+// - storm_fired: scenario, repeat, firstMono, lastMono, fireSkewMs, firstWall (unix s), starts;
+// - power_on_batch (from the provider): scenario, repeat, call, task, vms, attempted[id],
+//   notAttempted[{id,reason}];
+// - vm_moved (from the provider): scenario, repeat, vm, plannedHost, host;
+// - milestone: scenario, repeat, vm, milestone, offsetS, resolutionS, source, wall (unix s), detail;
+// - vm_failed: vm, reason;
+// - vm_deleted: vm, id;
+// - vm_delete_failed: vm, id, reason;
+// - scenario_ended: scenario, repeat, apiRequests, stormApiRequests (those after provisioning), apiErrors,
+//   errors[];
+// - run_ended: outcome (completed | failed | interrupted).
 // Sharded runs (shard.hpp) add to run_started: shard{index,count}, startAt (RFC 3339), stormIntervalS,
 // planDigest (always written), onlyScenario, repeat; scenario_started: planVms; storm_fired: startAt (unix
 // s), releasedWall, startAtOffsetMs, firstStartOffsetMs. A merged journal (merge.hpp) tags shard events with

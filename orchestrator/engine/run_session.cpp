@@ -157,6 +157,7 @@ asio::awaitable<void> RunSession::run_all() {
                   {"cleanup", plan_.cleanup},
                   {"dryRun", options_.dry_run},
                   {fields::plan_yaml, options_.plan_yaml},
+                  {fields::clone_kind, plan_.golden.clone},
                   {"planDigest", plan_digest(options_.plan_yaml)},
                   {fields::slo, slo}};
   // What `bootstorm merge` checks: the shard, the agreed instant, the storm spacing and the selection.
@@ -208,6 +209,14 @@ asio::awaitable<void> RunSession::run_platform() {
     spdlog::info("beacon listening on {}", config.beacon_url);
   }
 
+  // What the provider learns that the journal keeps (PowerOnMultiVM's per-VM results, DRS moves).
+  config.note = [this](std::string_view type, std::string fields_json) {
+    json payload = json::parse(fields_json, nullptr, false);
+    if (!payload.is_object()) return;
+    payload[fields::scenario] = current_scenario_;
+    payload[fields::repeat] = current_repeat_;
+    emit(type, std::move(payload));
+  };
   if (hooks_.make_provider) {
     provider_ = hooks_.make_provider(ex_, config);
   } else {
@@ -338,17 +347,20 @@ asio::awaitable<void> RunSession::run_scenario(const plan::Scenario& scenario, i
   started_ = 0;
 
   ProvisionedVms provisioned = co_await provision(scenario, repeat, specs);
+  const auto stats_provisioned = provider_->stats();
   std::vector<api::VmHandle>& vms = provisioned.startable;
   const bool storm_ok = co_await settle_and_storm(scenario, repeat, n, vms, errors, scenario_t0);
   // A shard that owns no VM of this scenario (fewer VMs than shards) has nothing to storm: not a failure.
   if (!storm_ok && n > 0) all_ready_ = false;
 
   const auto stats_after = provider_->stats();
-  emit(events::scenario_ended, {{fields::scenario, scenario.name},
-                                {fields::repeat, repeat},
-                                {fields::api_requests, stats_after.requests - stats_before.requests},
-                                {"apiErrors", stats_after.errors - stats_before.errors},
-                                {fields::errors, errors_for(scenario.name, repeat, errors)}});
+  emit(events::scenario_ended,
+       {{fields::scenario, scenario.name},
+        {fields::repeat, repeat},
+        {fields::api_requests, stats_after.requests - stats_before.requests},
+        {fields::storm_api_requests, stats_after.requests - stats_provisioned.requests},
+        {"apiErrors", stats_after.errors - stats_before.errors},
+        {fields::errors, errors_for(scenario.name, repeat, errors)}});
   phase_boundary();
   progress_.finish();
 

@@ -159,7 +159,23 @@ asio::awaitable<bool> RunSession::run_storm(const plan::Scenario& scenario, int 
       std::string reason =
           cancelled ? "not started: the run was interrupted" : "start failed: " + r.error().what();
       storm->timeline.fail(vm.name, reason);
-      if (!cancelled) emit(events::vm_failed, {{fields::vm, vm.name}, {fields::reason, reason}});
+      if (cancelled) return;
+      emit(events::vm_failed, {{fields::vm, vm.name}, {fields::reason, reason}});
+      // The console says why at once; a storm of a thousand identical refusals says it once.
+      constexpr std::size_t kReasonsLogged = 3;
+      const std::string why = r.error().what();
+      // The same refusal for each VM differs only in the VM's name and id.
+      std::string kind = why;
+      for (const std::string* word : {&vm.name, &vm.id}) {
+        for (auto at = word->empty() ? std::string::npos : kind.find(*word); at != std::string::npos;
+             at = kind.find(*word, at))
+          kind.replace(at, word->size(), "<vm>");
+      }
+      if (++storm->start_failures[kind] == 1 && storm->start_failures.size() <= kReasonsLogged) {
+        progress_.finish();
+        spdlog::warn("start of {} failed: {}{}", vm.name, why,
+                     storm->start_failures.size() == kReasonsLogged ? " (further reasons: report.md)" : "");
+      }
     }
   };
   auto fire_task = [](std::shared_ptr<StormTasks> t, StartCallback cb,

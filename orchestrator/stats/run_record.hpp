@@ -42,6 +42,21 @@ struct SloRecord {
   bool is_min = false;
 };
 
+// A VM the platform ran on another host than the plan placed it on (vCenter's DRS).
+struct HostMove {
+  std::string vm;
+  std::string planned_host;
+  std::string host;
+  bool operator==(const HostMove&) const = default;
+};
+
+// A VM a batched power-on call did not attempt, and vCenter's reason.
+struct NotAttempted {
+  std::string vm;  // the VM's name where the run knows its id, else the id
+  std::string reason;
+  bool operator==(const NotAttempted&) const = default;
+};
+
 struct ScenarioRecord {
   std::string name;
   int repeat = 1;
@@ -51,6 +66,12 @@ struct ScenarioRecord {
   double started_unix_s = 0;  // first start request
   std::uint64_t api_requests = 0;
   std::vector<std::string> errors;  // scenario-level errors (provision failures, ...)
+  // Provisioning: from the scenario's start to its last VM created (or failed), on the journal's clock.
+  std::optional<double> provision_begin_mono, provision_end_mono;
+  std::optional<std::uint64_t> storm_api_requests;  // of api_requests, those after provisioning
+  int power_on_calls = 0;                           // batched power-on calls (PowerOnMultiVM_Task)
+  std::vector<NotAttempted> not_attempted;
+  std::vector<HostMove> moves;
   // Runs fired at an agreed wall-clock instant (--start-at): the instant and how far from it the barrier
   // really opened on this machine's CLOCK_REALTIME (for a merged run: the worst shard).
   std::optional<double> start_at_unix_s;
@@ -68,8 +89,9 @@ struct RunRecord {
   std::string ready_signal;  // milestone that defines "ready"
   std::string started_at;    // RFC 3339 UTC with ms
   std::string ended_at;
-  std::string plan_yaml;  // resolved plan as run
-  std::string outcome;    // completed | failed | interrupted
+  std::string plan_yaml;   // resolved plan as run
+  std::string clone_kind;  // golden.clone ("" in runs before it was recorded)
+  std::string outcome;     // completed | failed | interrupted
   std::vector<ScenarioRecord> scenarios;
   std::vector<VmRecord> vms;  // all scenarios/repeats
   std::vector<SloRecord> slo;

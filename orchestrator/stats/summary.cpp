@@ -114,8 +114,8 @@ bool is_slo_stat(std::string_view stat) {
 Summary summarize(const RunRecord& record) {
   Summary summary;
   summary.run =
-      RunInfo{record.run_id,    record.plan_name,  record.platform, record.lab,    record.platform_api,
-              record.simulated, record.started_at, record.ended_at, record.outcome};
+      RunInfo{record.run_id,    record.plan_name,  record.platform, record.lab,     record.platform_api,
+              record.simulated, record.started_at, record.ended_at, record.outcome, record.clone_kind};
   const auto ready_milestone = api::milestone_from_string(record.ready_signal);
 
   // Scenario order is the record's; VMs of a scenario/repeat the record does not list get a scenario of
@@ -159,6 +159,12 @@ Summary summarize(const RunRecord& record) {
     s.start_at_offset_ms = sc.start_at_offset_ms;
     s.ready_milestone = record.ready_signal;
     s.errors = sc.errors;
+    if (sc.provision_begin_mono && sc.provision_end_mono)
+      s.provisioning_s = std::max(0.0, *sc.provision_end_mono - *sc.provision_begin_mono);
+    s.power_on_calls = sc.power_on_calls;
+    s.storm_api_requests = sc.storm_api_requests;
+    s.not_attempted = sc.not_attempted;
+    s.moves = sc.moves;
     const auto total = static_cast<std::size_t>(s.vms);
 
     // Ready (boot time).
@@ -190,6 +196,18 @@ Summary summarize(const RunRecord& record) {
     if (total > 0 && s.boot_times_s.size() == total && first_start > 0)
       s.time_to_all_ready_s = std::max(0.0, last_ready - first_start);
     if (!clone_times.empty()) s.clone_mean_s = mean(clone_times);
+    // The per-VM power-on confirmations, on the wall clock the start requests were written on.
+    double first_on = std::numeric_limits<double>::infinity(), last_on = -first_on;
+    std::size_t confirmed = 0;
+    for (const auto* vm : vms) {
+      auto it = vm->milestones.find(api::Milestone::start_acknowledged);
+      if (vm->start_requested_unix_s <= 0 || it == vm->milestones.end()) continue;
+      const double at = vm->start_requested_unix_s + it->second.offset_s;
+      first_on = std::min(first_on, at);
+      last_on = std::max(last_on, at);
+      ++confirmed;
+    }
+    if (confirmed > 0) s.power_on_spread_ms = (last_on - first_on) * 1e3;
 
     for (api::Milestone m : api::kAllMilestones) {
       if (m == api::Milestone::start_requested) continue;
@@ -263,6 +281,7 @@ nlohmann::ordered_json summary_to_json(const Summary& summary) {
   run["lab"] = summary.run.lab;
   run["outcome"] = summary.run.outcome;
   if (!summary.run.api.empty()) run["api"] = summary.run.api;
+  if (!summary.run.clone_kind.empty()) run["cloneKind"] = summary.run.clone_kind;
   auto scenarios = nlohmann::ordered_json::array();
   for (const auto& s : summary.scenarios) {
     nlohmann::ordered_json j;
@@ -272,10 +291,25 @@ nlohmann::ordered_json summary_to_json(const Summary& summary) {
     j["hosts"] = s.hosts;
     j["fireSkewMs"] = round_us(s.fire_skew_ms);
     j["apiRequests"] = s.api_requests;
+    if (s.storm_api_requests) j["stormApiRequests"] = *s.storm_api_requests;
     if (s.start_at_unix_s) j["startAtUnixS"] = std::round(*s.start_at_unix_s * 1e3) / 1e3;
     if (s.start_at_offset_ms) j["startAtOffsetMs"] = round_us(*s.start_at_offset_ms);
     j["timeToAllReadyS"] = optional_number(s.time_to_all_ready_s);
     j["cloneMeanS"] = optional_number(s.clone_mean_s);
+    if (s.provisioning_s) j["provisioningS"] = round_us(*s.provisioning_s);
+    if (s.power_on_spread_ms) j["powerOnSpreadMs"] = round_us(*s.power_on_spread_ms);
+    if (s.power_on_calls > 0) {
+      j["powerOnCalls"] = s.power_on_calls;
+      auto skipped = nlohmann::ordered_json::array();
+      for (const auto& n : s.not_attempted) skipped.push_back({{"vm", n.vm}, {"reason", n.reason}});
+      j["notAttempted"] = std::move(skipped);
+    }
+    if (!s.moves.empty()) {
+      auto moves = nlohmann::ordered_json::array();
+      for (const auto& m : s.moves)
+        moves.push_back({{"vm", m.vm}, {"plannedHost", m.planned_host}, {"host", m.host}});
+      j["hostMoves"] = std::move(moves);
+    }
     j["readyMilestone"] = s.ready_milestone;
     auto& milestones = j["milestones"];
     milestones = nlohmann::ordered_json::object();
@@ -329,6 +363,8 @@ Expected<Summary> summary_from_json(const nlohmann::json& doc) {
     s.run.ended_at = r.string(*run, "endedAt", "run");
     s.run.outcome = r.string(*run, "outcome", "run");
     if (run->contains("api") && (*run)["api"].is_string()) s.run.api = (*run)["api"].get<std::string>();
+    if (run->contains("cloneKind") && (*run)["cloneKind"].is_string())
+      s.run.clone_kind = (*run)["cloneKind"].get<std::string>();
   } else {
     r.fail("run", "is missing or not an object");
   }
@@ -351,10 +387,27 @@ Expected<Summary> summary_from_json(const nlohmann::json& doc) {
     sc.hosts = static_cast<int>(r.number(j, "hosts", path).value_or(0));
     sc.fire_skew_ms = r.number(j, "fireSkewMs", path).value_or(0);
     sc.api_requests = static_cast<std::uint64_t>(r.number(j, "apiRequests", path).value_or(0));
+    if (j.contains("stormApiRequests"))
+      sc.storm_api_requests = static_cast<std::uint64_t>(r.number(j, "stormApiRequests", path).value_or(0));
     sc.time_to_all_ready_s = r.number(j, "timeToAllReadyS", path);
     if (j.contains("startAtUnixS")) sc.start_at_unix_s = r.number(j, "startAtUnixS", path);
     if (j.contains("startAtOffsetMs")) sc.start_at_offset_ms = r.number(j, "startAtOffsetMs", path);
     sc.clone_mean_s = r.number(j, "cloneMeanS", path);
+    if (j.contains("provisioningS")) sc.provisioning_s = r.number(j, "provisioningS", path);
+    if (j.contains("powerOnSpreadMs")) sc.power_on_spread_ms = r.number(j, "powerOnSpreadMs", path);
+    sc.power_on_calls =
+        static_cast<int>(j.contains("powerOnCalls") ? r.number(j, "powerOnCalls", path).value_or(0) : 0);
+    if (auto n = j.find("notAttempted"); n != j.end() && n->is_array()) {
+      for (const auto& e : *n)
+        if (e.is_object())
+          sc.not_attempted.push_back(NotAttempted{r.string(e, "vm", path), r.string(e, "reason", path)});
+    }
+    if (auto m = j.find("hostMoves"); m != j.end() && m->is_array()) {
+      for (const auto& e : *m)
+        if (e.is_object())
+          sc.moves.push_back(
+              HostMove{r.string(e, "vm", path), r.string(e, "plannedHost", path), r.string(e, "host", path)});
+    }
     sc.ready_milestone = r.string(j, "readyMilestone", path);
     if (auto m = j.find("milestones"); m != j.end() && m->is_object()) {
       for (auto it = m->begin(); it != m->end(); ++it)

@@ -26,7 +26,8 @@ struct RunInfo {
   bool simulated = false;
   std::string started_at;
   std::string ended_at;
-  std::string outcome;  // completed | failed | interrupted (additive field "outcome")
+  std::string outcome;     // completed | failed | interrupted (additive field "outcome")
+  std::string clone_kind;  // golden.clone (additive field "cloneKind"; "" in runs before it was recorded)
 };
 
 struct Failure {
@@ -48,7 +49,18 @@ struct ScenarioSummary {
   std::uint64_t api_requests = 0;
   std::optional<double> time_to_all_ready_s;  // first start request to last VM ready; unset unless all ready
   std::optional<double> clone_mean_s;         // mean provisioning time of the VMs whose clone time is known
-  std::string ready_milestone;                // which milestone "ready" is (summary.json "readyMilestone")
+  // The scenario's provisioning, first clone request to last VM created (additive "provisioningS").
+  std::optional<double> provisioning_s;
+  // The spread of the per-VM power-on confirmations (start_acknowledged), first to last: with one batched
+  // call (PowerOnMultiVM) the platform's own fan-out, beside the fire skew of the calls
+  // (additive "powerOnSpreadMs").
+  std::optional<double> power_on_spread_ms;
+  // Of api_requests, those after provisioning: the starts and the observation (additive "stormApiRequests").
+  std::optional<std::uint64_t> storm_api_requests;
+  int power_on_calls = 0;                   // batched power-on calls (additive "powerOnCalls")
+  std::vector<NotAttempted> not_attempted;  // (additive "notAttempted": [{vm, reason}])
+  std::vector<HostMove> moves;              // (additive "hostMoves": [{vm, plannedHost, host}])
+  std::string ready_milestone;              // which milestone "ready" is (summary.json "readyMilestone")
   // "ready" first, then every milestone (api::kAllMilestones order, start_requested excluded: it is the
   // origin) that at least one VM of the scenario reached.
   std::vector<MilestoneStats> milestones;

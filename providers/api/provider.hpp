@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/cancel.hpp"
@@ -70,10 +71,20 @@ struct ProviderConfig {
   // Beacon: URL and per-VM token handed to guests (cloud-init / guestinfo); empty URL = no beacon
   std::string beacon_url;
   std::function<std::string(const std::string& vm_name)> beacon_token;
+  // Facts the provider learns that the journal keeps: `type` is one of the kNote* names below, `fields_json`
+  // a JSON object (the engine adds the scenario and repeat). May be empty (nobody keeps them).
+  std::function<void(std::string_view type, std::string fields_json)> note;
   // Timeouts
   std::chrono::milliseconds request_timeout{std::chrono::seconds(60)};
   bool dry_run = false;  // log every changing call instead of making it
 };
+
+// One batched power-on call (vim25 PowerOnMultiVM_Task): {"call", "vms", "attempted": [id...],
+// "notAttempted": [{"id", "reason"}]}.
+inline constexpr std::string_view kNotePowerOnBatch = "power_on_batch";
+// A VM that runs on another host than the plan placed it on (vCenter's DRS): {"vm", "plannedHost", "host"}
+// (the VM's and the hosts' names).
+inline constexpr std::string_view kNoteVmMoved = "vm_moved";
 
 struct VmSpec {
   std::string name;      // bs-<runid>-<scenario slug>-<nnn>

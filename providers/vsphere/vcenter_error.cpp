@@ -21,8 +21,11 @@ std::string hint_for(std::string_view type, int status) {
   if (type == "UNAUTHENTICATED" || status == 401)
     return "check VSPHERE_USER/VSPHERE_PASSWORD and that the session has not been closed by vCenter";
   if (type == "UNAUTHORIZED" || status == 403)
-    return "grant the user the vCenter privileges named in the message (VirtualMachine.Provisioning.*, "
-           "VirtualMachine.Interact.*, VirtualMachine.Inventory.*)";
+    return "the vCenter user lacks a privilege this call needs, and vCenter's REST answer does not say "
+           "which: "
+           "give the user the role README.md lists (Platform notes, vSphere); on vim25 (platform.api vim25 "
+           "or "
+           "auto) bootstorm checks every privilege the run needs before it creates anything";
   if (type == "NOT_FOUND") return "check the names in the plan against the vCenter inventory";
   if (type == "RESOURCE_BUSY" || type == "RESOURCE_IN_USE")
     return "another operation holds the object; retry later or lower apiBudget.maxConcurrent";

@@ -18,6 +18,11 @@ std::vector<const stats::VmRecord*> ordered_vms(const stats::RunRecord& record);
 std::vector<const stats::VmRecord*> vms_by_start(const stats::RunRecord& record, std::string_view scenario,
                                                  int repeat);
 bool several_repeats(const stats::Summary& summary);
+// What the platform did around the boots of one scenario, one plain-text sentence each (escape for the
+// format): how long provisioning took and with which clone kind; the batched power-on calls, how many VMs
+// they did not attempt, and the spread of the per-VM power-on confirmations (the platform's own fan-out);
+// how many VMs ran on another host than planned. Empty when the run recorded none of it.
+std::vector<std::string> platform_sentences(const stats::Summary& summary, const stats::ScenarioSummary& sc);
 // Display value of an SLO statistic ("34.00 s", or "96 %" for ready_fraction).
 std::string slo_value(std::string_view stat, const std::optional<double>& v);
 // "ready p95 ≤ 60 s" / "ready ready_fraction ≥ 100 %".

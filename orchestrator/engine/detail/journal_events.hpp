@@ -14,6 +14,10 @@ inline constexpr const char* scenario_started = "scenario_started";
 inline constexpr const char* vm_created = "vm_created";
 inline constexpr const char* vm_provision_failed = "vm_provision_failed";
 inline constexpr const char* storm_fired = "storm_fired";
+// From the provider (api::kNote*): one batched power-on call with its per-VM results; a VM that runs on
+// another host than planned.
+inline constexpr const char* power_on_batch = "power_on_batch";
+inline constexpr const char* vm_moved = "vm_moved";
 inline constexpr const char* milestone = "milestone";
 inline constexpr const char* vm_failed = "vm_failed";
 inline constexpr const char* vm_deleted = "vm_deleted";
@@ -32,7 +36,8 @@ inline constexpr const char* simulated = "simulated";
 inline constexpr const char* lab = "lab";
 inline constexpr const char* ready_signal = "readySignal";
 inline constexpr const char* plan_yaml = "planYaml";
-inline constexpr const char* slo = "slo";  // [{milestone, stat, max, isMin}]
+inline constexpr const char* clone_kind = "cloneKind";  // golden.clone
+inline constexpr const char* slo = "slo";               // [{milestone, stat, max, isMin}]
 inline constexpr const char* slo_stat = "stat";
 inline constexpr const char* slo_max = "max";
 inline constexpr const char* slo_is_min = "isMin";
@@ -45,6 +50,8 @@ inline constexpr const char* repeat = "repeat";
 inline constexpr const char* vms = "vms";
 inline constexpr const char* hosts = "hosts";
 inline constexpr const char* api_requests = "apiRequests";
+inline constexpr const char* storm_api_requests =
+    "stormApiRequests";  // after provisioning: start and observe
 inline constexpr const char* errors = "errors";
 // VM events
 inline constexpr const char* vm = "vm";
@@ -57,6 +64,12 @@ inline constexpr const char* fire_skew_ms = "fireSkewMs";
 inline constexpr const char* first_wall = "firstWall";
 inline constexpr const char* start_at = "startAt";
 inline constexpr const char* start_at_offset_ms = "startAtOffsetMs";
+// power_on_batch
+inline constexpr const char* call = "call";
+inline constexpr const char* attempted = "attempted";         // [VM id]
+inline constexpr const char* not_attempted = "notAttempted";  // [{id, reason}]
+// vm_moved
+inline constexpr const char* planned_host = "plannedHost";
 // milestone (also the milestone of an slo entry)
 inline constexpr const char* milestone = "milestone";
 inline constexpr const char* offset_s = "offsetS";

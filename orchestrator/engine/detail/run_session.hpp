@@ -40,6 +40,8 @@ struct StormState {
   MilestoneTimeline timeline;
   bool active = true;
   std::map<std::string, std::string> id_to_name;
+  // Start failures by reason: the first of each reason is logged (every one is journaled and reported).
+  std::map<std::string, std::size_t> start_failures;
 };
 
 // The VMs of one scenario/repeat after provisioning.

@@ -108,6 +108,22 @@ Expected<UserSession> decode_user_session(const XmlNode& rv) {
   return s;
 }
 
+Expected<std::vector<EntityPrivilege>> decode_entity_privileges(const XmlNode& response) {
+  std::vector<EntityPrivilege> out;
+  for (const XmlNode& rv : response.children("returnval")) {
+    EntityPrivilege e;
+    e.entity = decode_moref(rv.child("entity"));
+    if (e.entity.empty()) return missing("HasPrivilegeOnEntities answer", "entity");
+    for (const XmlNode& a : rv.children("privAvailability")) {
+      auto id = a.child_text("privId");
+      if (!id) return missing("HasPrivilegeOnEntities answer", "privId");
+      e.granted.emplace_back(*id, a.child_text("isGranted").value_or("false") == "true");
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
 Expected<UpdateSet> decode_update_set(const XmlNode& response, const std::string& version) {
   UpdateSet set;
   set.version = version;

@@ -17,6 +17,8 @@ Expected<UserSession> decode_user_session(const XmlNode& returnval);
 // WaitForUpdatesEx: an absent <returnval> (the wait timed out with nothing new) is an empty UpdateSet that
 // keeps `version`.
 Expected<UpdateSet> decode_update_set(const XmlNode& response, const std::string& version);
+// HasPrivilegeOnEntities: one entry per entity asked about.
+Expected<std::vector<EntityPrivilege>> decode_entity_privileges(const XmlNode& response);
 // RetrievePropertiesEx / ContinueRetrievePropertiesEx: an absent <returnval> is an empty result.
 Expected<RetrieveResult> decode_retrieve_result(const XmlNode& response);
 // Every snapshot of a VirtualMachineSnapshotInfo (a VM's `snapshot` property), depth first through

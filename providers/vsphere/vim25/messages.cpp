@@ -244,6 +244,16 @@ std::string set_field(const MoRef& custom_fields_manager, const MoRef& entity, i
       .finish();
 }
 
+std::string has_privilege_on_entities(const MoRef& authorization_manager, const std::vector<MoRef>& entities,
+                                      const std::string& session_id,
+                                      const std::vector<std::string>& privileges) {
+  XmlWriter w = call("HasPrivilegeOnEntities", authorization_manager);
+  for (const MoRef& e : entities) w.moref("entity", e);
+  w.leaf("sessionId", session_id);
+  for (const auto& p : privileges) w.leaf("privId", p);
+  return w.finish();
+}
+
 std::string reconfig_vm_task_extra_config(
     const MoRef& vm, const std::vector<std::pair<std::string, std::string>>& extra_config) {
   XmlWriter w = call("ReconfigVM_Task", vm);

@@ -82,6 +82,13 @@ std::string add_custom_field_def(const MoRef& custom_fields_manager, const std::
 std::string set_field(const MoRef& custom_fields_manager, const MoRef& entity, int key,
                       const std::string& value);
 
+// --- privileges ---
+// AuthorizationManager.HasPrivilegeOnEntities: whether the session `session_id` (UserSession.key) holds each
+// of `privileges` on each entity.
+std::string has_privilege_on_entities(const MoRef& authorization_manager, const std::vector<MoRef>& entities,
+                                      const std::string& session_id,
+                                      const std::vector<std::string>& privileges);
+
 // --- the guest, as a test plays it (vcsim: extraConfig SET.guest.*) ---
 std::string reconfig_vm_task_extra_config(
     const MoRef& vm, const std::vector<std::pair<std::string, std::string>>& extra_config);

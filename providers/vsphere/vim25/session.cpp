@@ -136,6 +136,7 @@ asio::awaitable<Expected<void>> Session::login() {
                          what("Login") + " answered without a vmware_soap_session cookie",
                          "the endpoint does not keep sessions as vCenter does; check platform.endpoint");
   }
+  session_key_ = session->key;
   ++generation_;
   ++logins_;
   spdlog::debug("vim25 session at {}{} for {} (API {}, {})", settings_.endpoint, kSdkPath, session->user_name,

@@ -58,6 +58,8 @@ class Session {
   const ServiceContent& service_content() const { return content_; }
   const std::string& endpoint() const { return settings_.endpoint; }
   const std::string& username() const { return settings_.username; }
+  // The logged-in session's key (UserSession.key): AuthorizationManager asks which session it is about.
+  const std::string& session_key() const { return session_key_; }
   // The API version in SOAPAction ("" before the first RetrieveServiceContent).
   const std::string& api_version() const { return api_version_; }
 
@@ -79,6 +81,7 @@ class Session {
   bool have_content_ = false;
   std::string api_version_;
   std::string cookie_;  // `vmware_soap_session="..."`, as the server set it
+  std::string session_key_;
   std::uint64_t generation_ = 0;
   std::uint64_t logins_ = 0;
   async::AsyncSemaphore login_mutex_;

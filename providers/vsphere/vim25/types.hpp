@@ -93,6 +93,12 @@ struct UserSession {
   std::string key, user_name, full_name;
 };
 
+// HasPrivilegeOnEntities: for one entity, each privilege asked about and whether the session holds it.
+struct EntityPrivilege {
+  MoRef entity;
+  std::vector<std::pair<std::string, bool>> granted;
+};
+
 struct PropertyChange {
   std::string name;  // the property path, e.g. "runtime.powerState"
   std::string op;    // add, remove, assign, indirectRemove

@@ -1,7 +1,8 @@
 // Vim25Provider::check_inventory: everything the plan names, read before anything is created — the
 // datacenter and its VM folder, the placement hosts (connected, not in maintenance), the golden VM, the
 // datastore, and what the clone kind needs (a named snapshot that exists; for instant clones vSphere 6.7+
-// and a running golden VM). Each error names what is missing, what exists, and what to do.
+// and a running golden VM), and the user's privileges for all of it (vim25_privileges.cpp). Each error names
+// what is missing, what exists, and what to do.
 #include <spdlog/spdlog.h>
 
 #include <set>
@@ -161,6 +162,8 @@ asio::awaitable<Expected<void>> Vim25Provider::check_inventory(const api::Invent
                            "power the golden VM on (and let its guest settle) before the run");
     }
   }
+  auto privileges = co_await check_privileges();
+  if (!privileges) co_return privileges.error();
   inventory_checked_ = true;
   co_return Expected<void>{};
 }

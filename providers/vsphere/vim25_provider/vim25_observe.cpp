@@ -6,6 +6,7 @@
 
 #include <boost/asio/steady_timer.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "common/async/sleep.hpp"
 #include "providers/vsphere/vim25/decode.hpp"
@@ -126,6 +127,13 @@ asio::awaitable<void> Vim25Provider::observe(std::vector<api::VmHandle> vms, api
           "{} VMs run on another host than the plan placed them (vCenter's DRS placed or moved them): "
           "{}{}",
           moves.size(), listed, moves.size() > 5 ? "; ..." : "");
+      if (config_.note) {
+        for (const auto& m : moves) {
+          const nlohmann::json note = {
+              {"vm", m.vm}, {"plannedHost", host(m.planned_host_id)}, {"host", host(m.host_id)}};
+          config_.note(api::kNoteVmMoved, note.dump());
+        }
+      }
     }
   }
   if (stream) co_await stream->destroy();

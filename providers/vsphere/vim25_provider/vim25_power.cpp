@@ -8,6 +8,7 @@
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "common/async/sleep.hpp"
 #include "providers/vsphere/vim25/decode.hpp"
@@ -71,8 +72,14 @@ asio::awaitable<Expected<api::StartResult>> Vim25Provider::start(const api::VmHa
     const std::string element = power_on_vm_task({"VirtualMachine", vm.id});
     CallOptions options;
     options.urgent = true;  // the storm's starts are never throttled (but charged to the budget)
+    const auto handed_over = steady::now();
+    const auto handed_over_wall = wall::now();
     auto reply = co_await session_.call(method, element, options);
-    if (!reply) {
+    if (!reply && ack.at && !ack.error) {
+      // Its power state came, so the call was written: when is known only to have been after this.
+      ack.written = handed_over;
+      ack.written_wall = handed_over_wall;
+    } else if (!reply) {
       Error e = reply.error();
       e.message = "power on of " + vm.name + ": " + e.message;
       refuse_start(vm.id, e);
@@ -91,18 +98,22 @@ asio::awaitable<Expected<api::StartResult>> Vim25Provider::start(const api::VmHa
       if (followed && followed->error) refuse_start(vm.id, *followed->error);
     }
   }
-  // The acknowledgement: the power-on task's success or the pushed power state, whichever comes first.
+  // The acknowledgement: the power-on task's success or the pushed power state, whichever comes first. The
+  // pushed state may come before the call's answer (govmomi's simulator powers 200 VMs on before it answers
+  // PowerOnMultiVM): the start counts once the moment its request was written is known too.
   const auto limit = std::chrono::duration_cast<std::chrono::seconds>(config_.request_timeout * 10);
   ack.timer.expires_after(limit);
+  const auto complete = [&ack] { return ack.error || (ack.at && ack.written != steady::time_point{}); };
   boost::system::error_code ec;
-  while (!ack.at && !ack.error) {
+  while (!complete()) {
     co_await ack.timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-    if (!ec && !ack.at && !ack.error) {
-      refuse_start(vm.id, make_error(ErrorKind::timeout,
-                                     "power on of " + vm.name + ": vCenter " + config_.endpoint +
-                                         " confirmed neither the task nor the power state within " +
-                                         std::to_string(limit.count()) + " s",
-                                     "see Recent Tasks in the vSphere Client"));
+    if (!ec && !complete()) {
+      ack.error = make_error(ErrorKind::timeout,
+                             "power on of " + vm.name + ": vCenter " + config_.endpoint +
+                                 (ack.at ? " powered it on but never answered the power-on call"
+                                         : " confirmed neither the task nor the power state") +
+                                 " within " + std::to_string(limit.count()) + " s",
+                             "see Recent Tasks in the vSphere Client");
     }
   }
   if (ack.error) {
@@ -138,9 +149,21 @@ asio::awaitable<void> Vim25Provider::flush_multi() {
   CallOptions options;
   options.urgent = true;
   const std::string what = "power on of " + std::to_string(batch.size()) + " VMs (PowerOnMultiVM_Task)";
+  const auto handed_over = steady::now();
+  const auto handed_over_wall = wall::now();
   auto reply = co_await session_.call(method, element, options);
   if (!reply) {
-    for (const auto& id : batch) refuse_start(id, reply.error());
+    for (const auto& id : batch) {
+      Ack& ack = ack_of(id);
+      if (ack.at && !ack.error) {
+        // Its power state came, so the call was written: when is known only to have been after this.
+        ack.written = handed_over;
+        ack.written_wall = handed_over_wall;
+        ack.timer.cancel();
+      } else {
+        refuse_start(id, reply.error());
+      }
+    }
     co_return;
   }
   for (const auto& id : batch) {
@@ -148,6 +171,7 @@ asio::awaitable<void> Vim25Provider::flush_multi() {
     ack.written = reply->timing.written_at;
     ack.written_wall = reply->timing.written_at_wall;
     start_written_[id] = ack.written;
+    ack.timer.cancel();  // a pushed power state may have come first
   }
   const MoRef multi_task = decode_moref(reply->returnval());
   auto multi = co_await watcher_->wait(multi_task, config_.request_timeout * 10, what);
@@ -175,15 +199,24 @@ asio::awaitable<void> Vim25Provider::flush_multi() {
     co_return;
   }
   // Not attempted: the reason vCenter gave, per VM. Attempted: each VM's own PowerOnVM task, followed.
+  nlohmann::json note = {{"call", method},
+                         {"task", multi_task.value},
+                         {"vms", batch.size()},
+                         {"attempted", nlohmann::json::array()},
+                         {"notAttempted", nlohmann::json::array()}};
   for (const Value* skipped : multi->result->all("notAttempted")) {
     const std::string id = skipped->field("vm") ? skipped->field("vm")->text : std::string();
     const Value* fault = skipped->field("fault");
     Error e = fault ? fault_error(fault_of(*fault), "PowerOnMultiVM_Task did not attempt to power on " + id)
                     : make_error(ErrorKind::api, "PowerOnMultiVM_Task did not attempt to power on " + id);
     spdlog::warn("{}", e.what());
+    note["notAttempted"].push_back({{"id", id}, {"reason", e.what()}});
     refuse_start(id, e);
   }
   const auto attempted = multi->result->all("attempted");
+  for (const Value* a : attempted)
+    if (const Value* vm = a->field("vm")) note["attempted"].push_back(vm->text);
+  if (config_.note) config_.note(api::kNotePowerOnBatch, note.dump());
   // The attempted VMs' own PowerOnVM tasks, followed together through one filter.
   std::vector<MoRef> tasks;
   std::map<std::string, std::string> vm_of_task;

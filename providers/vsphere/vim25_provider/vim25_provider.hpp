@@ -112,6 +112,17 @@ class Vim25Provider final : public api::Provider {
                    std::chrono::system_clock::time_point at_wall);
   void refuse_start(const std::string& vm_id, Error e);
 
+  // ---- privileges (vim25_privileges.cpp) ----
+  struct NeededPrivilege {
+    MoRef entity;
+    std::string what;  // the object, as the error names it
+    std::string privilege;
+  };
+  // What the run will do, as privileges on the objects check_inventory() resolved.
+  std::vector<NeededPrivilege> needed_privileges() const;
+  // Asks vCenter which of them the user holds; an error (ErrorKind::auth) naming every one missing.
+  boost::asio::awaitable<Expected<void>> check_privileges();
+
   // ---- provisioning (vim25_provision.cpp) ----
   // The run's custom attribute and, for linked clones, its snapshot: made once, at the first clone.
   boost::asio::awaitable<Expected<void>> prepare_clones();

@@ -1,7 +1,8 @@
 // vSphere on vim25 through the real `bootstorm run` on the embedded small lab: `platform.api` chosen,
 // journaled and reported (vim25 by default, REST on request), and the bad inputs that end with exit 1 and a
-// message naming what to fix before anything is created — a wrong password, a named snapshot that does not
-// exist, an unreachable /sdk — and the plan error (exit 2) of a vSphere key on KubeVirt.
+// message naming what to fix before anything is created — a wrong password, a role without a privilege the
+// run needs, a named snapshot that does not exist, an unreachable /sdk — and the plan error (exit 2) of a
+// vSphere key on KubeVirt; and a storm run by a user holding only the privileges README.md lists.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -9,10 +10,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "tests/support/lab_process.hpp"
+#include "tests/support/tools.hpp"
 
 namespace {
 
@@ -31,11 +34,12 @@ class Vim25E2e : public ::testing::Test {
 
   // A plan of 2 VMs on the small lab; `platform_extra` and `golden_extra` are added to those maps.
   PlanRun run_plan(const std::string& platform_extra, const std::string& golden_extra,
-                   const std::vector<std::string>& env = {}, const std::string& endpoint = "embedded") {
+                   const std::vector<std::string>& env = {}, const std::string& endpoint = "embedded",
+                   const std::string& clone = "linked") {
     const fs::path plan = dir_ / "plan.yaml";
     std::ofstream(plan) << "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: vim25-e2e\n"
                         << "platform: {kind: vsphere, endpoint: " << endpoint << platform_extra << "}\n"
-                        << "golden: {vm: tiny-golden, clone: linked" << golden_extra << "}\n"
+                        << "golden: {vm: tiny-golden, clone: " << clone << golden_extra << "}\n"
                         << "scenarios: [{name: two, placement: [{host: host-01, vms: 2}]}]\n"
                         << "storm: {mode: simultaneous, timeout: 2m}\n"
                         << "ready: {signal: guest_agent}\ncleanup: always\noutput: "
@@ -96,6 +100,109 @@ TEST_F(Vim25E2e, AWrongPasswordEndsBeforeAnythingIsCreated) {
   EXPECT_NE(r.all().find("check platform.username and the password"), std::string::npos) << r.all();
   EXPECT_EQ(r.all().find("not-the-password"), std::string::npos) << "the password was printed";
   EXPECT_EQ(created(r.run_dir), 0u);
+}
+
+// The small lab's users (simulator/labs/small.yaml): `storm` holds exactly the privileges README.md lists,
+// `no-power-on` all of them but VirtualMachine.Interact.PowerOn.
+TEST_F(Vim25E2e, ARoleWithoutPowerOnEndsBeforeAnythingIsCreatedNamingIt) {
+  bootstorm::test_support::LabProcess lab("small", dir_ / "lab", dir_);
+  ASSERT_TRUE(lab.wait_ready());
+  PlanRun r =
+      run_plan(", api: vim25, credentials: {usernameEnv: BS_USER, passwordEnv: BS_PASSWORD}, tls: {caFile: " +
+                   lab.endpoints().at("caFile").get<std::string>() + "}",
+               "", {"BS_USER=no-power-on@vsphere.local", "BS_PASSWORD=no-power-on-lab-password"},
+               lab.endpoints().at("vcenter").get<std::string>());
+  EXPECT_EQ(r.exit_code, 1) << r.all();
+  EXPECT_NE(r.all().find("user no-power-on@vsphere.local lacks 1 privilege the run needs"), std::string::npos)
+      << r.all();
+  EXPECT_NE(r.all().find("VirtualMachine.Interact.PowerOn on the clones' folder"), std::string::npos)
+      << r.all();
+  EXPECT_NE(r.all().find("is \"vm\""), std::string::npos)
+      << r.all();  // the folder, as the vSphere Client names it
+  EXPECT_NE(r.all().find("add it to the user's role"), std::string::npos) << r.all();
+  EXPECT_NE(r.all().find("Administration > Access Control > Roles"), std::string::npos) << r.all();
+  EXPECT_EQ(created(r.run_dir), 0u);
+}
+
+// REST cannot ask for privileges before the run: the refused starts fail, the console says why once, and the
+// clones are cleaned up (their role may delete them).
+TEST_F(Vim25E2e, OnRestARoleWithoutPowerOnFailsTheStartsSaysWhyOnceAndCleansUp) {
+  bootstorm::test_support::LabProcess lab("small", dir_ / "lab", dir_);
+  ASSERT_TRUE(lab.wait_ready());
+  PlanRun r =
+      run_plan(", api: rest, credentials: {usernameEnv: BS_USER, passwordEnv: BS_PASSWORD}, tls: {caFile: " +
+                   lab.endpoints().at("caFile").get<std::string>() + "}",
+               "", {"BS_USER=no-power-on@vsphere.local", "BS_PASSWORD=no-power-on-lab-password"},
+               lab.endpoints().at("vcenter").get<std::string>());
+  EXPECT_EQ(r.exit_code, 1) << r.all();
+  const std::string said = "failed: HTTP 403 UNAUTHORIZED";
+  const auto first = r.all().find(said);
+  ASSERT_NE(first, std::string::npos) << r.all();
+  EXPECT_EQ(r.all().find(said, first + 1), std::string::npos) << "the same refusal was logged twice\n"
+                                                              << r.all();
+  EXPECT_NE(r.all().find("cleanup: 2 VMs deleted"), std::string::npos) << r.all();
+  EXPECT_EQ(created(r.run_dir), 2u);
+}
+
+TEST_F(Vim25E2e, TheRoleReadmeListsIsEnoughForALinkedCloneStormAndItsCleanup) {
+  bootstorm::test_support::LabProcess lab("small", dir_ / "lab", dir_);
+  ASSERT_TRUE(lab.wait_ready());
+  PlanRun r =
+      run_plan(", api: vim25, credentials: {usernameEnv: BS_USER, passwordEnv: BS_PASSWORD}, tls: {caFile: " +
+                   lab.endpoints().at("caFile").get<std::string>() + "}",
+               "", {"BS_USER=storm@vsphere.local", "BS_PASSWORD=storm-lab-password"},
+               lab.endpoints().at("vcenter").get<std::string>());
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_NE(r.all().find("2/2 ready"), std::string::npos) << r.all();
+  EXPECT_EQ(created(r.run_dir), 2u);
+  EXPECT_EQ(r.all().find("NoPermission"), std::string::npos) << r.all();
+}
+
+// The same plan provisioned with linked clones and with full copies on one lab: the lab's truth counts the
+// bytes every clone moved (datastore and host link), and each run's report says how long its provisioning
+// took.
+TEST_F(Vim25E2e, LinkedClonesMoveAtMostATenthOfTheBytesOfFullCopiesAndBothReportsSayHowLong) {
+  const auto curl = bootstorm::test_support::find_tool("curl");
+  if (!curl) BOOTSTORM_MISSING_TOOL("curl", "curl", "it reads the lab's truth independently");
+  bootstorm::test_support::LabProcess lab("small", dir_ / "lab", dir_);
+  ASSERT_TRUE(lab.wait_ready());
+  const std::string endpoint = "lab:" + (dir_ / "lab").string();
+  std::map<std::string, std::string> run_of;  // clone kind -> run id
+  for (const std::string kind : {"linked", "full"}) {
+    fs::remove_all(dir_ / "runs");
+    PlanRun r = run_plan(", api: vim25", "", {}, endpoint, kind);
+    ASSERT_EQ(r.exit_code, 0) << kind << "\n" << r.all();
+    const std::string report = read_file(r.run_dir / "report.md");
+    EXPECT_NE(report.find("Provisioning: 2 " + kind + " clones in "), std::string::npos) << report;
+    const json summary = json::parse(read_file(r.run_dir / "summary.json"));
+    EXPECT_EQ(summary["run"]["cloneKind"], kind);
+    EXPECT_GT(summary["scenarios"][0]["provisioningS"].get<double>(), 0.0);
+    EXPECT_EQ(summary["scenarios"][0]["powerOnCalls"], 1) << "one PowerOnMultiVM_Task";
+    EXPECT_TRUE(summary["scenarios"][0]["powerOnSpreadMs"].is_number());
+    run_of[kind] = summary["run"]["id"].get<std::string>();
+  }
+  const auto truth = bootstorm::test_support::run_process(
+      {curl->string(), "-sS", "--cacert", lab.endpoints().at("caFile").get<std::string>(),
+       lab.endpoints().at("vcenter").get<std::string>() + "/_lab/truth"},
+      dir_ / "truth", std::chrono::seconds(30));
+  ASSERT_EQ(truth.exit_code, 0) << truth.all();
+  const json clones = json::parse(truth.out).at("clones");
+  std::map<std::string, double> moved;  // clone kind -> MB through datastores and links
+  std::map<std::string, int> counted;
+  for (const auto& c : clones) {
+    const std::string name = c.at("name");
+    for (const auto& [kind, id] : run_of) {
+      if (name.rfind("bs-" + id + "-", 0) != 0) continue;
+      EXPECT_EQ(c.at("kind"), kind) << c.dump();
+      moved[kind] += c.at("datastoreMB").get<double>() + c.at("linkMB").get<double>();
+      ++counted[kind];
+    }
+  }
+  ASSERT_EQ(counted["linked"], 2) << clones.dump();
+  ASSERT_EQ(counted["full"], 2) << clones.dump();
+  ASSERT_GT(moved["full"], 0.0);
+  EXPECT_LE(moved["linked"], moved["full"] / 10)
+      << "linked " << moved["linked"] << " MB, full " << moved["full"] << " MB";
 }
 
 TEST_F(Vim25E2e, ANamedSnapshotThatDoesNotExistEndsBeforeAnythingIsCreated) {

@@ -135,6 +135,52 @@ TEST(SummaryJson, SchemaVersionOneFieldsAndRoundTrip) {
   EXPECT_EQ(summary_to_json(*back).dump(), j.dump());
 }
 
+// What the platform did around the boots: provisioning time, the batched power-on with what it did not
+// attempt, the spread of the per-VM power-on confirmations, and the VMs DRS placed elsewhere.
+TEST(Summarize, PlatformFactsAndTheirRoundTrip) {
+  RunRecord r = record();
+  r.clone_kind = "linked";
+  ScenarioRecord& a = r.scenarios[0];
+  a.provision_begin_mono = 1.25;
+  a.provision_end_mono = 4.75;
+  a.power_on_calls = 1;
+  a.storm_api_requests = 5;
+  a.not_attempted = {NotAttempted{"a4", "InvalidPowerState: the VM is powered on"}};
+  a.moves = {HostMove{"a2", "h1", "h2"}};
+  // Confirmed at 1000.1, 1000.4 and 1000.25: spread 300 ms, whatever the order of the requests.
+  const double acks[] = {0.1, 0.3, 0.05};
+  for (int i = 0; i < 3; ++i)
+    r.vms[i].milestones[Milestone::start_acknowledged] =
+        MilestoneRecord{acks[i], 0, "client", r.vms[i].start_requested_unix_s + acks[i], ""};
+  const Summary s = summarize(r);
+  EXPECT_EQ(s.run.clone_kind, "linked");
+  const auto& sa = s.scenarios[0];
+  ASSERT_TRUE(sa.provisioning_s);
+  EXPECT_DOUBLE_EQ(*sa.provisioning_s, 3.5);
+  ASSERT_TRUE(sa.power_on_spread_ms);
+  EXPECT_NEAR(*sa.power_on_spread_ms, 300.0, 1e-6);
+  EXPECT_EQ(sa.power_on_calls, 1);
+  EXPECT_EQ(sa.storm_api_requests, std::optional<std::uint64_t>(5));
+  EXPECT_EQ(sa.not_attempted, a.not_attempted);
+  EXPECT_EQ(sa.moves, a.moves);
+  // A scenario without any of it has none of them (and summary.json no such fields).
+  const auto& sb = s.scenarios[1];
+  EXPECT_FALSE(sb.provisioning_s);
+  EXPECT_FALSE(sb.power_on_spread_ms);
+  const auto j = summary_to_json(s);
+  EXPECT_EQ(j["run"]["cloneKind"], "linked");
+  EXPECT_DOUBLE_EQ(j["scenarios"][0]["provisioningS"].get<double>(), 3.5);
+  EXPECT_EQ(j["scenarios"][0]["hostMoves"][0]["plannedHost"], "h1");
+  EXPECT_EQ(j["scenarios"][0]["notAttempted"][0]["vm"], "a4");
+  EXPECT_EQ(j["scenarios"][0]["stormApiRequests"], 5);
+  for (const char* k :
+       {"provisioningS", "powerOnSpreadMs", "powerOnCalls", "notAttempted", "hostMoves", "stormApiRequests"})
+    EXPECT_FALSE(j["scenarios"][1].contains(k)) << k;
+  auto back = summary_from_json(nlohmann::json::parse(summary_to_json_text(s)));
+  ASSERT_TRUE(back.has_value()) << back.error().what();
+  EXPECT_EQ(summary_to_json(*back).dump(), j.dump());
+}
+
 TEST(SummaryJson, RejectsOtherSchemas) {
   auto r = summary_from_json(nlohmann::json{{"schemaVersion", 2}, {"scenarios", nlohmann::json::array()}});
   ASSERT_FALSE(r.has_value());

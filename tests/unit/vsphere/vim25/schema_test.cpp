@@ -193,6 +193,9 @@ TEST_F(Vim25SchemaTest, PowerCustomFieldsAndReconfigure) {
   expect_valid(add_custom_field_def(cfm, "bootstorm.run", "VirtualMachine"));
   expect_valid(add_custom_field_def(cfm, "bootstorm.run", ""));
   expect_valid(set_field(cfm, kVm, 201, "3f9a2c"));
+  expect_valid(has_privilege_on_entities({"AuthorizationManager", "AuthorizationManager"},
+                                         {kVm, {"Folder", "group-v3"}}, "52b5a3c0-session",
+                                         {"VirtualMachine.Interact.PowerOn", "Datastore.AllocateSpace"}));
   expect_valid(reconfig_vm_task_extra_config(
       kVm, {{"SET.guest.toolsRunningStatus", "guestToolsRunning"}, {"SET.guest.ipAddress", "10.0.0.5"}}));
 }
