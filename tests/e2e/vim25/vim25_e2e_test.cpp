@@ -52,6 +52,19 @@ class Vim25E2e : public ::testing::Test {
     return r;
   }
 
+  // The plan against a lab served on its own (the embedded lab takes whatever credentials the plan gives),
+  // reached as a real vCenter is: its https URL, its CA, `user` and `password` from the environment.
+  PlanRun run_plan_as(const std::string& user, const std::string& password,
+                      const std::string& api = "vim25") {
+    bootstorm::test_support::LabProcess lab("small", dir_ / "lab", dir_);
+    EXPECT_TRUE(lab.wait_ready());
+    return run_plan(", api: " + api +
+                        ", credentials: {usernameEnv: BS_USER, passwordEnv: BS_PASSWORD}, tls: {caFile: " +
+                        lab.endpoints().value("caFile", std::string()) + "}",
+                    "", {"BS_USER=" + user, "BS_PASSWORD=" + password},
+                    lab.endpoints().value("vcenter", std::string("https://127.0.0.1:1")));
+  }
+
   static std::size_t created(const fs::path& run_dir) {
     if (run_dir.empty() || !fs::exists(run_dir / "journal.jsonl")) return 0;
     std::istringstream in(read_file(run_dir / "journal.jsonl"));
@@ -84,17 +97,7 @@ TEST_F(Vim25E2e, RestOnRequestStillRunsTheStorm) {
 }
 
 TEST_F(Vim25E2e, AWrongPasswordEndsBeforeAnythingIsCreated) {
-  // A lab served on its own (the embedded lab takes whatever credentials the plan gives), reached as a real
-  // vCenter is: its https URL, its CA, the user from the environment.
-  bootstorm::test_support::LabProcess lab("small", dir_ / "lab", dir_);
-  ASSERT_TRUE(lab.wait_ready());
-  const std::string url = lab.endpoints().at("vcenter");
-  const std::string ca = lab.endpoints().at("caFile");
-  PlanRun r = run_plan(
-      ", api: vim25, credentials: {usernameEnv: BS_USER, passwordEnv: BS_PASSWORD}, tls: {caFile: " + ca +
-          "}",
-      "", {"BS_USER=" + lab.endpoints().at("username").get<std::string>(), "BS_PASSWORD=not-the-password"},
-      url);
+  PlanRun r = run_plan_as("administrator@vsphere.local", "not-the-password");
   EXPECT_EQ(r.exit_code, 1) << r.all();
   EXPECT_NE(r.all().find("rejected the user name or password"), std::string::npos) << r.all();
   EXPECT_NE(r.all().find("check platform.username and the password"), std::string::npos) << r.all();
@@ -105,13 +108,7 @@ TEST_F(Vim25E2e, AWrongPasswordEndsBeforeAnythingIsCreated) {
 // The small lab's users (simulator/labs/small.yaml): `storm` holds exactly the privileges README.md lists,
 // `no-power-on` all of them but VirtualMachine.Interact.PowerOn.
 TEST_F(Vim25E2e, ARoleWithoutPowerOnEndsBeforeAnythingIsCreatedNamingIt) {
-  bootstorm::test_support::LabProcess lab("small", dir_ / "lab", dir_);
-  ASSERT_TRUE(lab.wait_ready());
-  PlanRun r =
-      run_plan(", api: vim25, credentials: {usernameEnv: BS_USER, passwordEnv: BS_PASSWORD}, tls: {caFile: " +
-                   lab.endpoints().at("caFile").get<std::string>() + "}",
-               "", {"BS_USER=no-power-on@vsphere.local", "BS_PASSWORD=no-power-on-lab-password"},
-               lab.endpoints().at("vcenter").get<std::string>());
+  PlanRun r = run_plan_as("no-power-on@vsphere.local", "no-power-on-lab-password");
   EXPECT_EQ(r.exit_code, 1) << r.all();
   EXPECT_NE(r.all().find("user no-power-on@vsphere.local lacks 1 privilege the run needs"), std::string::npos)
       << r.all();
@@ -127,13 +124,7 @@ TEST_F(Vim25E2e, ARoleWithoutPowerOnEndsBeforeAnythingIsCreatedNamingIt) {
 // REST cannot ask for privileges before the run: the refused starts fail, the console says why once, and the
 // clones are cleaned up (their role may delete them).
 TEST_F(Vim25E2e, OnRestARoleWithoutPowerOnFailsTheStartsSaysWhyOnceAndCleansUp) {
-  bootstorm::test_support::LabProcess lab("small", dir_ / "lab", dir_);
-  ASSERT_TRUE(lab.wait_ready());
-  PlanRun r =
-      run_plan(", api: rest, credentials: {usernameEnv: BS_USER, passwordEnv: BS_PASSWORD}, tls: {caFile: " +
-                   lab.endpoints().at("caFile").get<std::string>() + "}",
-               "", {"BS_USER=no-power-on@vsphere.local", "BS_PASSWORD=no-power-on-lab-password"},
-               lab.endpoints().at("vcenter").get<std::string>());
+  PlanRun r = run_plan_as("no-power-on@vsphere.local", "no-power-on-lab-password", "rest");
   EXPECT_EQ(r.exit_code, 1) << r.all();
   const std::string said = "failed: HTTP 403 UNAUTHORIZED";
   const auto first = r.all().find(said);
@@ -145,13 +136,7 @@ TEST_F(Vim25E2e, OnRestARoleWithoutPowerOnFailsTheStartsSaysWhyOnceAndCleansUp) 
 }
 
 TEST_F(Vim25E2e, TheRoleReadmeListsIsEnoughForALinkedCloneStormAndItsCleanup) {
-  bootstorm::test_support::LabProcess lab("small", dir_ / "lab", dir_);
-  ASSERT_TRUE(lab.wait_ready());
-  PlanRun r =
-      run_plan(", api: vim25, credentials: {usernameEnv: BS_USER, passwordEnv: BS_PASSWORD}, tls: {caFile: " +
-                   lab.endpoints().at("caFile").get<std::string>() + "}",
-               "", {"BS_USER=storm@vsphere.local", "BS_PASSWORD=storm-lab-password"},
-               lab.endpoints().at("vcenter").get<std::string>());
+  PlanRun r = run_plan_as("storm@vsphere.local", "storm-lab-password");
   ASSERT_EQ(r.exit_code, 0) << r.all();
   EXPECT_NE(r.all().find("2/2 ready"), std::string::npos) << r.all();
   EXPECT_EQ(created(r.run_dir), 2u);
