@@ -12,6 +12,7 @@
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "common/rfc3339.hpp"
@@ -132,6 +133,7 @@ struct ScenarioMerge {
   // scenario_ended
   int ended_total = 0;
   std::uint64_t api_requests = 0, api_errors = 0;
+  std::optional<std::uint64_t> storm_api_requests;  // summed over the shards that recorded it
   json errors = json::array();
 };
 
@@ -264,6 +266,9 @@ Expected<MergeResult> merge_shard_runs(const std::vector<fs::path>& run_dirs, co
         ++m.ended_total;
         m.api_requests += static_cast<std::uint64_t>(number(e, fields::api_requests));
         m.api_errors += static_cast<std::uint64_t>(number(e, "apiErrors"));
+        if (e.contains(fields::storm_api_requests))
+          m.storm_api_requests = m.storm_api_requests.value_or(0) +
+                                 static_cast<std::uint64_t>(number(e, fields::storm_api_requests));
         if (auto errs = e.find(fields::errors); errs != e.end() && errs->is_array())
           for (const auto& err : *errs)
             if (err.is_string())
@@ -382,6 +387,7 @@ Expected<MergeResult> merge_shard_runs(const std::vector<fs::path>& run_dirs, co
       e.erase("shard");
       e["apiRequests"] = m.api_requests;
       e["apiErrors"] = m.api_errors;
+      if (m.storm_api_requests) e[fields::storm_api_requests] = *m.storm_api_requests;
       e["errors"] = m.errors;
       write(std::move(e));
       continue;

@@ -23,6 +23,7 @@ void write_sample_run(Journal& j) {
                           {"lab", "tolly-2024"},
                           {"readySignal", "guest_agent"},
                           {"planYaml", "name: p\n"},
+                          {"cloneKind", "linked"},
                           {"slo", json::array({{{"milestone", "ready"}, {"stat", "p95"}, {"max", 60.0}}})}});
   j.write("scenario_started", {{"scenario", "S"}, {"repeat", 1}, {"vms", 3}, {"hosts", 1}});
   j.write("vm_created", {{"scenario", "S"},
@@ -44,6 +45,17 @@ void write_sample_run(Journal& j) {
                                   {"reason", "datastore full"}});
   j.write("storm_fired",
           {{"scenario", "S"}, {"repeat", 1}, {"fireSkewMs", 2.5}, {"firstWall", 1796032800.0}});
+  // From the provider: the batched power-on (one VM not attempted, named by id) and a DRS move, twice.
+  j.write("power_on_batch", {{"scenario", "S"},
+                             {"repeat", 1},
+                             {"call", "PowerOnMultiVM_Task"},
+                             {"vms", 2},
+                             {"attempted", json::array({"vm-1"})},
+                             {"notAttempted", json::array({{{"id", "vm-2"}, {"reason", "NoPermission"}}})}});
+  for (int i = 0; i < 2; ++i)
+    j.write(
+        "vm_moved",
+        {{"scenario", "S"}, {"repeat", 1}, {"vm", "bs-abc123-s-001"}, {"plannedHost", "h1"}, {"host", "h2"}});
   for (auto [vm, m, off] : std::vector<std::tuple<std::string, std::string, double>>{
            {"bs-abc123-s-001", "start_requested", 0.0},
            {"bs-abc123-s-001", "running", 3.0},
@@ -66,6 +78,7 @@ void write_sample_run(Journal& j) {
   j.write("scenario_ended", {{"scenario", "S"},
                              {"repeat", 1},
                              {"apiRequests", 42},
+                             {"stormApiRequests", 5},
                              {"errors", json::array({"bs-abc123-s-003: datastore full"})}});
   j.write("vm_deleted", {{"vm", "bs-abc123-s-001"}, {"id", "vm-1"}});
 }
@@ -101,6 +114,17 @@ TEST(Journal, ReplayRebuildsTheRunRecord) {
   EXPECT_EQ(r.scenarios[0].vms, 3);
   EXPECT_DOUBLE_EQ(r.scenarios[0].fire_skew_ms, 2.5);
   EXPECT_EQ(r.scenarios[0].api_requests, 42u);
+  EXPECT_EQ(r.scenarios[0].storm_api_requests, std::optional<std::uint64_t>(5));
+  EXPECT_EQ(r.clone_kind, "linked");
+  // Provisioning: from scenario_started to the last VM created or failed, on the journal's clock.
+  ASSERT_TRUE(r.scenarios[0].provision_begin_mono && r.scenarios[0].provision_end_mono);
+  EXPECT_GE(*r.scenarios[0].provision_end_mono, *r.scenarios[0].provision_begin_mono);
+  EXPECT_EQ(r.scenarios[0].power_on_calls, 1);
+  ASSERT_EQ(r.scenarios[0].not_attempted.size(), 1u);
+  EXPECT_EQ(r.scenarios[0].not_attempted[0].vm, "bs-abc123-s-002");  // the VM's name, from its id
+  EXPECT_EQ(r.scenarios[0].not_attempted[0].reason, "NoPermission");
+  ASSERT_EQ(r.scenarios[0].moves.size(), 1u);  // reported twice, kept once
+  EXPECT_EQ(r.scenarios[0].moves[0].host, "h2");
   ASSERT_EQ(r.scenarios[0].errors.size(), 1u);
   ASSERT_EQ(r.vms.size(), 3u);
   EXPECT_EQ(r.vms[0].status, "ready");
@@ -139,7 +163,7 @@ TEST(Journal, EveryLineHasTimeMonoAndType) {
     last_mono = e["mono"].get<double>();
     ++n;
   }
-  EXPECT_EQ(n, 15);
+  EXPECT_EQ(n, 18);  // every event write_sample_run wrote
 }
 
 TEST(Journal, TruncatedLastLineIsTolerated) {
