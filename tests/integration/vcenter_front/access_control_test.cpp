@@ -19,11 +19,11 @@
 #include "providers/vsphere/vim25/session.hpp"
 #include "tests/support/lab_process.hpp"
 #include "tests/support/run_task.hpp"
+#include "tests/support/served_lab_vcenter.hpp"
 #include "tests/support/vim25_driver.hpp"
 
 namespace {
 
-namespace fs = std::filesystem;
 using namespace bootstorm;
 using namespace bootstorm::vsphere::vim25;
 using bootstorm::testing::run_task;
@@ -32,28 +32,17 @@ using nlohmann::json;
 constexpr const char* kPowerOn = "VirtualMachine.Interact.PowerOn";
 constexpr const char* kClone = "VirtualMachine.Provisioning.Clone";
 
-class LabAccess : public ::testing::Test {
+class LabAccess : public test_support::ServedLabVcenter {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("bootstorm-lab-access-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    lab_ = std::make_unique<test_support::LabProcess>("small", dir_ / "state", dir_);
-    ASSERT_TRUE(lab_->wait_ready());
-    config_.kind = "vsphere";
-    config_.endpoint = lab_->endpoints().at("vcenter").get<std::string>();
-    config_.ca_file = lab_->endpoints().at("caFile").get<std::string>();
-    config_.max_concurrent = 8;
-    transport_ = vsphere::make_http_transport(io_.get_executor(), config_);
-    admin_ = login(lab_->endpoints().at("username").get<std::string>(),
-                   lab_->endpoints().at("password").get<std::string>());
+    ServedLabVcenter::SetUp();
+    if (HasFatalFailure()) return;
+    admin_ = login(admin_user(), admin_password());
     ASSERT_TRUE(admin_);
   }
   void TearDown() override {
     sessions_.clear();
-    transport_.reset();
-    lab_.reset();
-    fs::remove_all(dir_);
+    ServedLabVcenter::TearDown();
   }
 
   Session* login(const std::string& user, const std::string& password) {
@@ -99,17 +88,8 @@ class LabAccess : public ::testing::Test {
     return resp ? *resp : http::Response{};
   }
 
-  json stats() {
-    auto resp = run_task(io_, transport_->send(http::Request("GET", "/_lab/stats")));
-    EXPECT_TRUE(resp && resp->status == 200);
-    return resp ? json::parse(resp->body) : json{};
-  }
+  json stats() { return lab_get("/_lab/stats"); }
 
-  boost::asio::io_context io_;
-  fs::path dir_;
-  std::unique_ptr<test_support::LabProcess> lab_;
-  api::ProviderConfig config_;
-  std::unique_ptr<vsphere::Transport> transport_;
   std::vector<std::unique_ptr<Session>> sessions_;
   Session* admin_ = nullptr;
 };
@@ -157,8 +137,7 @@ TEST_F(LabAccess, AMissingPrivilegeIsRefusedThroughBothApisNamingIt) {
   EXPECT_EQ(driver(*admin_).vms({"runtime.powerState"})["tiny-golden"].prop("runtime.powerState")->text,
             "poweredOff")
       << "a refused call changed nothing";
-  const http::Response allowed = rest(lab_->endpoints().at("username").get<std::string>(),
-                                      lab_->endpoints().at("password").get<std::string>(), "POST", power);
+  const http::Response allowed = rest(admin_user(), admin_password(), "POST", power);
   EXPECT_EQ(allowed.status, 204) << allowed.body;
   EXPECT_EQ(stats().at("permissionDenials").get<std::uint64_t>(), denials_before + 3);
 }

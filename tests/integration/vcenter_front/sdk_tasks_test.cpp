@@ -23,61 +23,39 @@
 #include "providers/vsphere/vim25/updates.hpp"
 #include "tests/support/lab_process.hpp"
 #include "tests/support/run_task.hpp"
+#include "tests/support/served_lab_vcenter.hpp"
 #include "tests/support/vim25_driver.hpp"
 
 namespace {
 
 namespace asio = boost::asio;
-namespace fs = std::filesystem;
 using namespace bootstorm;
 using namespace bootstorm::vsphere::vim25;
 using bootstorm::testing::run_task;
 using nlohmann::json;
 
-class LabSdkTasks : public ::testing::Test {
+class LabSdkTasks : public test_support::ServedLabVcenter {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("bootstorm-lab-sdk-tasks-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    lab_ = std::make_unique<test_support::LabProcess>("small", dir_ / "state", dir_);
-    ASSERT_TRUE(lab_->wait_ready());
-    const auto& ep = lab_->endpoints();
-    api::ProviderConfig config;
-    config.kind = "vsphere";
-    config.endpoint = ep.at("vcenter").get<std::string>();
-    config.ca_file = ep.at("caFile").get<std::string>();
-    config.max_concurrent = 8;
-    transport_ = vsphere::make_http_transport(io_.get_executor(), config);
+    ServedLabVcenter::SetUp();
+    if (HasFatalFailure()) return;
     session_ = std::make_unique<Session>(
         io_.get_executor(), *transport_,
-        vsphere::SessionSettings{config.endpoint, ep.at("username").get<std::string>(),
-                                 ep.at("password").get<std::string>(), std::chrono::seconds(30)});
+        vsphere::SessionSettings{config_.endpoint, admin_user(), admin_password(), std::chrono::seconds(30)});
     ASSERT_TRUE(run_task(io_, session_->login()));
   }
   void TearDown() override {
     session_.reset();
-    transport_.reset();
-    lab_.reset();
-    fs::remove_all(dir_);
+    ServedLabVcenter::TearDown();
   }
   test_support::Vim25Driver driver() { return test_support::Vim25Driver(io_, *session_); }
-  json truth() {
-    http::Request req("GET", "/_lab/truth");
-    auto resp = run_task(io_, transport_->send(std::move(req)));
-    EXPECT_TRUE(resp && resp->status == 200);
-    return resp ? json::parse(resp->body) : json{};
-  }
+  json truth() { return lab_get("/_lab/truth"); }
   MoRef only(const std::string& type) {
     auto objects = driver().objects(type, {"name"});
     EXPECT_FALSE(objects.empty()) << type;
     return objects.empty() ? MoRef{} : objects.front().obj;
   }
 
-  asio::io_context io_;
-  fs::path dir_;
-  std::unique_ptr<test_support::LabProcess> lab_;
-  std::unique_ptr<vsphere::Transport> transport_;
   std::unique_ptr<Session> session_;
 };
 

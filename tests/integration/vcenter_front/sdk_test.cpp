@@ -17,11 +17,11 @@
 #include "simulator/model/lab.hpp"
 #include "tests/support/lab_process.hpp"
 #include "tests/support/run_task.hpp"
+#include "tests/support/served_lab_vcenter.hpp"
 
 namespace {
 
 namespace asio = boost::asio;
-namespace fs = std::filesystem;
 using namespace bootstorm;
 using namespace bootstorm::vsphere::vim25;
 using bootstorm::testing::run_task;
@@ -30,44 +30,13 @@ std::string vim25_logout(const MoRef& session_manager) {
   return bootstorm::vsphere::vim25::logout(session_manager);
 }
 
-class LabSdk : public ::testing::Test {
+class LabSdk : public test_support::ServedLabVcenter {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("bootstorm-lab-sdk-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    lab_ = std::make_unique<test_support::LabProcess>("small", dir_ / "state", dir_);
-    ASSERT_TRUE(lab_->wait_ready());
-    const auto& ep = lab_->endpoints();
-    config_.kind = "vsphere";
-    config_.endpoint = ep.at("vcenter").get<std::string>();
-    config_.ca_file = ep.at("caFile").get<std::string>();
-    config_.max_concurrent = 4;
-    transport_ = vsphere::make_http_transport(io_.get_executor(), config_);
-  }
-  void TearDown() override {
-    transport_.reset();
-    lab_.reset();
-    fs::remove_all(dir_);
-  }
   vsphere::SessionSettings settings(std::string password = {}) {
-    const auto& ep = lab_->endpoints();
-    return {config_.endpoint, ep.at("username").get<std::string>(),
-            password.empty() ? ep.at("password").get<std::string>() : password, std::chrono::seconds(10)};
+    return {config_.endpoint, admin_user(), password.empty() ? admin_password() : password,
+            std::chrono::seconds(10)};
   }
   void expire_sessions() { set_faults(R"({"expireSessions": true})"); }
-  void set_faults(const std::string& json) {
-    http::Request req("POST", "/_lab/faults", json);
-    req.headers.emplace_back("Content-Type", "application/json");
-    auto resp = run_task(io_, transport_->send(std::move(req)));
-    ASSERT_TRUE(resp && resp->status == 200) << (resp ? resp->body : resp.error().what());
-  }
-
-  asio::io_context io_;
-  fs::path dir_;
-  std::unique_ptr<test_support::LabProcess> lab_;
-  api::ProviderConfig config_;
-  std::unique_ptr<vsphere::Transport> transport_;
 };
 
 TEST_F(LabSdk, LoginServiceContentExpiryReloginAndLogout) {
