@@ -228,10 +228,11 @@ void RunRecordBuilder::apply(const json& e) {
       if (auto it = e.find(fields::not_attempted); it != e.end() && it->is_array()) {
         for (const auto& n : *it) {
           // By name where the run knows the VM's id.
-          std::string vm = str(n, fields::id);
-          for (const auto& r : record_.vms)
-            if (!vm.empty() && r.id == vm) vm = r.name;
-          s->not_attempted.push_back(stats::NotAttempted{vm, str(n, fields::reason)});
+          const std::string id = str(n, fields::id);
+          auto known = std::find_if(record_.vms.begin(), record_.vms.end(),
+                                    [&](const stats::VmRecord& r) { return !id.empty() && r.id == id; });
+          s->not_attempted.push_back(
+              stats::NotAttempted{known == record_.vms.end() ? id : known->name, str(n, fields::reason)});
         }
       }
     }

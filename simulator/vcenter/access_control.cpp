@@ -19,7 +19,6 @@ using http::ServerResponse;
 
 namespace {
 
-constexpr std::string_view kRootFolder = "group-d1";
 constexpr std::string_view kDenied = "Permission to perform this operation was denied.";
 
 // vCenter gives every role these, so that whoever holds any role can see the objects it applies to.
@@ -36,7 +35,7 @@ bool VcenterFront::Impl::authenticate(const std::string& user, const std::string
 }
 
 std::string VcenterFront::Impl::entity_id_of(const std::string& name) const {
-  if (name == "/") return std::string(kRootFolder);
+  if (name == "/") return std::string(kRootFolderId);
   const model::Datacenter& dc = lab.datacenter();
   if (name == dc.name || name == dc.id) return dc.id;
   if (const model::Folder* f = lab.find_folder(name)) return f->id;
@@ -80,13 +79,13 @@ std::vector<std::string> VcenterFront::Impl::permission_chain(const std::string&
   } else if (const model::ResourcePool* p = lab.find_resource_pool(entity_id); p && p->id == entity_id) {
     add_pool(p->id);
   } else if (const model::Folder* f = lab.find_folder(entity_id); f && f->id == entity_id) {
-    if (f->id == kRootFolder) return {f->id};
+    if (f->id == kRootFolderId) return {f->id};
     add_folder(f->id);
   } else {
     add(entity_id);  // a cluster, datastore, the datacenter, or a manager object
   }
   add(dc.id);
-  add(std::string(kRootFolder));
+  add(std::string(kRootFolderId));
   return chain;
 }
 
@@ -109,12 +108,15 @@ bool VcenterFront::Impl::granted(const std::string& user, std::string_view privi
   };
   // The nearest object with a permission of the user decides: a permission on an object overrides those it
   // would inherit (a NoAccess on a folder hides it from a user who is Admin above it).
+  std::vector<std::string> permission_ids;  // each permission's object, resolved once
+  for (const auto& p : u->permissions) permission_ids.push_back(entity_id_of(p.entity));
   const std::vector<std::string> chain = permission_chain(entity_id);
   for (std::size_t level = 0; level < chain.size(); ++level) {
     bool any = false, grants = false;
-    for (const auto& p : u->permissions) {
+    for (std::size_t i = 0; i < u->permissions.size(); ++i) {
+      const auto& p = u->permissions[i];
       if (level > 0 && !p.propagate) continue;
-      if (entity_id_of(p.entity) != chain[level]) continue;
+      if (permission_ids[i] != chain[level]) continue;
       any = true;
       grants = grants || role_has(p.role);
     }
@@ -206,7 +208,7 @@ ServerResponse VcenterFront::Impl::sdk_has_privilege(const vim25::XmlNode& call,
                      "<invalidProperty>entity</invalidProperty>");
   }
   for (const auto& e : entities) {
-    if (sdk_type_of(e.value).empty() && !sdk_snapshots.count(e.value)) return sdk_object_not_found(e);
+    if (sdk_type_of(e.value).empty()) return sdk_object_not_found(e);
   }
   if (!many) {
     // HasPrivilegeOnEntity: one boolean per privilege, in order.

@@ -27,7 +27,6 @@ namespace vim25 = vsphere::vim25;
 
 namespace {
 
-constexpr std::string_view kRootFolder = "group-d1";
 // RetrievePropertiesEx results waiting for ContinueRetrievePropertiesEx, at most.
 constexpr std::size_t kPagesKept = 1000;
 
@@ -92,7 +91,7 @@ std::vector<std::string> known_properties(const std::string& type) {
 // ---- the inventory as managed objects ----
 
 std::string VcenterFront::Impl::sdk_type_of(std::string_view id) const {
-  if (id == kRootFolder) return "Folder";
+  if (id == kRootFolderId) return "Folder";
   if (id.starts_with("task-")) return sdk_tasks.count(std::string(id)) ? "Task" : "";
   if (id.starts_with("snapshot-"))
     return sdk_snapshots.count(std::string(id)) ? "VirtualMachineSnapshot" : "";
@@ -114,7 +113,7 @@ std::string VcenterFront::Impl::sdk_type_of(std::string_view id) const {
 std::vector<vim25::MoRef> VcenterFront::Impl::sdk_children(const vim25::MoRef& obj) const {
   std::vector<vim25::MoRef> out;
   const model::Datacenter& dc = lab.datacenter();
-  if (obj.value == kRootFolder) return {{"Datacenter", dc.id}};
+  if (obj.value == kRootFolderId) return {{"Datacenter", dc.id}};
   if (obj.type == "Datacenter") {
     for (const auto& f : {dc.vm_folder_id, dc.host_folder_id, dc.datastore_folder_id, dc.network_folder_id})
       if (!f.empty()) out.push_back({"Folder", f});
@@ -215,14 +214,14 @@ std::optional<std::string> VcenterFront::Impl::sdk_property(const vim25::MoRef& 
     if (path == "field") return sdk_field_defs("");
     return std::nullopt;
   }
-  if (obj.value == kRootFolder) {
+  if (obj.value == kRootFolderId) {
     if (path == "name") return val("xsd:string", "Datacenters");
     if (path == "childEntity") return moref_array(sdk_children(obj));
     return std::nullopt;
   }
   if (obj.type == "Datacenter") {
     if (path == "name") return val("xsd:string", dc.name);
-    if (path == "parent") return moref_val({"Folder", std::string(kRootFolder)});
+    if (path == "parent") return moref_val({"Folder", std::string(kRootFolderId)});
     if (path == "vmFolder") return moref_val({"Folder", dc.vm_folder_id});
     if (path == "hostFolder") return moref_val({"Folder", dc.host_folder_id});
     if (path == "datastoreFolder") return moref_val({"Folder", dc.datastore_folder_id});

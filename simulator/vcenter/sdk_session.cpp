@@ -159,7 +159,7 @@ std::string moref_element(std::string_view name, const vim25::MoRef& ref) {
 std::string VcenterFront::Impl::sdk_service_content(std::string_view element,
                                                     std::string_view xsi_type) const {
   vim25::XmlWriter w = vim25::XmlWriter::fragment(element, xsi_type);
-  w.moref("rootFolder", {"Folder", "group-d1"});
+  w.moref("rootFolder", {"Folder", std::string(kRootFolderId)});
   w.moref("propertyCollector", {"PropertyCollector", "propertyCollector"});
   w.moref("viewManager", {"ViewManager", "ViewManager"});
   w.open("about")
@@ -335,7 +335,7 @@ boost::asio::awaitable<ServerResponse> VcenterFront::Impl::sdk_call(const Server
     co_return sdk_has_privilege(call, method == "HasPrivilegeOnEntities");
 
   // Custom attributes.
-  const vim25::MoRef root{"Folder", "group-d1"};
+  const vim25::MoRef root{"Folder", std::string(kRootFolderId)};
   if (method == "AddCustomFieldDef" || method == "RemoveCustomFieldDef") {
     if (auto denied = sdk_denied(user, "Global.ManageCustomFields", root)) co_return *denied;
     co_return method == "AddCustomFieldDef" ? sdk_add_field(call) : sdk_remove_field(call);

@@ -75,14 +75,10 @@ asio::awaitable<Expected<api::StartResult>> Vim25Provider::start(const api::VmHa
     const auto handed_over = steady::now();
     const auto handed_over_wall = wall::now();
     auto reply = co_await session_.call(method, element, options);
-    if (!reply && ack.at && !ack.error) {
-      // Its power state came, so the call was written: when is known only to have been after this.
-      ack.written = handed_over;
-      ack.written_wall = handed_over_wall;
-    } else if (!reply) {
+    if (!reply) {
       Error e = reply.error();
       e.message = "power on of " + vm.name + ": " + e.message;
-      refuse_start(vm.id, e);
+      start_call_failed(vm.id, e, handed_over, handed_over_wall);
     } else {
       ack.written = reply->timing.written_at;
       ack.written_wall = reply->timing.written_at_wall;
@@ -153,17 +149,7 @@ asio::awaitable<void> Vim25Provider::flush_multi() {
   const auto handed_over_wall = wall::now();
   auto reply = co_await session_.call(method, element, options);
   if (!reply) {
-    for (const auto& id : batch) {
-      Ack& ack = ack_of(id);
-      if (ack.at && !ack.error) {
-        // Its power state came, so the call was written: when is known only to have been after this.
-        ack.written = handed_over;
-        ack.written_wall = handed_over_wall;
-        ack.timer.cancel();
-      } else {
-        refuse_start(id, reply.error());
-      }
-    }
+    for (const auto& id : batch) start_call_failed(id, reply.error(), handed_over, handed_over_wall);
     co_return;
   }
   for (const auto& id : batch) {

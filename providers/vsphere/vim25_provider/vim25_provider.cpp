@@ -218,6 +218,17 @@ void Vim25Provider::acknowledge(const std::string& vm_id, std::chrono::steady_cl
   it->second->timer.cancel();
 }
 
+void Vim25Provider::start_call_failed(const std::string& vm_id, Error e,
+                                      std::chrono::steady_clock::time_point handed_over,
+                                      std::chrono::system_clock::time_point handed_over_wall) {
+  Ack& ack = ack_of(vm_id);
+  if (!ack.at || ack.error) return refuse_start(vm_id, std::move(e));
+  // Its power state came, so the call was written: when is known only to have been after it was handed over.
+  ack.written = handed_over;
+  ack.written_wall = handed_over_wall;
+  ack.timer.cancel();
+}
+
 void Vim25Provider::refuse_start(const std::string& vm_id, Error e) {
   Ack& ack = ack_of(vm_id);
   if (ack.at || ack.error) return;

@@ -111,6 +111,10 @@ class Vim25Provider final : public api::Provider {
   void acknowledge(const std::string& vm_id, std::chrono::steady_clock::time_point at,
                    std::chrono::system_clock::time_point at_wall);
   void refuse_start(const std::string& vm_id, Error e);
+  // The power-on call that carried this VM's start failed (`e`): refused, unless its pushed power state came
+  // already, in which case the start stands, written at the latest when the call was handed over.
+  void start_call_failed(const std::string& vm_id, Error e, std::chrono::steady_clock::time_point handed_over,
+                         std::chrono::system_clock::time_point handed_over_wall);
 
   // ---- privileges (vim25_privileges.cpp) ----
   struct NeededPrivilege {

@@ -8,11 +8,15 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "providers/vsphere/vim25/types.hpp"
 
 namespace bootstorm::sim::vcenter {
+
+// The root folder's id ("Datacenters"; simulator/model/inventory.cpp), as ServiceContent.rootFolder names it.
+inline constexpr std::string_view kRootFolderId = "group-d1";
 
 // A SOAP fault as the lab raises it: the fault type, the message and the type's fields (XML).
 struct SdkFaultInfo {
