@@ -47,7 +47,34 @@ bool any_simulated(const std::vector<LoadedRun>& runs) {
   return std::any_of(runs.begin(), runs.end(), [](const LoadedRun& r) { return r.summary.run.simulated; });
 }
 
+std::string budget_text(const std::optional<stats::ApiBudgetRecord>& budget) {
+  return budget ? detail::api_budget_line(*budget) : std::string();
+}
+
 }  // namespace
+
+std::vector<std::string> platform_warnings(const std::vector<LoadedRun>& runs) {
+  std::vector<std::string> out;
+  if (runs.size() < 2) return out;
+  const stats::RunInfo& first = runs.front().summary.run;
+  for (std::size_t i = 1; i < runs.size(); ++i) {
+    const stats::RunInfo& other = runs[i].summary.run;
+    std::vector<std::string> differ = api::differences(first.facts, other.facts);
+    const bool simulator_named = std::any_of(
+        differ.begin(), differ.end(), [](const std::string& d) { return d.starts_with("simulator:"); });
+    if (first.source != other.source && !first.source.empty() && !other.source.empty() && !simulator_named)
+      differ.push_back(fmt::format("source: {} vs {}", first.source, other.source));
+    if (first.platform != other.platform)
+      differ.push_back(fmt::format("platform: {} vs {}", first.platform, other.platform));
+    if (!first.clone_kind.empty() && !other.clone_kind.empty() && first.clone_kind != other.clone_kind)
+      differ.push_back(fmt::format("clone: {} vs {}", first.clone_kind, other.clone_kind));
+    const std::string budget_a = budget_text(first.api_budget), budget_b = budget_text(other.api_budget);
+    if (!budget_a.empty() && !budget_b.empty() && budget_a != budget_b)
+      differ.push_back(fmt::format("API budget: {} vs {}", budget_a, budget_b));
+    for (const auto& d : differ) out.push_back(fmt::format("run {} vs run {}: {}", first.id, other.id, d));
+  }
+  return out;
+}
 
 Expected<void> fill_boot_times_from_csv(std::string_view csv_text, stats::Summary& summary) {
   auto rows = parse_csv(csv_text);
@@ -198,15 +225,19 @@ std::string render_compare_md(const std::vector<LoadedRun>& runs, const CompareS
   std::string out =
       fmt::format("# Boot storm comparison{}\n\n", any_simulated(runs) ? " \u2014 simulated lab" : "");
   if (any_simulated(runs))
-    out +=
-        "> **Simulated lab.** At least one of these runs ran against bootstorm's embedded lab simulator, not "
-        "real hardware.\n\n";
+    out += "> **Simulated lab.** At least one of these runs ran against a simulator, not real hardware.\n\n";
   out += "| Run | Plan | Platform | Started | Directory |\n| --- | --- | --- | --- | --- |\n";
   for (const auto& r : runs) {
     out += fmt::format("| {} | {} | {}{} | {} | {} |\n", escape_md(r.summary.run.id),
                        escape_md(r.summary.run.plan), escape_md(r.summary.run.platform),
                        r.summary.run.simulated ? " (simulated)" : "", escape_md(r.summary.run.started_at),
                        escape_md(r.dir.string()));
+  }
+  if (const auto warnings = platform_warnings(runs); !warnings.empty()) {
+    out +=
+        "\n> **Warning: these runs ran on different platforms.** A difference in boot time may come from "
+        "these as much as from the layout:\n";
+    for (const auto& w : warnings) out += "> - " + escape_md(w) + "\n";
   }
   out += "\n## Verdict\n\n";
   for (const auto& c : set.comparisons) out += "- **" + escape_md(c.verdict) + "**\n";
@@ -247,7 +278,14 @@ std::string render_compare_html(const std::vector<LoadedRun>& runs, const Compar
     out +=
         "<div class=\"banner\" role=\"note\"><strong>Simulated lab</strong> \u2014 at least one of these "
         "runs ran "
-        "against bootstorm's embedded lab simulator, not real hardware.</div>\n";
+        "against a simulator, not real hardware.</div>\n";
+  if (const auto warnings = platform_warnings(runs); !warnings.empty()) {
+    out +=
+        "<div class=\"banner\" role=\"note\"><strong>These runs ran on different platforms</strong> \u2014 a "
+        "difference in boot time may come from these as much as from the layout:<ul>";
+    for (const auto& w : warnings) out += "<li>" + escape_xml(w) + "</li>";
+    out += "</ul></div>\n";
+  }
   out += "<section aria-label=\"Verdict\">\n";
   for (const auto& c : set.comparisons) {
     out += fmt::format(
@@ -325,6 +363,7 @@ int run_compare(const CompareOptions& options, std::ostream& out, std::ostream& 
       return 2;
     }
   }
+  for (const auto& w : platform_warnings(runs)) err << "bootstorm compare: warning: " << w << "\n";
   for (const auto& c : set->comparisons) out << c.verdict << "\n";
   out << "Wrote " << (out_dir / "compare.md").string() << " and " << (out_dir / "compare.html").string()
       << "\n";

@@ -36,6 +36,11 @@ struct CompareSet {
 Expected<CompareSet> compare_runs(const std::vector<LoadedRun>& runs,
                                   const stats::BootstrapOptions& options = {});
 
+// Why these runs may not be comparable: for each run after the first, what differs from the first run's
+// platform (versions, simulator, hosts, storage), clone kind and API budget, one sentence each, naming both
+// runs. Facts a run did not record are not differences. Empty when they agree.
+std::vector<std::string> platform_warnings(const std::vector<LoadedRun>& runs);
+
 std::string render_compare_md(const std::vector<LoadedRun>& runs, const CompareSet& set,
                               std::string_view generated_at);
 std::string render_compare_html(const std::vector<LoadedRun>& runs, const CompareSet& set,

@@ -6,6 +6,23 @@
 
 namespace bootstorm::reports::detail {
 
+std::string simulator_source(const stats::RunRecord& record) {
+  const std::string& simulator = record.facts.simulator;
+  if (simulator.empty() || simulator.starts_with(kLabSimulatorPrefix)) return "bootstorm's lab simulator";
+  return "the simulator " + simulator;
+}
+
+std::string api_budget_line(const stats::ApiBudgetRecord& budget) {
+  std::string burst =
+      budget.start_concurrency > 0
+          ? fmt::format("{} starts in flight (storm.startConcurrency)", budget.start_concurrency)
+          : std::string("every start at once");
+  if (budget.starts_per_connection > 0)
+    burst += fmt::format(", {} per connection", budget.starts_per_connection);
+  return fmt::format("{:g} requests/s, {} calls in flight; start burst: {}", budget.requests_per_second,
+                     budget.max_concurrent, burst);
+}
+
 std::vector<const stats::VmRecord*> ordered_vms(const stats::RunRecord& record) {
   auto scenario_rank = [&](const std::string& name) {
     for (std::size_t i = 0; i < record.scenarios.size(); ++i)

@@ -121,15 +121,27 @@ std::string detail::render_report_html_with(const stats::RunRecord& record, cons
       record.simulated ? " (lab " + escape_xml(record.lab) + ")" : "", escape_xml(record.started_at),
       escape_xml(record.ended_at), escape_xml(record.outcome.empty() ? "unknown" : record.outcome),
       escape_xml(record.ready_signal));
+  const std::string facts = api::describe(record.facts);
+  if (!facts.empty() || record.api_budget) {
+    out += "<p class=\"meta\">";
+    if (!facts.empty()) out += fmt::format("<span>{}</span>", escape_xml(facts));
+    if (record.api_budget) {
+      out += fmt::format("{}<span>API budget: {}</span>", facts.empty() ? "" : " ",
+                         escape_xml(detail::api_budget_line(*record.api_budget)));
+    }
+    out += "</p>\n";
+  }
   out += "</header>\n";
   if (record.simulated) {
     out += fmt::format(
         "<div class=\"banner\" role=\"note\"><strong>Simulated lab</strong> \u2014 every figure on this page "
-        "comes "
-        "from bootstorm's embedded lab simulator{}, not from real hardware. Use it to rehearse the test and "
-        "compare "
-        "layouts; measure on the real platform before buying.</div>\n",
-        record.lab.empty() ? "" : " (profile \u201c" + escape_xml(record.lab) + "\u201d)");
+        "comes from {}{}, not from real hardware. Use it to rehearse the test and compare layouts; measure "
+        "on "
+        "the real platform before buying.</div>\n",
+        escape_xml(detail::simulator_source(record)),
+        record.lab.empty() || record.lab == record.facts.simulator
+            ? ""
+            : " (profile \u201c" + escape_xml(record.lab) + "\u201d)");
   }
 
   if (!comparisons.empty()) {

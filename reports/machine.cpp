@@ -106,6 +106,7 @@ std::string render_junit_xml(const stats::RunRecord& record, const stats::Summar
     out += fmt::format("      <property name=\"platform\" value=\"{}\"/>\n", escape_xml(record.platform));
     out += fmt::format("      <property name=\"simulated\" value=\"{}\"/>\n",
                        record.simulated ? "true" : "false");
+    out += fmt::format("      <property name=\"source\" value=\"{}\"/>\n", escape_xml(summary.run.source));
     out += fmt::format("      <property name=\"vms\" value=\"{}\"/>\n", sc.vms);
     out += fmt::format("      <property name=\"hosts\" value=\"{}\"/>\n", sc.hosts);
     out += "    </properties>\n";
@@ -155,6 +156,15 @@ std::string render_metrics_prom(const stats::RunRecord& record, const stats::Sum
     out += fmt::format("# HELP {} {}\n", name, help);
   };
 
+  // What produced the figures, as an info metric (OpenMetrics: a gauge of 1 whose labels are the facts).
+  family("bootstorm_run", "info", "",
+         "The run: where its figures come from (source: measured, simulated or predicted) and the platform.");
+  out += fmt::format(
+      "bootstorm_run_info{{run_id=\"{}\",plan=\"{}\",platform=\"{}\",source=\"{}\",simulator=\"{}\","
+      "product=\"{}\",version=\"{}\"}} 1\n",
+      label_value(record.run_id), label_value(record.plan_name), label_value(record.platform),
+      label_value(summary.run.source), label_value(record.facts.simulator), label_value(record.facts.product),
+      label_value(record.facts.version));
   family("bootstorm_boot_time_seconds", "histogram", "seconds",
          "Boot time (ready milestone minus start_requested) of the VMs that became ready.");
   for (const auto& sc : summary.scenarios) {
@@ -253,6 +263,7 @@ nlohmann::ordered_json quantile_documents(const stats::RunRecord& record, const 
       d["metadata"] = {{"plan", record.plan_name},
                        {"platform", record.platform},
                        {"simulated", record.simulated},
+                       {"source", summary.run.source},
                        {"readyMilestone", sc.ready_milestone}};
       docs.push_back(std::move(d));
     }

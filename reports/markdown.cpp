@@ -55,10 +55,10 @@ std::string detail::render_report_md_with(const stats::RunRecord& record, const 
                      record.simulated ? " \u2014 simulated lab" : "");
   if (record.simulated) {
     out += fmt::format(
-        "> **Simulated lab{}.** These figures come from bootstorm's embedded lab simulator, not from real "
-        "hardware: use them to rehearse the test and to compare layouts, not as measurements of a "
-        "datacenter.\n\n",
-        record.lab.empty() ? "" : " \u201c" + escape_md(record.lab) + "\u201d");
+        "> **Simulated lab{}.** These figures come from {}, not from real hardware: use them to rehearse the "
+        "test and to compare layouts, not as measurements of a datacenter.\n\n",
+        record.lab.empty() ? "" : " \u201c" + escape_md(record.lab) + "\u201d",
+        escape_md(detail::simulator_source(record)));
   }
   const std::size_t slo_passed = static_cast<std::size_t>(
       std::count_if(summary.slo.begin(), summary.slo.end(), [](const auto& r) { return r.pass; }));
@@ -68,6 +68,10 @@ std::string detail::render_report_md_with(const stats::RunRecord& record, const 
                      record.simulated ? " (simulated lab " + escape_md(record.lab) + ")" : "");
   if (!record.platform_api.empty())
     out += fmt::format("| Platform API | {} |\n", escape_md(record.platform_api));
+  if (const std::string facts = api::describe(record.facts); !facts.empty())
+    out += fmt::format("| Platform facts | {} |\n", escape_md(facts));
+  if (record.api_budget)
+    out += fmt::format("| API budget | {} |\n", escape_md(detail::api_budget_line(*record.api_budget)));
   out += fmt::format("| Started | {} |\n| Ended | {} |\n", escape_md(record.started_at),
                      escape_md(record.ended_at));
   out += fmt::format("| Outcome | {} |\n", escape_md(record.outcome.empty() ? "unknown" : record.outcome));

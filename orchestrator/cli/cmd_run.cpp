@@ -59,6 +59,7 @@ struct RunArgs {
   std::string out;
   bool dry_run = false;
   bool yes = false;
+  bool skip_checks = false;
   int max_vms = 500;
   std::string shard;           // INDEX/COUNT
   std::string start_at;        // RFC 3339
@@ -212,6 +213,7 @@ int run(const RunArgs& args) {
   options.only_scenario = args.scenario;
   options.repeat = args.repeat;
   options.dry_run = args.dry_run;
+  options.skip_checks = args.skip_checks;
   engine::RunEngine engine(p, options, make_engine_hooks());
   engine::RunResult result = engine.run();
   print_run_summary(std::cout, result);
@@ -229,6 +231,9 @@ const CommandRegistration registration{Command{
       sub->add_option("--out", args->out, "Directory for run directories (overrides the plan's output)");
       sub->add_flag("--dry-run", args->dry_run, "Print every API call the run would make and make none");
       sub->add_flag("--yes,-y", args->yes, "Do not ask before touching a non-simulated platform");
+      sub->add_flag(
+          "--skip-checks", args->skip_checks,
+          "Do not ask the checks of `bootstorm check` before the run (the inventory is still checked)");
       sub->add_option("--max-vms", args->max_vms, "Refuse plans with more VMs than this (per shard)")
           ->default_val(500)
           ->check(CLI::PositiveNumber);

@@ -14,6 +14,15 @@ namespace bootstorm::engine {
 
 namespace asio = boost::asio;
 
+std::size_t burst_concurrency(int plan_start_concurrency, const api::Capabilities& caps, std::size_t starts) {
+  std::size_t concurrency = starts;
+  if (plan_start_concurrency > 0)
+    concurrency = static_cast<std::size_t>(plan_start_concurrency);
+  else if (caps.start_burst_limit > 0 && !caps.starts_batched)
+    concurrency = caps.start_burst_limit;
+  return std::max<std::size_t>(1, std::min(concurrency, starts));
+}
+
 std::chrono::steady_clock::duration StartBarrier::release_offset(std::size_t index) const {
   if (!options_.ramp || options_.per_second <= 0) return std::chrono::steady_clock::duration::zero();
   return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -26,7 +35,8 @@ asio::awaitable<Expected<FireReport>> StartBarrier::fire(const std::vector<api::
   FireReport report;
   if (vms.empty()) co_return report;
 
-  auto prepared = co_await provider_.prepare_storm(vms.size());
+  auto prepared = co_await provider_.prepare_storm(
+      std::min(vms.size(), std::max<std::size_t>(1, options_.max_concurrent)));
   if (!prepared) co_return prepared.error();
 
   if (options_.release_at_wall) {

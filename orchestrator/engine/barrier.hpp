@@ -1,8 +1,9 @@
 #pragma once
 // StartBarrier: the storm's trigger. Sessions and connections are opened first (Provider::prepare_storm),
 // then every start request is released at one instant (simultaneous) or on a fixed schedule (ramp,
-// perSecond). Up to `max_concurrent` starts are in flight at once — vCenter's power start blocks until the
-// VM is on, so starts must overlap, never run one after another. start_requested is the instant each request
+// perSecond). Up to `max_concurrent` starts are in flight at once (storm.startConcurrency; by default every
+// start) — vCenter's power start blocks until the VM is on, so starts must overlap, never run one after
+// another. prepare_storm is told how many will be in flight. start_requested is the instant each request
 // was completely written (StartResult::written_mono); the fire skew is last minus first. Retries are the
 // provider's job.
 #include <boost/asio/awaitable.hpp>
@@ -43,6 +44,12 @@ struct FireReport {
   std::optional<double> release_offset_ms, first_written_offset_ms;
   std::size_t peak_in_flight = 0;
 };
+
+// Start requests in flight at once for a burst of `starts`: storm.startConcurrency when the plan sets it
+// (> 0); otherwise every start, unless the platform caps its bursts (Capabilities::start_burst_limit, not
+// for batched starts: one PowerOnMultiVM call carries them all). apiBudget.maxConcurrent does not apply: a
+// burst held to it fires in waves, one answer time apart.
+std::size_t burst_concurrency(int plan_start_concurrency, const api::Capabilities& caps, std::size_t starts);
 
 using StartCallback = std::function<void(const api::VmHandle& vm, const Expected<api::StartResult>& result)>;
 

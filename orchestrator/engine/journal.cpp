@@ -192,6 +192,21 @@ void RunRecordBuilder::apply(const json& e) {
     }
   } else if (type == events::platform_connected) {
     record_.platform_api = str(e, fields::api);
+  } else if (type == events::platform_facts) {
+    if (auto it = e.find(fields::facts); it != e.end()) record_.facts = api::facts_from_json(*it);
+    if (auto it = e.find(fields::api_budget); it != e.end() && it->is_object()) {
+      stats::ApiBudgetRecord budget;
+      budget.requests_per_second = num(*it, "requestsPerSecond");
+      budget.max_concurrent = integer(*it, "maxConcurrent");
+      budget.start_concurrency = integer(*it, "startConcurrency");
+      budget.starts_per_connection = integer(*it, "startsPerConnection");
+      record_.api_budget = budget;
+    }
+    // A platform that says it is a simulator makes the run simulated, whatever the endpoint's form.
+    if (!record_.facts.simulator.empty()) {
+      record_.simulated = true;
+      if (record_.lab.empty()) record_.lab = api::lab_profile_of(record_.facts.simulator);
+    }
   } else if (type == events::scenario_started) {
     stats::ScenarioRecord s;
     s.name = str(e, fields::scenario);

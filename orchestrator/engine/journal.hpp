@@ -7,6 +7,9 @@
 // - run_started: runId, plan, platform, simulated, lab, readySignal, planYaml, cloneKind,
 //   slo[{milestone,stat,max,isMin}];
 // - platform_connected: api;
+// - checks: results[{name, status (pass|warn|fail|unknown), finding, advice}] (before anything is created);
+// - platform_facts: facts (api::facts_to_json; a `simulator` in it makes the run simulated),
+//   apiBudget{requestsPerSecond,maxConcurrent,startConcurrency,startsPerConnection};
 // - scenario_started: scenario, repeat, vms, hosts;
 // - vm_created: scenario, repeat, vm, id, host, cloneS;
 // - vm_provision_failed: scenario, repeat, vm, host, reason;

@@ -22,6 +22,8 @@
 #include "orchestrator/engine/shard.hpp"
 #include "orchestrator/plan/plan.hpp"
 #include "orchestrator/stats/run_record.hpp"
+#include "providers/api/check.hpp"
+#include "providers/api/platform_facts.hpp"
 
 namespace bootstorm::engine {
 
@@ -31,9 +33,12 @@ struct RunOptions {
   std::string only_scenario;         // --scenario NAME (empty: all)
   int repeat = 0;                    // --repeat N (0: plan.repeat)
   bool dry_run = false;              // providers log every changing call instead of making it
-  bool handle_signals = true;        // install SIGINT/SIGTERM handling for the run's duration
-  CancelSignal interrupt;            // an interrupt from the caller (same effect as Ctrl-C)
-  std::string run_id;                // empty: random 6 hex
+  // `bootstorm check`: connect, ask the checks (RunResult::checks), and stop: no run directory, nothing made.
+  bool check_only = false;
+  bool skip_checks = false;    // --skip-checks: straight to the inventory check, with a warning
+  bool handle_signals = true;  // install SIGINT/SIGTERM handling for the run's duration
+  CancelSignal interrupt;      // an interrupt from the caller (same effect as Ctrl-C)
+  std::string run_id;          // empty: random 6 hex
   // Sharded run (shard.hpp): only the VMs of `shard` are created; the run directory name ends in
   // "-shard<INDEX>of<COUNT>" so that the workers of one run can share an output volume.
   ShardSpec shard;
@@ -58,6 +63,8 @@ struct RunResult {
   std::optional<Error> error;  // why the run could not proceed (connect, inventory, setup, outputs)
   std::size_t vms_total = 0, vms_ready = 0, vms_failed = 0;
   std::uint64_t api_requests = 0;
+  std::vector<api::CheckResult> checks;  // the checks before the run (none with skip_checks)
+  api::PlatformFacts facts;              // what the provider learned of the platform
 };
 
 class RunEngine {

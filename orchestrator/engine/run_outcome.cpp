@@ -12,6 +12,12 @@ namespace bootstorm::engine::detail {
 namespace asio = boost::asio;
 
 void RunSession::finish_run() {
+  if (options_.check_only) {  // nothing was made: the answer is the checks'
+    progress_.finish();
+    result.outcome = result.error ? "failed" : "checked";
+    result.exit_code = result.error ? 1 : 0;
+    return;
+  }
   // Outcome and exit code.
   std::string outcome;
   if (interrupt_.cancelled()) {

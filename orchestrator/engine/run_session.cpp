@@ -13,6 +13,7 @@
 #include "common/rfc3339.hpp"
 #include "orchestrator/engine/detail/journal_events.hpp"
 #include "orchestrator/engine/naming.hpp"
+#include "orchestrator/engine/preflight.hpp"
 #include "orchestrator/engine/shard.hpp"
 
 namespace bootstorm::engine::detail {
@@ -128,7 +129,7 @@ asio::awaitable<void> RunSession::run_all() {
     co_return;
   }
 
-  if (!options_.dry_run) {
+  if (!options_.dry_run && !options_.check_only) {
     auto created = create_run_directory(started_wall);
     if (!created) {
       result.error = created.error();
@@ -186,7 +187,7 @@ asio::awaitable<void> RunSession::run_all() {
 asio::awaitable<void> RunSession::run_platform() {
   api::ProviderConfig config = platform_.config;
 
-  if (plan_.ready.beacon.enabled) {
+  if (plan_.ready.beacon.enabled && !options_.check_only) {
     if (!hooks_.make_beacon) {
       fail_run(make_error(ErrorKind::invalid_input, "this build has no beacon listener",
                           "remove ready.beacon from the plan"));
@@ -284,11 +285,31 @@ asio::awaitable<void> RunSession::run_with_provider() {
   inventory.hosts.assign(hosts.begin(), hosts.end());
   inventory.total_vms = 0;
   for (auto& s : selected_scenarios()) inventory.total_vms += static_cast<std::size_t>(s->total_vms());
+  if (!options_.skip_checks) {
+    const api::CheckRequest request = check_request(plan_, selected_scenarios());
+    progress_.phase("check", {});
+    std::vector<api::CheckResult> checks = co_await provider_->check(request);
+    checks.push_back(start_burst_check(plan_, caps, request.largest_storm));
+    record_checks(checks);
+    if (auto failed = first_failure(checks)) {
+      fail_run(*failed);
+      co_return;
+    }
+  } else {
+    spdlog::warn(
+        "--skip-checks: the platform was not checked before the run (`bootstorm check PLAN` asks "
+        "the same questions without creating anything)");
+  }
+  if (options_.check_only) {
+    result.facts = provider_->facts();
+    co_return;
+  }
   auto checked = co_await provider_->check_inventory(inventory);
   if (!checked) {
     fail_run(checked.error());
     co_return;
   }
+  record_platform_facts();
   phase_boundary();
 
   // Slugs: unique per scenario even when names only differ beyond the slug length.
@@ -369,8 +390,45 @@ asio::awaitable<void> RunSession::run_scenario(const plan::Scenario& scenario, i
   storm_.reset();
 }
 
+void RunSession::record_checks(const std::vector<api::CheckResult>& checks) {
+  result.checks = checks;
+  json results = json::array();
+  for (const auto& c : checks) {
+    json one = {{fields::name, c.name},
+                {fields::status, std::string(api::to_string(c.status))},
+                {fields::finding, c.finding}};
+    if (!c.advice.empty()) one[fields::advice] = c.advice;
+    results.push_back(std::move(one));
+  }
+  emit(events::checks, {{fields::results, std::move(results)}});
+  progress_.finish();
+  // `bootstorm check` prints its own table; a run shows it in its log.
+  if (!options_.check_only) spdlog::info("checks before the run:\n{}", check_table(checks));
+}
+
+void RunSession::record_platform_facts() {
+  const api::PlatformFacts facts = provider_->facts();
+  const auto& budget = plan_.platform.api_budget;
+  json api_budget = {{"requestsPerSecond", budget.requests_per_second},
+                     {"maxConcurrent", budget.max_concurrent},
+                     // 0: every start of the burst at once (storm.startConcurrency unset)
+                     {"startConcurrency", plan_.storm.start_concurrency}};
+  if (budget.starts_per_connection > 0) api_budget["startsPerConnection"] = budget.starts_per_connection;
+  emit(events::platform_facts,
+       {{fields::facts, json(api::facts_to_json(facts))}, {fields::api_budget, api_budget}});
+  if (const std::string line = api::describe(facts); !line.empty()) spdlog::info("platform: {}", line);
+  if (!facts.simulator.empty() && !is_simulated_endpoint(plan_.platform.endpoint)) {
+    spdlog::info("the platform says it is a simulator ({}): this run's results are labelled simulated",
+                 facts.simulator);
+  }
+}
+
 std::size_t RunSession::max_concurrent() const {
   return static_cast<std::size_t>(std::max(1, plan_.platform.api_budget.max_concurrent));
+}
+
+std::size_t RunSession::start_concurrency(std::size_t starts) const {
+  return burst_concurrency(plan_.storm.start_concurrency, provider_->capabilities(), starts);
 }
 
 json RunSession::errors_for(const std::string& scenario, int repeat, const std::vector<std::string>& extra) {

@@ -134,9 +134,7 @@ asio::awaitable<bool> RunSession::run_storm(const plan::Scenario& scenario, int 
   BarrierOptions bo;
   bo.ramp = plan_.storm.mode == "ramp";
   bo.per_second = plan_.storm.ramp_per_second;
-  // Batched starts are one request for them all: holding them to maxConcurrent would split the batch.
-  bo.max_concurrent =
-      provider_->capabilities().starts_batched ? std::max<std::size_t>(1, vms.size()) : max_concurrent();
+  bo.max_concurrent = start_concurrency(vms.size());
   bo.release_at_wall = fire_at;
   tasks->barrier = std::make_unique<StartBarrier>(*provider_, bo);
   StartCallback on_start = [this, storm](const api::VmHandle& vm, const Expected<api::StartResult>& r) {

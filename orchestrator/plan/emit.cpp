@@ -108,6 +108,7 @@ void emit_storm(YAML::Emitter& out, const Storm& s) {
   out << YAML::Key << "settle" << YAML::Value << duration(s.settle);
   if (s.mode == "ramp") out << YAML::Key << "perSecond" << YAML::Value << number(s.ramp_per_second);
   optional_string(out, "powerOn", s.power_on);
+  if (s.start_concurrency > 0) out << YAML::Key << "startConcurrency" << YAML::Value << s.start_concurrency;
   out << YAML::EndMap;
 }
 

@@ -38,7 +38,7 @@ const Names kApiBudgetKeys = {"requestsPerSecond", "maxConcurrent", "startsPerCo
 const Names kDataSourceKeys = {"name", "namespace"};
 const Names kScenarioKeys = {"name", "placement"};
 const Names kPlacementKeys = {"host", "vms"};
-const Names kStormKeys = {"mode", "timeout", "settle", "perSecond", "powerOn"};
+const Names kStormKeys = {"mode", "timeout", "settle", "perSecond", "powerOn", "startConcurrency"};
 const Names kStormModes = {"simultaneous", "ramp"};
 const Names kReadyKeys = {"signal", "port", "beacon"};
 const Names kBeaconKeys = {"listen", "advertiseUrl"};
@@ -489,6 +489,14 @@ class Loader : public yaml::FieldReader {
               "storm.perSecond must be greater than 0, got " + view.value("perSecond").Scalar());
       }
       storm.ramp_per_second = *v;
+    }
+    if (auto v = get_int(view, "startConcurrency")) {
+      if (*v < 1) {
+        error(view.value("startConcurrency"), "storm.startConcurrency must be at least 1, got " +
+                                                  std::to_string(*v) +
+                                                  " (leave it out to send every start of the burst at once)");
+      }
+      storm.start_concurrency = static_cast<int>(std::clamp<long long>(*v, 0, 1'000'000'000));
     }
     if (storm.mode == "ramp" && !view.has("perSecond")) {
       error(view.value("mode"), "storm.mode ramp needs storm.perSecond (VMs started per second)");

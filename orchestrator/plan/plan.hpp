@@ -93,6 +93,10 @@ struct Storm {
   std::chrono::milliseconds timeout{std::chrono::minutes(10)};
   std::chrono::milliseconds settle{0};
   std::string power_on;  // vsphere: multi | each (default multi); empty for kinds with one way to start
+  // Start requests in flight at once during the burst; 0 (the default) = as the platform sends a burst:
+  // KubeVirt every start at once (pipelined), vim25 one PowerOnMultiVM, REST within vCenter's operation
+  // limit.
+  int start_concurrency = 0;
 
   bool operator==(const Storm&) const = default;
 };

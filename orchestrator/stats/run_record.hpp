@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "providers/api/milestone.hpp"
+#include "providers/api/platform_facts.hpp"
 
 namespace bootstorm::stats {
 
@@ -78,6 +79,15 @@ struct ScenarioRecord {
   std::optional<double> start_at_offset_ms;
 };
 
+// The plan's API budget as the run used it (journal: platform_facts.apiBudget).
+struct ApiBudgetRecord {
+  double requests_per_second = 0;
+  int max_concurrent = 0;
+  int start_concurrency = 0;      // 0: every start of the burst at once
+  int starts_per_connection = 0;  // 0: automatic
+  bool operator==(const ApiBudgetRecord&) const = default;
+};
+
 struct RunRecord {
   std::string run_id;
   std::string plan_name;
@@ -85,7 +95,10 @@ struct RunRecord {
   std::string
       platform_api;  // the API the provider spoke and why, e.g. "vim25 (SOAP, /sdk) — platform.api auto: ..."
   std::string lab;  // lab name when simulated
+  // The endpoint was a lab, or the platform said it is a simulator (facts.simulator).
   bool simulated = false;
+  api::PlatformFacts facts;  // what the platform is ("" fields: not exposed, or a run before they were kept)
+  std::optional<ApiBudgetRecord> api_budget;
   std::string ready_signal;  // milestone that defines "ready"
   std::string started_at;    // RFC 3339 UTC with ms
   std::string ended_at;

@@ -113,9 +113,19 @@ bool is_slo_stat(std::string_view stat) {
 
 Summary summarize(const RunRecord& record) {
   Summary summary;
-  summary.run =
-      RunInfo{record.run_id,    record.plan_name,  record.platform, record.lab,     record.platform_api,
-              record.simulated, record.started_at, record.ended_at, record.outcome, record.clone_kind};
+  summary.run = RunInfo{record.run_id,
+                        record.plan_name,
+                        record.platform,
+                        record.lab,
+                        record.platform_api,
+                        record.simulated,
+                        record.started_at,
+                        record.ended_at,
+                        record.outcome,
+                        record.clone_kind,
+                        record.simulated ? "simulated" : "measured",
+                        record.facts,
+                        record.api_budget};
   const auto ready_milestone = api::milestone_from_string(record.ready_signal);
 
   // Scenario order is the record's; VMs of a scenario/repeat the record does not list get a scenario of
@@ -282,6 +292,18 @@ nlohmann::ordered_json summary_to_json(const Summary& summary) {
   run["outcome"] = summary.run.outcome;
   if (!summary.run.api.empty()) run["api"] = summary.run.api;
   if (!summary.run.clone_kind.empty()) run["cloneKind"] = summary.run.clone_kind;
+  if (!summary.run.source.empty()) run["source"] = summary.run.source;
+  if (summary.run.facts != api::PlatformFacts{} || summary.run.api_budget) {
+    auto platform = api::facts_to_json(summary.run.facts);
+    if (const auto& b = summary.run.api_budget) {
+      nlohmann::ordered_json budget = {{"requestsPerSecond", b->requests_per_second},
+                                       {"maxConcurrent", b->max_concurrent},
+                                       {"startConcurrency", b->start_concurrency}};
+      if (b->starts_per_connection > 0) budget["startsPerConnection"] = b->starts_per_connection;
+      platform["apiBudget"] = std::move(budget);
+    }
+    doc["platform"] = std::move(platform);
+  }
   auto scenarios = nlohmann::ordered_json::array();
   for (const auto& s : summary.scenarios) {
     nlohmann::ordered_json j;
@@ -365,8 +387,28 @@ Expected<Summary> summary_from_json(const nlohmann::json& doc) {
     if (run->contains("api") && (*run)["api"].is_string()) s.run.api = (*run)["api"].get<std::string>();
     if (run->contains("cloneKind") && (*run)["cloneKind"].is_string())
       s.run.clone_kind = (*run)["cloneKind"].get<std::string>();
+    if (run->contains("source") && (*run)["source"].is_string())
+      s.run.source = (*run)["source"].get<std::string>();
+    else
+      s.run.source = s.run.simulated ? "simulated" : "measured";  // a summary from before the field
   } else {
     r.fail("run", "is missing or not an object");
+  }
+  if (auto platform = doc.find("platform"); platform != doc.end() && platform->is_object()) {
+    s.run.facts = api::facts_from_json(*platform);
+    if (auto b = platform->find("apiBudget"); b != platform->end() && b->is_object()) {
+      auto number = [&b](const char* key) {
+        auto it = b->find(key);
+        // Clamped: a hand-edited value must not overflow the int it becomes.
+        return it != b->end() && it->is_number() ? std::clamp(it->get<double>(), 0.0, 1e9) : 0.0;
+      };
+      ApiBudgetRecord budget;
+      budget.requests_per_second = number("requestsPerSecond");
+      budget.max_concurrent = static_cast<int>(number("maxConcurrent"));
+      budget.start_concurrency = static_cast<int>(number("startConcurrency"));
+      budget.starts_per_connection = static_cast<int>(number("startsPerConnection"));
+      s.run.api_budget = budget;
+    }
   }
   auto scenarios = doc.find("scenarios");
   if (scenarios == doc.end() || !scenarios->is_array()) {

@@ -28,6 +28,12 @@ struct RunInfo {
   std::string ended_at;
   std::string outcome;     // completed | failed | interrupted (additive field "outcome")
   std::string clone_kind;  // golden.clone (additive field "cloneKind"; "" in runs before it was recorded)
+  // measured | simulated | predicted (additive field "source"; `simulated` stays for compatibility).
+  std::string source;
+  // What the platform is and the budget the run used (additive top-level "platform"; empty / unset in runs
+  // before they were recorded).
+  api::PlatformFacts facts;
+  std::optional<ApiBudgetRecord> api_budget;
 };
 
 struct Failure {

@@ -46,6 +46,17 @@ std::optional<Source> source_from_string(std::string_view name) noexcept {
   return std::nullopt;
 }
 
+boost::asio::awaitable<std::vector<CheckResult>> Provider::check(const CheckRequest& request) {
+  InventoryRequest inventory;
+  for (const auto& [host, vms] : request.vms_per_host) inventory.hosts.push_back(host);
+  inventory.total_vms = request.total_vms;
+  auto checked = co_await check_inventory(inventory);
+  co_return std::vector<CheckResult>{
+      checked ? check_result("inventory", CheckStatus::pass,
+                             "the placement hosts and the golden image are there and usable")
+              : failed_check("inventory", checked.error())};
+}
+
 boost::asio::awaitable<Expected<void>> Provider::remove_run_artifacts(const std::string&) {
   co_return Expected<void>{};  // most platforms make nothing but the VMs
 }

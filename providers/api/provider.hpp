@@ -18,8 +18,10 @@
 
 #include "common/cancel.hpp"
 #include "common/expected.hpp"
+#include "providers/api/check.hpp"
 #include "providers/api/milestone.hpp"
 #include "providers/api/platform_descriptor.hpp"
+#include "providers/api/platform_facts.hpp"
 
 namespace bootstorm::api {
 
@@ -114,6 +116,10 @@ struct Capabilities {
   // The provider gathers the starts that arrive together into one request (vim25 PowerOnMultiVM_Task): the
   // start barrier then releases every start at once instead of apiBudget.maxConcurrent at a time.
   bool starts_batched = false;
+  // Start requests in flight at once during a simultaneous burst when the plan does not set
+  // storm.startConcurrency; 0 = every start at once. vCenter REST: vCenter runs about 640 operations at once
+  // and queues the rest, each holding its connection until the VM is on, so more would only hold sockets.
+  std::size_t start_burst_limit = 0;
 };
 
 struct StartResult {
@@ -145,6 +151,12 @@ class Provider {
   // Before any change: hosts/nodes exist and are usable, golden image exists in the right state, room for
   // the clones. Errors name the missing object and list what exists.
   virtual boost::asio::awaitable<Expected<void>> check_inventory(const InventoryRequest& request) = 0;
+
+  // Read-only questions before a run (`bootstorm check`; `run` asks them before it creates anything), after
+  // connect(): each answered pass / warn / fail with what to do, or unknown where this platform cannot tell.
+  // A provider whose check() passed may skip the same work in check_inventory(). The default asks
+  // check_inventory() and reports its answer as one result.
+  virtual boost::asio::awaitable<std::vector<CheckResult>> check(const CheckRequest& request);
 
   // Clone one VM (placement pinned to spec.host), labelled/named with the run id. The engine bounds
   // concurrency across calls; providers add their own per-host limits (vCenter cost units).
@@ -180,6 +192,9 @@ class Provider {
   virtual boost::asio::awaitable<void> disconnect() = 0;
 
   virtual ApiStats stats() const = 0;
+
+  // What the provider learned of the platform so far (after connect() and check_inventory()).
+  virtual PlatformFacts facts() const { return {}; }
 };
 
 // True when `name` carries the run id as bootstorm names it: "bs-<run_id>-...". The safety interlock.

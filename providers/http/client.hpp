@@ -92,7 +92,9 @@ class Client {
   boost::asio::awaitable<Expected<void>> stream(Request request, HeadersHandler on_headers,
                                                 LineHandler on_line, CancelSignal cancel = CancelSignal());
 
-  // Opens up to `count` pooled connections ahead of time (StartBarrier: no TCP/TLS handshake at fire time).
+  // Opens `count` pooled connections ahead of time (StartBarrier: no TCP/TLS handshake at fire time),
+  // raising the pool's cap (max_connections) to `count` when it is lower: a start burst is wider than the
+  // budget's concurrency, and every connection it needs must be open before the barrier opens.
   boost::asio::awaitable<Expected<void>> prewarm(std::size_t count);
 
   // Closes idle pooled connections; in-flight requests finish. The client stays usable.

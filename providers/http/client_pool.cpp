@@ -258,8 +258,9 @@ awaitable<Expected<void>> Client::Impl::prewarm(std::size_t count) {
       ++it;
     }
   }
+  options.max_connections = std::max(options.max_connections, count);
   while (!waiters.empty() && slots < options.max_connections) grant_slot();
-  std::size_t target = std::min(count, options.max_connections);
+  std::size_t target = count;
   std::size_t to_open = target > slots ? target - slots : 0;
   if (to_open == 0) co_return Expected<void>();
   struct Join {

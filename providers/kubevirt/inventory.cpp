@@ -1,58 +1,113 @@
-// The plan checked against the cluster before anything is created: nodes, golden image, namespace.
+// The plan checked against the cluster before anything is created: the placement nodes (Ready, schedulable,
+// memory for their share of the VMs), the golden image, the namespace. Each is one check of `bootstorm check`
+// (preflight.cpp); check_inventory() asks them in turn and stops at the first that fails.
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <cmath>
+
+#include "common/quantity.hpp"
 #include "providers/kubevirt/detail/provider_impl.hpp"
 
 namespace bootstorm::kubevirt::detail {
 using boost::asio::awaitable;
 using nlohmann::json;
 
-awaitable<Expected<void>> ProviderImpl::check_inventory(const api::InventoryRequest& request) {
-  const std::string& ns = config_.namespace_;
-  // Nodes: every placement host must be a schedulable, Ready node.
-  if (!request.hosts.empty()) {
-    auto resp = co_await call("GET", "/api/v1/nodes", {}, "listing nodes");
-    if (!resp) co_return resp.error();
-    if (resp->status != 200) co_return kube::status_error(resp->status, resp->body, "listing nodes");
-    json list = json::parse(resp->body, nullptr, false);
-    std::map<std::string, const json*> by_host;
-    std::string existing;
-    if (list.is_object() && list.contains("items") && list["items"].is_array()) {
-      for (const auto& node : list["items"]) {
-        std::string name = name_of(node);
-        std::string hostname = label_of(node, kHostnameLabel);
-        by_host[hostname.empty() ? name : hostname] = &node;
-        by_host.emplace(name, &node);
-        existing += (existing.empty() ? "" : ", ") + (hostname.empty() ? name : hostname);
-      }
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+api::CheckResult passed(std::string name, std::string finding) {
+  api::CheckResult r;
+  r.name = std::move(name);
+  r.finding = std::move(finding);
+  return r;
+}
+
+}  // namespace
+
+awaitable<Expected<api::CheckResult>> ProviderImpl::check_nodes(
+    const std::vector<std::string>& hosts, const std::map<std::string, int>& vms_per_host) {
+  if (hosts.empty()) co_return passed("nodes", "the plan places no VM");
+  auto resp = co_await call("GET", "/api/v1/nodes", {}, "listing nodes");
+  if (!resp) co_return resp.error();
+  if (resp->status != 200) co_return kube::status_error(resp->status, resp->body, "listing nodes");
+  json list = json::parse(resp->body, nullptr, false);
+  std::map<std::string, const json*> by_host;
+  std::string existing;
+  if (list.is_object() && list.contains("items") && list["items"].is_array()) {
+    for (const auto& node : list["items"]) {
+      std::string name = name_of(node);
+      std::string hostname = label_of(node, kHostnameLabel);
+      by_host[hostname.empty() ? name : hostname] = &node;
+      by_host.emplace(name, &node);
+      existing += (existing.empty() ? "" : ", ") + (hostname.empty() ? name : hostname);
     }
-    for (const auto& host : request.hosts) {
-      auto it = by_host.find(host);
-      if (it == by_host.end()) {
-        co_return make_error(
-            ErrorKind::not_found,
-            "node \"" + host + "\" named by the plan's placement does not exist in " + server_,
-            "nodes (kubernetes.io/hostname): " + (existing.empty() ? "(none)" : existing));
-      }
-      const json& node = *it->second;
-      if (node.contains("spec") && node["spec"].is_object() && node["spec"].value("unschedulable", false)) {
-        co_return make_error(ErrorKind::invalid_input, "node \"" + host + "\" is cordoned (unschedulable)",
-                             "uncordon it (kubectl uncordon " + host + ") or place the VMs elsewhere");
-      }
-      if (node.contains("status") && node["status"].is_object() && node["status"].contains("conditions") &&
-          node["status"]["conditions"].is_array()) {
-        for (const auto& c : node["status"]["conditions"]) {
-          if (c.is_object() && c.value("type", "") == "Ready" && c.value("status", "") != "True") {
-            co_return make_error(ErrorKind::invalid_input,
-                                 "node \"" + host + "\" is not Ready (" + c.value("reason", "") + ": " +
-                                     c.value("message", "") + ")",
-                                 "fix the node or place the VMs elsewhere");
-          }
+  }
+  // What each VM asks the scheduler for (the VM's memory request; virt-launcher's own overhead comes on top).
+  const double vm_bytes = parse_quantity(VmBuild{}.memory).value_or(0);
+  std::string fullest;
+  double fullest_share = -1;
+  facts_.hosts.clear();
+  for (const auto& host : hosts) {
+    auto it = by_host.find(host);
+    if (it == by_host.end()) {
+      co_return make_error(ErrorKind::not_found,
+                           "node \"" + host + "\" named by the plan's placement does not exist in " + server_,
+                           "nodes (kubernetes.io/hostname): " + (existing.empty() ? "(none)" : existing));
+    }
+    const json& node = *it->second;
+    facts_.hosts.push_back(node_facts(host, node));
+    if (node.contains("spec") && node["spec"].is_object() && node["spec"].value("unschedulable", false)) {
+      co_return make_error(ErrorKind::invalid_input, "node \"" + host + "\" is cordoned (unschedulable)",
+                           "uncordon it (kubectl uncordon " + host + ") or place the VMs elsewhere");
+    }
+    if (node.contains("status") && node["status"].is_object() && node["status"].contains("conditions") &&
+        node["status"]["conditions"].is_array()) {
+      for (const auto& c : node["status"]["conditions"]) {
+        if (c.is_object() && c.value("type", "") == "Ready" && c.value("status", "") != "True") {
+          co_return make_error(ErrorKind::invalid_input,
+                               "node \"" + host + "\" is not Ready (" + c.value("reason", "") + ": " +
+                                   c.value("message", "") + ")",
+                               "fix the node or place the VMs elsewhere");
         }
       }
     }
+    auto share = vms_per_host.find(host);
+    if (share == vms_per_host.end() || vm_bytes <= 0) continue;
+    const json* memory = nullptr;
+    if (node.contains("status") && node["status"].is_object() && node["status"].contains("allocatable") &&
+        node["status"]["allocatable"].is_object() && node["status"]["allocatable"].contains("memory"))
+      memory = &node["status"]["allocatable"]["memory"];
+    const auto allocatable =
+        memory && memory->is_string() ? parse_quantity(memory->get<std::string>()) : std::nullopt;
+    if (!allocatable || *allocatable <= 0) continue;
+    const double requested = share->second * vm_bytes;
+    if (requested > *allocatable) {
+      const int fit = static_cast<int>(std::floor(*allocatable / vm_bytes));
+      co_return make_error(
+          ErrorKind::invalid_input,
+          fmt::format(
+              "node \"{}\" cannot hold its share of the placement: {} VMs x {} = {:.0f} GiB of memory "
+              "requested, {:.0f} GiB allocatable",
+              host, share->second, VmBuild{}.memory, requested / kGiB, *allocatable / kGiB),
+          fmt::format(
+              "place at most {} VMs on {} (its pods' own requests come on top), or spread the scenario "
+              "over more nodes",
+              fit, host));
+    }
+    if (requested / *allocatable > fullest_share) {
+      fullest_share = requested / *allocatable;
+      fullest = fmt::format("; the fullest, {}, gets {:.0f} of {:.0f} GiB allocatable memory", host,
+                            requested / kGiB, *allocatable / kGiB);
+    }
   }
-  // Golden image.
+  co_return passed("nodes", fmt::format("{} node{} Ready and schedulable{}", hosts.size(),
+                                        hosts.size() == 1 ? "" : "s", fullest));
+}
+
+awaitable<Expected<api::CheckResult>> ProviderImpl::check_golden() {
+  const std::string& ns = config_.namespace_;
   if (!config_.golden_datasource.empty()) {
     std::string dsns = config_.golden_datasource_namespace.empty() ? ns : config_.golden_datasource_namespace;
     std::string what = "reading DataSource " + dsns + "/" + config_.golden_datasource;
@@ -86,7 +141,9 @@ awaitable<Expected<void>> ProviderImpl::check_inventory(const api::InventoryRequ
         }
       }
     }
-  } else if (!config_.golden_pvc.empty()) {
+    co_return passed("golden image", "DataSource " + dsns + "/" + config_.golden_datasource + " is Ready");
+  }
+  if (!config_.golden_pvc.empty()) {
     std::string pns = ns, pname = config_.golden_pvc;
     if (auto slash = pname.find('/'); slash != std::string::npos) {
       pns = pname.substr(0, slash);
@@ -101,18 +158,36 @@ awaitable<Expected<void>> ProviderImpl::check_inventory(const api::InventoryRequ
                            "name an existing PVC as golden.pvc (namespace/name) or use golden.dataSource");
     }
     if (resp->status != 200) co_return kube::status_error(resp->status, resp->body, what);
-  } else {
-    co_return make_error(ErrorKind::invalid_input, "the plan names no golden image for KubeVirt",
-                         "set golden.dataSource {name, namespace} or golden.pvc");
+    co_return passed("golden image", "PVC " + pns + "/" + pname + " exists");
   }
-  // The plan's namespace: created at the first provision when missing.
+  co_return make_error(ErrorKind::invalid_input, "the plan names no golden image for KubeVirt",
+                       "set golden.dataSource {name, namespace} or golden.pvc");
+}
+
+awaitable<Expected<api::CheckResult>> ProviderImpl::check_namespace() {
+  const std::string& ns = config_.namespace_;
   auto resp = co_await call("GET", "/api/v1/namespaces/" + ns, {}, "reading namespace " + ns);
   if (!resp) co_return resp.error();
+  if (resp->status != 200 && resp->status != 404)
+    co_return kube::status_error(resp->status, resp->body, "reading namespace " + ns);
   namespace_missing_ = resp->status == 404;
   namespace_known_ = true;
-  if (resp->status != 200 && resp->status != 404) {
-    co_return kube::status_error(resp->status, resp->body, "reading namespace " + ns);
-  }
+  co_return passed("namespace", namespace_missing_ ? "namespace " + ns + " does not exist: the run creates it"
+                                                   : "namespace " + ns + " exists");
+}
+
+awaitable<Expected<void>> ProviderImpl::check_inventory(const api::InventoryRequest& request) {
+  if (inventory_checked_ && checked_request_.hosts == request.hosts &&
+      checked_request_.total_vms == request.total_vms)
+    co_return Expected<void>();  // check() asked
+  auto nodes = co_await check_nodes(request.hosts, {});
+  if (!nodes) co_return nodes.error();
+  auto golden = co_await check_golden();
+  if (!golden) co_return golden.error();
+  auto ns = co_await check_namespace();
+  if (!ns) co_return ns.error();
+  inventory_checked_ = true;
+  checked_request_ = request;
   co_return Expected<void>();
 }
 }  // namespace bootstorm::kubevirt::detail

@@ -85,6 +85,7 @@ awaitable<Expected<void>> ProviderImpl::connect() {
   if (!connected) co_return connected.error();
   datavolumes_ = std::make_shared<DataVolumeWaiter>(executor_, api_, config_.namespace_, config_.run_id);
   spdlog::info("connected to {}, namespace {}", server_, config_.namespace_);
+  co_await learn_platform();
   co_return Expected<void>();
 }
 
@@ -167,6 +168,11 @@ class KubevirtProvider final : public api::Provider {
     co_await impl->disconnect();
   }
   api::ApiStats stats() const override { return impl_->stats(); }
+  api::PlatformFacts facts() const override { return impl_->facts(); }
+  awaitable<std::vector<api::CheckResult>> check(const api::CheckRequest& request) override {
+    auto impl = impl_;
+    co_return co_await impl->check(request);
+  }
 
  private:
   std::shared_ptr<detail::ProviderImpl> impl_;

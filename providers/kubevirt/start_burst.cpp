@@ -18,8 +18,9 @@ system_clock::time_point wall_of(steady_clock::time_point mono) {
 awaitable<Expected<void>> ProviderImpl::prepare_storm(std::size_t expected_starts) {
   if (!api_) co_return make_error(ErrorKind::internal, "prepare_storm before connect");
   if (datavolumes_) datavolumes_->stop_if_idle();  // provisioning is over
-  std::size_t count = start_connections(
-      std::min<std::size_t>(expected_starts, static_cast<std::size_t>(std::max(1, config_.max_concurrent))));
+  burst_starts_ = std::max<std::size_t>(1, expected_starts);
+  start_pipeline_.reset();  // its depth was for an earlier burst
+  std::size_t count = start_connections(burst_starts_);
   if (start_depth() > 1 && !config_.dry_run && count > 0) {
     spdlog::info("start burst: {} starts per connection (HTTP/1.1 pipelining) over {} connections",
                  start_depth(), count);
@@ -30,7 +31,10 @@ awaitable<Expected<void>> ProviderImpl::prepare_storm(std::size_t expected_start
 
 // Starts written back to back on one connection (apiBudget.startsPerConnection, or automatic).
 int ProviderImpl::start_depth() const {
-  return api::starts_per_connection(config_.starts_per_connection, std::max(1, config_.max_concurrent));
+  const auto concurrent =
+      burst_starts_ > 0 ? burst_starts_ : static_cast<std::size_t>(std::max(1, config_.max_concurrent));
+  return api::starts_per_connection(config_.starts_per_connection,
+                                    static_cast<int>(std::min<std::size_t>(concurrent, 1'000'000'000)));
 }
 
 std::size_t ProviderImpl::start_connections(std::size_t concurrent_starts) const {

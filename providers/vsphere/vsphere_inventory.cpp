@@ -82,6 +82,9 @@ double VsphereProvider::estimated_clone_bytes(const json& info) const {
 }
 
 asio::awaitable<Expected<void>> VsphereProvider::check_inventory(const api::InventoryRequest& request) {
+  if (inventory_checked_ && checked_request_.hosts == request.hosts &&
+      checked_request_.total_vms == request.total_vms)
+    co_return Expected<void>{};  // check() asked
   const std::string& url = config_.endpoint;
   // Hosts: exist, connected, powered on.
   auto hosts = co_await get_json(session_.paths().host_list(), "listing hosts");
@@ -217,6 +220,7 @@ asio::awaitable<Expected<void>> VsphereProvider::check_inventory(const api::Inve
     }
   }
   inventory_checked_ = true;
+  checked_request_ = request;
   spdlog::info("vCenter inventory ok: {} host(s), golden VM {} ({}, {}), datastore {}", wanted.size(),
                config_.golden_vm, golden_id_, golden_power, datastore_name_);
   co_return Expected<void>{};

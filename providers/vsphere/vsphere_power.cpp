@@ -44,8 +44,7 @@ asio::awaitable<Expected<void>> VsphereProvider::prepare_storm(std::size_t expec
     auto r = co_await session_.login();
     if (!r) co_return r;
   }
-  const auto count =
-      std::min<std::size_t>(expected_starts, static_cast<std::size_t>(std::max(1, config_.max_concurrent)));
+  const std::size_t count = expected_starts;
   auto r = co_await transport_->prewarm(count);
   if (!r) {
     Error e = r.error();

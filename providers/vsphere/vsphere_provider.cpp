@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/lab_identity.hpp"
 #include "common/log.hpp"
 #include "providers/vsphere/detail/json_fields.hpp"
 #include "providers/vsphere/vcenter_error.hpp"
@@ -46,6 +47,9 @@ api::Capabilities VsphereProvider::capabilities() const {
   caps.observed[api::Milestone::guest_agent] = 1.0;
   caps.observed[api::Milestone::ip_assigned] = 1.0;
   caps.start_blocks_until_powered_on = true;
+  // vCenter runs about 640 operations at once and queues the rest (VMware's performance blog, "vCenter Limits
+  // for Tasks Running at the Same Time"); each REST start holds its connection until its VM is on.
+  caps.start_burst_limit = kVcenterConcurrentOperations;
   return caps;
 }
 
@@ -86,7 +90,52 @@ asio::awaitable<Expected<void>> VsphereProvider::connect() {
   if (!r) co_return r;
   spdlog::info("connected to vCenter at {} as {} ({} API)", config_.endpoint, config_.username,
                dialect() == Dialect::api ? "/api" : "legacy /rest");
+  co_await learn_platform();
   co_return Expected<void>{};
+}
+
+asio::awaitable<void> VsphereProvider::learn_platform() {
+  facts_ = {};
+  // The REST API says neither its version nor its build (the appliance API does, beside it); what it does
+  // say, a lab says in a header of every answer.
+  facts_.product = "VMware vCenter Server";
+  if (dialect() != Dialect::api) co_return;
+  CallOptions options;
+  options.idempotent = true;
+  auto session = co_await session_.call("GET", session_.paths().session(), {}, options);
+  if (!session) {
+    spdlog::debug("GET {} at {}: {}", session_.paths().session(), config_.endpoint, session.error().what());
+    co_return;
+  }
+  if (auto simulator = session->header(kSimulatorHeader)) facts_.simulator = std::string(*simulator);
+}
+
+asio::awaitable<std::vector<api::CheckResult>> VsphereProvider::check(const api::CheckRequest& request) {
+  std::vector<api::CheckResult> out;
+  out.push_back(
+      api::check_result("API", api::CheckStatus::pass,
+                        "answered: " + api::describe(facts_) +
+                            (dialect() == Dialect::api ? ", REST (/api)" : ", legacy REST (/rest)")));
+  api::InventoryRequest inventory;
+  for (const auto& [host, vms] : request.vms_per_host) inventory.hosts.push_back(host);
+  inventory.total_vms = request.total_vms;
+  auto checked = co_await check_inventory(inventory);
+  out.push_back(checked ? api::check_result("inventory", api::CheckStatus::pass,
+                                            "the placement hosts are connected, the golden VM " +
+                                                config_.golden_vm + " and datastore " + datastore_name_ +
+                                                " are there, with room for the clones")
+                        : api::failed_check("inventory", checked.error()));
+  out.push_back(api::check_result(
+      "privileges", api::CheckStatus::unknown, "the REST API cannot ask which privileges the user holds",
+      "use platform.api vim25 (or auto) to have them checked before the run; README lists the role"));
+  co_return out;
+}
+
+api::PlatformFacts VsphereProvider::facts() const {
+  api::PlatformFacts facts = facts_;
+  // REST shows no host versions or CPU models: the placement hosts by name.
+  for (const auto& [name, id] : host_ids_) facts.hosts.push_back({name, {}, {}});
+  return facts;
 }
 
 asio::awaitable<Expected<std::string>> VsphereProvider::resolve_vm_id(const api::VmHandle& vm) {

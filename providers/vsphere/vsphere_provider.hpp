@@ -39,6 +39,9 @@
 
 namespace bootstorm::vsphere {
 
+// Operations vCenter runs at once before it queues the rest (global limit, vSphere 6 to 8).
+inline constexpr std::size_t kVcenterConcurrentOperations = 640;
+
 // Beacon handover. vCenter's REST API has no call that sets guestinfo/extraConfig, but it does set a guest
 // customization on a powered-off VM (PUT /api/vcenter/vm/{vm}/guest/customization, VM.guest.Customization.
 // SetSpec), which the guest applies at its next power-on. For Linux guests the spec is a cloud-init
@@ -96,9 +99,13 @@ class VsphereProvider final : public api::Provider {
     std::size_t max_target_length = 6000;           // stay under common URL length limits
   };
   void set_tuning(const Tuning& tuning) { tuning_ = tuning; }
+  api::PlatformFacts facts() const override;
+  boost::asio::awaitable<std::vector<api::CheckResult>> check(const api::CheckRequest& request) override;
 
  private:
   struct Observation;
+  // vCenter's product, and whether it is a lab (the header kSimulatorHeader of GET /api/session).
+  boost::asio::awaitable<void> learn_platform();
   boost::asio::awaitable<Expected<nlohmann::json>> get_json(const std::string& target,
                                                             const std::string& what,
                                                             CallOptions options = {});
@@ -125,12 +132,15 @@ class VsphereProvider final : public api::Provider {
   Session session_;
   Tuning tuning_;
 
+  api::PlatformFacts facts_;  // learned by connect()
+
   // Inventory resolved by check_inventory().
   std::map<std::string, std::string> host_ids_;  // host name -> id
   std::string datastore_id_;
   std::string datastore_name_;
   std::string golden_id_;
-  bool inventory_checked_ = false;
+  bool inventory_checked_ = false;  // for checked_request_
+  api::InventoryRequest checked_request_;
   bool warned_linked_ = false;
   std::string golden_guest_os_;  // VM.Info.guest_OS of the golden VM ("" when it could not be read)
   bool warned_beacon_windows_ = false;

@@ -23,6 +23,11 @@ bool several_repeats(const stats::Summary& summary);
 // they did not attempt, and the spread of the per-VM power-on confirmations (the platform's own fan-out);
 // how many VMs ran on another host than planned. Empty when the run recorded none of it.
 std::vector<std::string> platform_sentences(const stats::Summary& summary, const stats::ScenarioSummary& sc);
+// What produced a simulated run's figures: "bootstorm's lab simulator", or "the simulator govmomi vcsim" for
+// another simulator that said so.
+std::string simulator_source(const stats::RunRecord& record);
+// "50 requests/s, 64 calls in flight; start burst: every start at once" (plain text).
+std::string api_budget_line(const stats::ApiBudgetRecord& budget);
 // Display value of an SLO statistic ("34.00 s", or "96 %" for ready_fraction).
 std::string slo_value(std::string_view stat, const std::optional<double>& v);
 // "ready p95 ≤ 60 s" / "ready ready_fraction ≥ 100 %".

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/quantity.hpp"
 #include "simulator/kube/resource_types.hpp"
 
 namespace bootstorm::sim::kube {
@@ -40,8 +41,8 @@ std::string format_time(double unix_seconds);
 // "2026-11-30T10:00:00.123456Z" (metav1.MicroTime, used by Event.eventTime).
 std::string format_micro_time(double unix_seconds);
 
-// Parses a resource quantity ("30Gi", "512Mi", "4", "500m", "1G") into bytes / units; nullopt when malformed.
-std::optional<double> parse_quantity(std::string_view text);
+// Resource quantities ("30Gi", "512Mi"): bootstorm::parse_quantity (common/quantity.hpp).
+using bootstorm::parse_quantity;
 // Kubernetes name rules: DNS-1123 subdomain (<=253, lowercase alphanumerics, '-', '.').
 bool valid_dns_subdomain(std::string_view name);
 bool valid_dns_label(std::string_view name);

@@ -3,6 +3,7 @@
 // live in kube_rest.cpp, watches in kube_watch.cpp, kind-specific behaviour in the controllers (detail/).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -10,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "common/lab_identity.hpp"
 #include "common/log.hpp"
 #include "simulator/kube/detail/front_cluster_state.hpp"
 #include "simulator/kube/detail/seed_objects.hpp"
@@ -17,6 +19,11 @@
 #include "simulator/kube/kube_front_impl.hpp"
 
 namespace bootstorm::sim::kube {
+
+namespace {
+// The user the lab's token stands for, as a Forbidden answer names it.
+constexpr std::string_view kLabUser = "bootstorm-lab-user";
+}  // namespace
 namespace {
 
 namespace asio = boost::asio;
@@ -135,6 +142,40 @@ asio::awaitable<http::ServerResponse> KubeFront::Impl::handle(http::ServerReques
   co_return response;
 }
 
+bool KubeFront::Impl::denied(const std::string& rbac_key) const {
+  const auto& deny = lab.spec().kube.deny;
+  return std::find(deny.begin(), deny.end(), rbac_key) != deny.end();
+}
+
+http::ServerResponse KubeFront::Impl::access_review(const std::string& body) {
+  json review = json::parse(body, nullptr, false);
+  if (!review.is_object() || !review.contains("spec") || !review["spec"].is_object())
+    return error_response(bad_request("SelfSubjectAccessReview needs a spec"));
+  const json& spec = review["spec"];
+  bool allowed = true;
+  std::string reason;
+  if (spec.contains("resourceAttributes") && spec["resourceAttributes"].is_object()) {
+    const json& a = spec["resourceAttributes"];
+    const std::string group = a.value("group", "");
+    const std::string sub = a.value("subresource", "");
+    const std::string key = a.value("verb", "") + " " + (group.empty() ? "core" : group) + " " +
+                            a.value("resource", "") + (sub.empty() ? "" : "/" + sub);
+    allowed = !denied(key);
+    if (!allowed) reason = "the lab profile denies " + key + " (kube.deny)";
+  }
+  json status = {{"allowed", allowed}};
+  if (!allowed) {
+    status["denied"] = true;
+    status["reason"] = reason;
+  }
+  json answer = {{"apiVersion", "authorization.k8s.io/v1"},
+                 {"kind", "SelfSubjectAccessReview"},
+                 {"metadata", {{"creationTimestamp", nullptr}}},
+                 {"spec", spec},
+                 {"status", status}};
+  return json_response(201, answer.dump());
+}
+
 http::ServerResponse KubeFront::Impl::handle_lab(http::ServerRequest& request) {
   if (request.path == "/_lab/truth" && request.method == "GET") return json_response(200, lab.truth_json());
   if (request.path == "/_lab/stats" && request.method == "GET")
@@ -172,6 +213,8 @@ http::ServerResponse KubeFront::Impl::route_request(http::ServerRequest& request
 
   if (path == "/version") {
     json info = version_info();
+    // The lab says what it is, so that a run through its kubeconfig is labelled simulated too.
+    info["simulator"] = lab_simulator_name(lab.spec().name);
     std::string version = lab.spec().kube.server_version;
     if (!version.empty()) {
       info["gitVersion"] = version;
@@ -247,6 +290,23 @@ http::ServerResponse KubeFront::Impl::route_request(http::ServerRequest& request
     return doc.is_null() ? error_response(path_not_found()) : json_response(200, doc.dump());
   }
 
+  // SelfSubjectAccessReview: may the caller do this? Answered from the lab's deny list, stored nowhere.
+  if (path == "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews") {
+    route_key = "selfsubjectaccessreviews";
+    if (method != "POST") return error_response(method_not_allowed());
+    return access_review(request.body);
+  }
+
+  // virt-api's version, readable by every authenticated user (KubeVirt's version subresource).
+  if (group == kSubresourcesGroup && segments.size() == rest_at + 1 && segments[rest_at] == "version") {
+    if (!read) return error_response(method_not_allowed());
+    json info = version_info();
+    info["gitVersion"] = lab.spec().kube.kubevirt_version;
+    info["simulator"] = lab_simulator_name(lab.spec().name);
+    for (const char* unset : {"major", "minor"}) info.erase(unset);
+    return json_response(200, info.dump());
+  }
+
   // Resource paths.
   Route route;
   std::vector<std::string> rest(segments.begin() + static_cast<std::ptrdiff_t>(rest_at), segments.end());
@@ -282,6 +342,7 @@ http::ServerResponse KubeFront::Impl::route_request(http::ServerRequest& request
   if (tail.size() > 2) return error_response(path_not_found());
   if (!tail.empty()) route.name = tail[0];
   if (tail.size() == 2) route.subresource = tail[1];
+  std::string rbac_key;
   {
     // The RBAC attributes of this request (what a Role must allow), counted for /_lab/stats.
     const bool watching = route.watch_prefix || query_bool(request.query_param("watch"));
@@ -293,8 +354,24 @@ http::ServerResponse KubeFront::Impl::route_request(http::ServerRequest& request
                        : route.name.empty() ? "list"
                                             : "get";
     std::string rbac_group = route.subresource_group ? std::string(kSubresourcesGroup) : route.type->group;
-    ++stats.by_authorization[verb + " " + (rbac_group.empty() ? "core" : rbac_group) + " " +
-                             route.type->plural + (route.subresource.empty() ? "" : "/" + route.subresource)];
+    rbac_key = verb + " " + (rbac_group.empty() ? "core" : rbac_group) + " " + route.type->plural +
+               (route.subresource.empty() ? "" : "/" + route.subresource);
+    ++stats.by_authorization[rbac_key];
+    if (denied(rbac_key)) {
+      // As the API server words it: the object (or resource), the verb, the group and the namespace.
+      const std::string resource =
+          route.type->plural + (route.subresource.empty() ? "" : "/" + route.subresource);
+      const std::string group_name = rbac_group.empty() ? std::string() : "." + rbac_group;
+      return error_response(
+          status_error(403, "Forbidden",
+                       (route.name.empty() ? route.type->plural + group_name
+                                           : route.type->plural + group_name + " \"" + route.name + "\"") +
+                           " is forbidden: User \"" + std::string(kLabUser) + "\" cannot " + verb +
+                           " resource \"" + resource + "\" in API group \"" + rbac_group + "\"" +
+                           (route.ns.empty() ? std::string(" at the cluster scope")
+                                             : " in the namespace \"" + route.ns + "\""),
+                       json{{"name", route.name}, {"group", rbac_group}, {"kind", route.type->plural}}));
+    }
   }
   if (route.type->namespaced && route.ns.empty() && !route.name.empty())
     return error_response(path_not_found());
@@ -439,7 +516,8 @@ json KubeFront::Impl::stats_json() const {
   // Requests that may change the platform: every method but GET and HEAD (the dry-run interlock counts them).
   std::uint64_t mutating = 0;
   for (const auto& [route, count] : stats.by_route)
-    if (!route.starts_with("GET ") && !route.starts_with("HEAD ")) mutating += count;
+    if (!route.starts_with("GET ") && !route.starts_with("HEAD ") && route != "POST selfsubjectaccessreviews")
+      mutating += count;
   return {{"requestsTotal", stats.requests},
           {"mutatingRequests", mutating},
           {"requestsLastSecond", last},

@@ -107,6 +107,10 @@ struct KubeFront::Impl : std::enable_shared_from_this<KubeFront::Impl>, ObjectPu
   http::ServerResponse route_request(http::ServerRequest& request, std::string& route_key);
   void count_request(const std::string& route_key);
   http::ServerResponse handle_lab(http::ServerRequest& request);
+  // The lab profile's kube.deny holds `rbac_key` ("verb group resource[/subresource]").
+  bool denied(const std::string& rbac_key) const;
+  // POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews: answered from kube.deny (201, not stored).
+  http::ServerResponse access_review(const std::string& body);
   bool authenticated(const http::ServerRequest& request) const;
   json stats_json() const;
 

@@ -54,8 +54,10 @@ struct HostSpec {
   double link_mbps = 1600;            // HBA link, MB/s (16GFC ~ 1,600; 64GFC ~ 6,400)
   double bus_mbps = 16000;            // host I/O bus (PCIe generation / lanes), MB/s
   double memory_gb = 768;
-  double io_latency_ms = 0.2;           // per-I/O host path latency (HBA, PCIe, CPU/memory, storage stack)
-  std::vector<std::string> datastores;  // mounted datastores; empty: all
+  double io_latency_ms = 0.2;  // per-I/O host path latency (HBA, PCIe, CPU/memory, storage stack)
+  std::string cpu_model = "simulated lab CPU";       // what vCenter shows as summary.hardware.cpuModel
+  std::string esxi = "VMware ESXi 8.0.2 build-lab";  // summary.config.product.fullName
+  std::vector<std::string> datastores;               // mounted datastores; empty: all
 };
 
 struct DatastoreSpec {
@@ -132,6 +134,11 @@ struct KubeSpec {
   double launcher_start_s = 2.0;   // Scheduled -> VMI Running (virt-launcher pod, qemu start)
   std::string token;               // bearer token accepted by the kube front
   std::string server_version = "v1.27.6";
+  std::string kubevirt_version = "v1.1.1";  // virt-api's /apis/subresources.kubevirt.io/v1/version
+  // What the token's user may not do, as RBAC attributes "verb group resource[/subresource]" (group "core"
+  // for the core API), e.g. "update subresources.kubevirt.io virtualmachines/start": such a request is
+  // answered 403 Forbidden, and SelfSubjectAccessReview says it is not allowed.
+  std::vector<std::string> deny;
 };
 
 // A Forklift migration step that fails for one VM (kube front's Forklift controller; see README "Forklift").

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -259,7 +260,7 @@ void read_profile(Reader& r, const YAML::Node& node, GuestProfile& p) {
 void read_host(Reader& r, const YAML::Node& node, HostSpec& h) {
   if (!r.map(node, "host",
              {"name", "cluster", "inventory", "cores", "coreSpeed", "linkMBps", "busMBps", "memoryGB",
-              "ioLatencyMs", "datastores"})) {
+              "ioLatencyMs", "datastores", "cpuModel", "esxi"})) {
     return;
   }
   r.get(node, "name", h.name, true);
@@ -272,6 +273,8 @@ void read_host(Reader& r, const YAML::Node& node, HostSpec& h) {
   r.get_positive(node, "memoryGB", h.memory_gb);
   r.get_positive(node, "ioLatencyMs", h.io_latency_ms, true);
   r.get_list(node, "datastores", h.datastores);
+  r.get(node, "cpuModel", h.cpu_model);
+  r.get(node, "esxi", h.esxi);
   if (r.ok() && h.cores < 1) r.fail(node["cores"], "'cores' must be >= 1");
   if (r.ok() && h.inventory != "vcenter" && h.inventory != "kube") {
     r.fail(node["inventory"], "'inventory' must be 'vcenter' or 'kube'");
@@ -424,7 +427,7 @@ Expected<LabSpec> parse_lab_spec(std::string_view yaml_text, const std::string& 
   if (const YAML::Node kube = root["kube"]; kube) {
     if (r.map(kube, "kube",
               {"nodes", "datastore", "storageClass", "scheduleDelayS", "launcherStartS", "token",
-               "serverVersion"})) {
+               "serverVersion", "kubevirtVersion", "deny"})) {
       r.each(kube, "nodes", [&](const YAML::Node& item) {
         NodeSpec n;
         if (r.map(item, "node", {"name", "host", "labels"})) {
@@ -440,6 +443,15 @@ Expected<LabSpec> parse_lab_spec(std::string_view yaml_text, const std::string& 
       r.get_positive(kube, "launcherStartS", spec.kube.launcher_start_s, true);
       r.get(kube, "token", spec.kube.token);
       r.get(kube, "serverVersion", spec.kube.server_version);
+      r.get(kube, "kubevirtVersion", spec.kube.kubevirt_version);
+      r.get_list(kube, "deny", spec.kube.deny);
+      for (const auto& rule : spec.kube.deny) {
+        if (r.ok() && std::count(rule.begin(), rule.end(), ' ') != 2)
+          r.fail(kube["deny"],
+                 "'deny' entries are \"verb group resource[/subresource]\" (group core for the core "
+                 "API), got '" +
+                     rule + "'");
+      }
     }
   }
   if (const YAML::Node vc = root["vcenter"]; vc) {

@@ -271,6 +271,8 @@ std::optional<std::string> VcenterFront::Impl::sdk_property(const vim25::MoRef& 
       return val("xsd:long",
                  std::to_string(static_cast<std::int64_t>(h->spec.memory_gb * 1024.0 * 1024 * 1024)));
     if (path == "summary.hardware.numCpuCores") return val("xsd:short", std::to_string(h->spec.cores));
+    if (path == "summary.hardware.cpuModel") return val("xsd:string", h->spec.cpu_model);
+    if (path == "summary.config.product.fullName") return val("xsd:string", h->spec.esxi);
     if (path == "vm") return moref_array(sdk_children(obj));
     return std::nullopt;
   }

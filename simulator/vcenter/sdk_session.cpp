@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/lab_identity.hpp"
 #include "providers/vsphere/vim25/decode.hpp"
 #include "providers/vsphere/vim25/soap.hpp"
 #include "providers/vsphere/vim25/xml.hpp"
@@ -25,7 +26,7 @@ namespace vim25 = vsphere::vim25;
 
 namespace {
 
-constexpr std::string_view kApiVersion = "7.0.3.0";
+constexpr std::string_view kApiVersion = kVcenterVersion;
 constexpr std::string_view kCookie = "vmware_soap_session";
 
 ServerResponse xml_response(int status, std::string body) {
@@ -164,8 +165,8 @@ std::string VcenterFront::Impl::sdk_service_content(std::string_view element,
   w.moref("viewManager", {"ViewManager", "ViewManager"});
   w.open("about")
       .leaf("name", "VMware vCenter Server")
-      .leaf("fullName", fmt::format("VMware vCenter Server {} build-lab (simulated lab {})", kApiVersion,
-                                    lab.spec().name))
+      .leaf("fullName", fmt::format("VMware vCenter Server {} build-lab ({})", kApiVersion,
+                                    lab_simulator_name(lab.spec().name)))
       .leaf("vendor", "VMware, Inc.")
       .leaf("version", kApiVersion)
       .leaf("build", "lab")

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/lab_identity.hpp"
 #include "common/rfc3339.hpp"
 #include "simulator/vcenter/detail/vapi_responses.hpp"
 #include "simulator/vcenter/detail/vcenter_front_impl.hpp"
@@ -114,20 +115,26 @@ asio::awaitable<ServerResponse> VcenterFront::Impl::handle(ServerRequest& req) {
 
   // The legacy /rest dialect is translated onto the /api handlers. A lab with `legacyRest: true` is a
   // vCenter before 7.0U2: it has no /api at all (clients detect that on POST /api/session).
+  // Every REST answer says the lab is a lab (that API has no version call to say it in).
+  auto announced = [this](ServerResponse r) {
+    r.headers.emplace_back(std::string(kSimulatorHeader), lab_simulator_name(lab.spec().name));
+    return r;
+  };
   const bool legacy = req.path == "/rest" || req.path.rfind("/rest/", 0) == 0;
   if (legacy) {
     legacy_rest::Translation translation;
-    if (auto refused = legacy_rest::translate_request(req, translation)) co_return std::move(*refused);
-    co_return legacy_rest::to_legacy_response(co_await serve_api(req), translation);
+    if (auto refused = legacy_rest::translate_request(req, translation))
+      co_return announced(std::move(*refused));
+    co_return announced(legacy_rest::to_legacy_response(co_await serve_api(req), translation));
   }
   if (config().legacy_rest) {
     ServerResponse r;
     r.status = 404;
     r.headers = {{"Content-Type", "text/plain"}};
     r.body = "404 Not Found";
-    co_return r;
+    co_return announced(std::move(r));
   }
-  co_return co_await serve_api(req);
+  co_return announced(co_await serve_api(req));
 }
 
 asio::awaitable<bool> VcenterFront::Impl::inject_front_faults(std::string_view path) {

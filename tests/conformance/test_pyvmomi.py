@@ -39,7 +39,7 @@ class PyVmomi(LabTestCase):
         content = si.RetrieveContent()
         self.assertEqual(content.about.apiType, "VirtualCenter")
         self.assertTrue(content.about.apiVersion.startswith("7.0"))
-        self.assertIn("simulated lab", content.about.fullName)
+        self.assertIn("(bootstorm lab ", content.about.fullName)
         self.assertEqual(content.sessionManager._moId, "SessionManager")
         self.assertEqual(content.rootFolder._moId, "group-d1")
         # The version agreed on is the newest both sides know, from the lab's vimServiceVersions.xml.

@@ -10,6 +10,11 @@ inline constexpr const char* run_started = "run_started";
 inline constexpr const char* run_error = "run_error";
 // After connect(): the platform API the provider speaks and how it was chosen (field `api`).
 inline constexpr const char* platform_connected = "platform_connected";
+// After check_inventory(): what the platform is (api::facts_to_json, field `facts`) and the plan's API budget
+// (field `apiBudget`).
+inline constexpr const char* platform_facts = "platform_facts";
+// Before anything is created: the answers of the checks (field `results`: [{name, status, finding, advice}]).
+inline constexpr const char* checks = "checks";
 inline constexpr const char* scenario_started = "scenario_started";
 inline constexpr const char* vm_created = "vm_created";
 inline constexpr const char* vm_provision_failed = "vm_provision_failed";
@@ -44,6 +49,16 @@ inline constexpr const char* slo_is_min = "isMin";
 inline constexpr const char* shard = "shard";  // {index, count}
 inline constexpr const char* shard_index = "index";
 inline constexpr const char* shard_count = "count";
+// checks
+inline constexpr const char* results = "results";
+inline constexpr const char* status = "status";
+inline constexpr const char* finding = "finding";
+inline constexpr const char* advice = "advice";
+inline constexpr const char* name = "name";
+// platform_facts
+inline constexpr const char* facts = "facts";
+inline constexpr const char* api_budget =
+    "apiBudget";  // {requestsPerSecond, maxConcurrent, startConcurrency}
 // scenario events
 inline constexpr const char* scenario = "scenario";
 inline constexpr const char* repeat = "repeat";

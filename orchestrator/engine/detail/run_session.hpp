@@ -77,7 +77,13 @@ class RunSession {
   std::vector<const plan::Scenario*> selected_scenarios() const;
   boost::asio::awaitable<void> run_scenario(const plan::Scenario& scenario, int repeat);
   // The plan's bound on requests in flight, for every fan-out of the run.
+  // Keeps the checks' answers (RunResult::checks, the journal's `checks`) and logs them as a table.
+  void record_checks(const std::vector<api::CheckResult>& checks);
+  // Journals what the provider learned of the platform (platform_facts) and logs it in one line.
+  void record_platform_facts();
   std::size_t max_concurrent() const;
+  // Start requests in flight at once for a burst of `starts` (burst_concurrency).
+  std::size_t start_concurrency(std::size_t starts) const;
   nlohmann::json errors_for(const std::string& scenario, int repeat, const std::vector<std::string>& extra);
   ProgressCounts counts() const;
 

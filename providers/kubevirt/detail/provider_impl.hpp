@@ -47,6 +47,12 @@ class ProviderImpl : public std::enable_shared_from_this<ProviderImpl> {
   // inventory.cpp
   boost::asio::awaitable<Expected<void>> check_inventory(const api::InventoryRequest& request);
 
+  // preflight.cpp
+  boost::asio::awaitable<std::vector<api::CheckResult>> check(const api::CheckRequest& request);
+
+  // platform_facts.cpp
+  api::PlatformFacts facts() const { return facts_; }
+
   // provisioning.cpp
   boost::asio::awaitable<Expected<api::VmHandle>> provision(const api::VmSpec& spec);
   boost::asio::awaitable<Expected<void>> wait_startable(const api::VmHandle& vm,
@@ -66,10 +72,33 @@ class ProviderImpl : public std::enable_shared_from_this<ProviderImpl> {
   boost::asio::awaitable<Expected<std::vector<api::VmHandle>>> list_run_vms(const std::string& run_id);
 
  private:
+  // inventory.cpp: each a check of `bootstorm check`; the error is the one check_inventory() fails with.
+  // The placement nodes are Ready and schedulable, and (with `vms_per_host`) have the memory their VMs
+  // request.
+  boost::asio::awaitable<Expected<api::CheckResult>> check_nodes(
+      const std::vector<std::string>& hosts, const std::map<std::string, int>& vms_per_host);
+  boost::asio::awaitable<Expected<api::CheckResult>> check_golden();
+  boost::asio::awaitable<Expected<api::CheckResult>> check_namespace();
+
+  // preflight.cpp
+  // Every verb the run uses, asked with SelfSubjectAccessReview.
+  boost::asio::awaitable<api::CheckResult> check_access();
+  // The namespace's ResourceQuotas against what a storm of `vms` VMs adds.
+  boost::asio::awaitable<api::CheckResult> check_quota(std::size_t vms);
+
   // provisioning.cpp
   boost::asio::awaitable<Expected<void>> ensure_namespace();
 
+  // platform_facts.cpp
+  // Kubernetes', KubeVirt's, CDI's and OpenShift's versions, and whether the cluster says it is a simulator.
+  // Best effort: a version the cluster does not expose (or this user may not read) stays empty.
+  boost::asio::awaitable<void> learn_platform();
+  // One placement node's facts (kubelet version, CPU model) from its Node object.
+  static api::HostFacts node_facts(const std::string& host, const nlohmann::json& node);
+
   // start_burst.cpp
+  // Starts written back to back on one connection, and the connections `concurrent_starts` need: for the
+  // burst prepare_storm announced (before it: apiBudget.maxConcurrent).
   int start_depth() const;
   std::size_t start_connections(std::size_t concurrent_starts) const;
   boost::asio::awaitable<Expected<http::Response>> start_pipelined(const std::string& path,
@@ -90,9 +119,14 @@ class ProviderImpl : public std::enable_shared_from_this<ProviderImpl> {
   std::shared_ptr<kube::KubeApi> api_;
   std::string server_;  // the API server URL, for messages
 
-  std::shared_ptr<StartPipeline> start_pipeline_;  // made by the first pipelined start
-  std::shared_ptr<DataVolumeWaiter> datavolumes_;  // made by connect()
+  std::shared_ptr<StartPipeline> start_pipeline_;  // made by the first pipelined start of a burst
+  std::size_t burst_starts_ = 0;  // starts in flight at once in the coming burst (prepare_storm)
 
+  std::shared_ptr<DataVolumeWaiter> datavolumes_;  // made by connect()
+  api::PlatformFacts facts_;
+
+  bool inventory_checked_ = false;  // check() or check_inventory() passed, for checked_request_
+  api::InventoryRequest checked_request_;
   bool namespace_missing_ = false;
   bool namespace_known_ = false;
   bool namespace_ready_ = false;

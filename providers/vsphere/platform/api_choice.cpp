@@ -153,4 +153,13 @@ api::ApiStats ApiChoosingProvider::stats() const {
   return chosen_ ? chosen_->stats() : api::ApiStats{};
 }
 
+api::PlatformFacts ApiChoosingProvider::facts() const {
+  return chosen_ ? chosen_->facts() : api::PlatformFacts{};
+}
+
+asio::awaitable<std::vector<api::CheckResult>> ApiChoosingProvider::check(const api::CheckRequest& request) {
+  if (!chosen_) co_return std::vector<api::CheckResult>{api::failed_check("API", not_connected())};
+  co_return co_await chosen_->check(request);
+}
+
 }  // namespace bootstorm::vsphere

@@ -42,6 +42,8 @@ class ApiChoosingProvider final : public api::Provider {
   boost::asio::awaitable<Expected<void>> remove_run_artifacts(const std::string& run_id) override;
   boost::asio::awaitable<void> disconnect() override;
   api::ApiStats stats() const override;
+  api::PlatformFacts facts() const override;
+  boost::asio::awaitable<std::vector<api::CheckResult>> check(const api::CheckRequest& request) override;
 
  private:
   // Picks the API (auto: probes /sdk) and makes the provider; an unreachable vCenter is an error.

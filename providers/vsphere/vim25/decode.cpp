@@ -78,6 +78,7 @@ Expected<ServiceContent> decode_service_content(const XmlNode& rv) {
   sc.session_manager = decode_moref(rv.child("sessionManager"));
   sc.authorization_manager = decode_moref(rv.child("authorizationManager"));
   sc.perf_manager = decode_moref(rv.child("perfManager"));
+  sc.setting = decode_moref(rv.child("setting"));
   sc.custom_fields_manager = decode_moref(rv.child("customFieldsManager"));
   sc.search_index = decode_moref(rv.child("searchIndex"));
   sc.task_manager = decode_moref(rv.child("taskManager"));
@@ -120,6 +121,16 @@ Expected<std::vector<EntityPrivilege>> decode_entity_privileges(const XmlNode& r
       e.granted.emplace_back(*id, a.child_text("isGranted").value_or("false") == "true");
     }
     out.push_back(std::move(e));
+  }
+  return out;
+}
+
+Expected<std::vector<std::pair<std::string, std::string>>> decode_option_values(const XmlNode& response) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const XmlNode& rv : response.children("returnval")) {
+    auto key = rv.child_text("key");
+    if (!key) return missing("QueryOptions answer", "key");
+    out.emplace_back(*key, rv.child_text("value").value_or(""));
   }
   return out;
 }

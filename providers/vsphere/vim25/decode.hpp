@@ -1,6 +1,10 @@
 #pragma once
 // vim25 answers -> the types of types.hpp. Each decoder takes the method's <returnval> (or, for an answer
 // without one, the response element) and fails with ErrorKind::protocol naming what was missing.
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "common/expected.hpp"
 #include "providers/vsphere/vim25/types.hpp"
 #include "providers/vsphere/vim25/xml.hpp"
@@ -19,6 +23,8 @@ Expected<UserSession> decode_user_session(const XmlNode& returnval);
 Expected<UpdateSet> decode_update_set(const XmlNode& response, const std::string& version);
 // HasPrivilegeOnEntities: one entry per entity asked about.
 Expected<std::vector<EntityPrivilege>> decode_entity_privileges(const XmlNode& response);
+// QueryOptions answer: each OptionValue's key and its value's text.
+Expected<std::vector<std::pair<std::string, std::string>>> decode_option_values(const XmlNode& response);
 // RetrievePropertiesEx / ContinueRetrievePropertiesEx: an absent <returnval> is an empty result.
 Expected<RetrieveResult> decode_retrieve_result(const XmlNode& response);
 // Every snapshot of a VirtualMachineSnapshotInfo (a VM's `snapshot` property), depth first through

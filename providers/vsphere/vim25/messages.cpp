@@ -244,6 +244,12 @@ std::string set_field(const MoRef& custom_fields_manager, const MoRef& entity, i
       .finish();
 }
 
+std::string query_options(const MoRef& option_manager, const std::string& name) {
+  XmlWriter w = call("QueryOptions", option_manager);
+  w.leaf("name", name);
+  return w.finish();
+}
+
 std::string has_privilege_on_entities(const MoRef& authorization_manager, const std::vector<MoRef>& entities,
                                       const std::string& session_id,
                                       const std::vector<std::string>& privileges) {

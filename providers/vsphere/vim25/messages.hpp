@@ -85,6 +85,8 @@ std::string set_field(const MoRef& custom_fields_manager, const MoRef& entity, i
 // --- privileges ---
 // AuthorizationManager.HasPrivilegeOnEntities: whether the session `session_id` (UserSession.key) holds each
 // of `privileges` on each entity.
+// OptionManager.QueryOptions: the settings named `name` (a trailing dot asks for a subtree).
+std::string query_options(const MoRef& option_manager, const std::string& name);
 std::string has_privilege_on_entities(const MoRef& authorization_manager, const std::vector<MoRef>& entities,
                                       const std::string& session_id,
                                       const std::vector<std::string>& privileges);

@@ -85,7 +85,8 @@ struct AboutInfo {
 
 struct ServiceContent {
   MoRef root_folder, property_collector, view_manager, session_manager, authorization_manager, perf_manager,
-      custom_fields_manager, search_index, task_manager, event_manager, file_manager, virtual_disk_manager;
+      custom_fields_manager, search_index, task_manager, event_manager, file_manager, virtual_disk_manager,
+      setting;  // the vCenter's OptionManager
   AboutInfo about;
 };
 

@@ -26,6 +26,20 @@ std::string joined(const std::set<std::string>& names) {
 }  // namespace
 
 asio::awaitable<Expected<void>> Vim25Provider::check_inventory(const api::InventoryRequest& request) {
+  if (inventory_checked_ && checked_request_.hosts == request.hosts &&
+      checked_request_.total_vms == request.total_vms)
+    co_return Expected<void>{};  // check() asked
+  auto resolved = co_await resolve_inventory(request);
+  if (!resolved) co_return resolved.error();
+  auto privileges = co_await check_privileges();
+  if (!privileges) co_return privileges.error();
+  co_await learn_hosts();
+  inventory_checked_ = true;
+  checked_request_ = request;
+  co_return Expected<void>{};
+}
+
+asio::awaitable<Expected<void>> Vim25Provider::resolve_inventory(const api::InventoryRequest& request) {
   const std::string where = "vCenter " + config_.endpoint;
   // Named arguments, not temporaries in the co_await expressions (g++ 12 mis-copies those).
   const std::string datacenter_type = "Datacenter", cluster_type = "ClusterComputeResource",
@@ -162,9 +176,6 @@ asio::awaitable<Expected<void>> Vim25Provider::check_inventory(const api::Invent
                            "power the golden VM on (and let its guest settle) before the run");
     }
   }
-  auto privileges = co_await check_privileges();
-  if (!privileges) co_return privileges.error();
-  inventory_checked_ = true;
   co_return Expected<void>{};
 }
 

@@ -35,11 +35,7 @@ asio::awaitable<Expected<void>> Vim25Provider::prepare_storm(std::size_t expecte
   }
   expected_starts_ = expected_starts;
   // `multi` sends one call; `each` one call per VM, concurrently.
-  const std::size_t connections =
-      config_.power_on == "multi"
-          ? 2
-          : std::min<std::size_t>(expected_starts,
-                                  static_cast<std::size_t>(std::max(1, config_.max_concurrent)));
+  const std::size_t connections = config_.power_on == "multi" ? 2 : expected_starts;
   auto r = co_await transport_->prewarm(connections);
   if (!r) {
     Error e = r.error();

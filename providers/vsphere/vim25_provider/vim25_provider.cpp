@@ -58,6 +58,7 @@ asio::awaitable<Expected<void>> Vim25Provider::connect() {
   if (!r) co_return r;
   spdlog::info("vCenter {} ({}), vim25 API {}", config_.endpoint, session_.service_content().about.full_name,
                session_.service_content().about.api_version);
+  co_await learn_platform();
   co_return Expected<void>{};
 }
 

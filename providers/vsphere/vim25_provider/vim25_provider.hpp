@@ -53,6 +53,7 @@ class Vim25Provider final : public api::Provider {
   api::Capabilities capabilities() const override;
   boost::asio::awaitable<Expected<void>> connect() override;
   boost::asio::awaitable<Expected<void>> check_inventory(const api::InventoryRequest& request) override;
+  boost::asio::awaitable<std::vector<api::CheckResult>> check(const api::CheckRequest& request) override;
   boost::asio::awaitable<Expected<api::VmHandle>> provision(const api::VmSpec& spec) override;
   boost::asio::awaitable<Expected<void>> wait_startable(const api::VmHandle& vm,
                                                         std::chrono::milliseconds timeout) override;
@@ -67,6 +68,7 @@ class Vim25Provider final : public api::Provider {
   boost::asio::awaitable<Expected<void>> remove_run_artifacts(const std::string& run_id) override;
   boost::asio::awaitable<void> disconnect() override;
   api::ApiStats stats() const override;
+  api::PlatformFacts facts() const override { return facts_; }
 
  private:
   struct Host {
@@ -116,6 +118,15 @@ class Vim25Provider final : public api::Provider {
   void start_call_failed(const std::string& vm_id, Error e, std::chrono::steady_clock::time_point handed_over,
                          std::chrono::system_clock::time_point handed_over_wall);
 
+  // ---- inventory (vim25_inventory.cpp) ----
+  // The datacenter, the placement hosts (connected, not in maintenance), the golden VM and what its clone
+  // kind needs, the datastore: resolved for provisioning, or the first problem.
+  boost::asio::awaitable<Expected<void>> resolve_inventory(const api::InventoryRequest& request);
+
+  // ---- checks (vim25_preflight.cpp) ----
+  // The placement hosts' memory against their VMs' configured memory (ESXi overcommits: a warning).
+  boost::asio::awaitable<api::CheckResult> check_host_memory(const api::CheckRequest& request);
+
   // ---- privileges (vim25_privileges.cpp) ----
   struct NeededPrivilege {
     MoRef entity;
@@ -126,6 +137,13 @@ class Vim25Provider final : public api::Provider {
   std::vector<NeededPrivilege> needed_privileges() const;
   // Asks vCenter which of them the user holds; an error (ErrorKind::auth) naming every one missing.
   boost::asio::awaitable<Expected<void>> check_privileges();
+
+  // ---- platform facts (vim25_facts.cpp) ----
+  // vCenter's product, version and build from the ServiceContent, and whether it says it is a simulator.
+  boost::asio::awaitable<void> learn_platform();
+  // ESXi version and CPU model of the placement hosts (after check_inventory resolved them). Best effort:
+  // facts are not worth failing a run for.
+  boost::asio::awaitable<void> learn_hosts();
 
   // ---- provisioning (vim25_provision.cpp) ----
   // The run's custom attribute and, for linked clones, its snapshot: made once, at the first clone.
@@ -147,11 +165,14 @@ class Vim25Provider final : public api::Provider {
   std::unique_ptr<TaskWatcher> watcher_;
 
   // Inventory resolved by check_inventory().
-  bool inventory_checked_ = false;
+  bool inventory_checked_ = false;  // for checked_request_ (check() or check_inventory() passed)
+  api::InventoryRequest checked_request_;
   MoRef datacenter_, vm_folder_, golden_, datastore_, snapshot_;
   std::string golden_host_id_;
   std::map<std::string, Host> hosts_;              // by name
   std::map<std::string, std::string> host_names_;  // id -> name
+
+  api::PlatformFacts facts_;
 
   // Made at the first clone.
   async::AsyncSemaphore prepare_mutex_;

@@ -17,6 +17,9 @@ namespace bootstorm::sim::vcenter {
 
 // The root folder's id ("Datacenters"; simulator/model/inventory.cpp), as ServiceContent.rootFolder names it.
 inline constexpr std::string_view kRootFolderId = "group-d1";
+// The vCenter version the lab answers as, on /sdk (about.version, apiVersion) and on
+// /api/appliance/system/version.
+inline constexpr std::string_view kVcenterVersion = "7.0.3.0";
 
 // A SOAP fault as the lab raises it: the fault type, the message and the type's fields (XML).
 struct SdkFaultInfo {

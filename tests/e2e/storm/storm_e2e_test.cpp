@@ -117,9 +117,10 @@ TEST_F(StormE2E, KubeVirtThousandVmStormMatchesTheSimulatorsTruthAndCleansUp) {
   // Request count first, before this test's own truth/list queries add to it.
   const json stats = lab_get("/_lab/stats");
   const double requests = stats["requestsTotal"].get<double>() - stats_before["requestsTotal"].get<double>();
-  // 256 starts in flight, 8 per connection: the lab saw them on at most 32 connections (the pool's cap).
-  EXPECT_GE(stats["startConnections"].get<int>(), 1);
-  EXPECT_LE(stats["startConnections"].get<int>(), 32);
+  // Every start in flight at once (no storm.startConcurrency; maxConcurrent 256 does not hold the burst), 8
+  // per connection: the lab saw them on at most 125 connections, more than maxConcurrent allows other calls.
+  EXPECT_GT(stats["startConnections"].get<int>(), 32);
+  EXPECT_LE(stats["startConnections"].get<int>(), 125);
 
   const fs::path run_dir = run_dir_in(out);
   ASSERT_FALSE(run_dir.empty()) << "expected exactly one run directory under " << out;
@@ -157,7 +158,7 @@ TEST_F(StormE2E, KubeVirtThousandVmStormMatchesTheSimulatorsTruthAndCleansUp) {
   }
   const double fire_skew_ms = sc["fireSkewMs"].get<double>();
   RecordProperty("fireSkewMs", std::to_string(fire_skew_ms));
-  std::cout << "fire skew (1,000 starts, maxConcurrent 256): " << fire_skew_ms << " ms\n";
+  std::cout << "fire skew (1,000 starts, 8 per connection): " << fire_skew_ms << " ms\n";
   // Sanity only: first to last start written on a shared 2-core machine. Not a performance assert.
   EXPECT_GE(fire_skew_ms, 0.0);
   EXPECT_LT(fire_skew_ms, 5000.0 * bootstorm::test::kSanitizerSlowdown);

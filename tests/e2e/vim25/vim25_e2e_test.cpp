@@ -133,6 +133,12 @@ TEST_F(Vim25E2e, OnRestARoleWithoutPowerOnFailsTheStartsSaysWhyOnceAndCleansUp) 
                                                               << r.all();
   EXPECT_NE(r.all().find("cleanup: 2 VMs deleted"), std::string::npos) << r.all();
   EXPECT_EQ(created(r.run_dir), 2u);
+  // Reached by its https URL, the lab still says what it is (REST: a header of its answers).
+  const json summary = json::parse(read_file(r.run_dir / "summary.json"));
+  EXPECT_EQ(summary["run"]["source"], "simulated");
+  EXPECT_EQ(summary["run"]["lab"], "small");
+  EXPECT_EQ(summary["platform"]["simulator"], "bootstorm lab small");
+  EXPECT_EQ(summary["platform"]["product"], "VMware vCenter Server");
 }
 
 TEST_F(Vim25E2e, TheRoleReadmeListsIsEnoughForALinkedCloneStormAndItsCleanup) {
@@ -141,6 +147,16 @@ TEST_F(Vim25E2e, TheRoleReadmeListsIsEnoughForALinkedCloneStormAndItsCleanup) {
   EXPECT_NE(r.all().find("2/2 ready"), std::string::npos) << r.all();
   EXPECT_EQ(created(r.run_dir), 2u);
   EXPECT_EQ(r.all().find("NoPermission"), std::string::npos) << r.all();
+  // Reached by its https URL, the lab still says what it is (vim25: about.fullName), and the host's facts
+  // are the ones its profile gives.
+  const json summary = json::parse(read_file(r.run_dir / "summary.json"));
+  EXPECT_EQ(summary["run"]["source"], "simulated");
+  EXPECT_EQ(summary["platform"]["simulator"], "bootstorm lab small");
+  ASSERT_EQ(summary["platform"]["hosts"].size(), 1u);
+  EXPECT_EQ(summary["platform"]["hosts"][0]["name"], "host-01");
+  EXPECT_EQ(summary["platform"]["hosts"][0]["version"], "VMware ESXi 8.0.2 build-lab");
+  EXPECT_EQ(summary["platform"]["hosts"][0]["cpuModel"], "simulated lab CPU");
+  EXPECT_NE(read_file(r.run_dir / "report.md").find("\u2014 simulated lab"), std::string::npos);
 }
 
 // The same plan provisioned with linked clones and with full copies on one lab: the lab's truth counts the

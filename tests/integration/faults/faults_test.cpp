@@ -139,11 +139,11 @@ TEST_P(FaultSuite, InternalServerErrorsOnAFifthOfRequestsEndTheRunCleanly) {
           << "the reason names the status or the fault: " << f.dump();
     }
     if (failures.empty()) {
-      // Failed before any VM (connect / inventory): the error line names the request and the status.
+      // Failed before any VM (connect / the checks): the error line names the request and the status.
       EXPECT_TRUE(
           std::regex_search(r.cli.out, std::regex("error: .*\\((GET|POST) /[^)]*\\) .*HTTP 500|"
-                                                  "error: vim25 [A-Za-z_]+ at https://[^ ]+/sdk failed: "
-                                                  "SystemError")))
+                                                  "error: (check [a-z ]+ failed: )?vim25 [A-Za-z_]+ at "
+                                                  "https://[^ ]+/sdk failed: SystemError")))
           << r.cli.out;
     }
   }

@@ -145,6 +145,14 @@ TEST_F(VcsimStorm, TwoHundredLinkedClonesPoweredOnTogetherWatchedAndCleanedUpThr
   const json summary = json::parse(test_support::read_file(run_dir / "summary.json"));
   EXPECT_NE(summary["run"]["api"].get<std::string>().find("vim25"), std::string::npos);
   const std::string run_id = summary["run"]["id"];
+  // vcsim says what it is (its vcsim.server.url setting): the run is simulated though its endpoint is a URL.
+  EXPECT_EQ(summary["run"]["source"], "simulated");
+  EXPECT_EQ(summary["run"]["simulated"], true);
+  EXPECT_EQ(summary["platform"]["simulator"], "govmomi vcsim");
+  EXPECT_EQ(summary["platform"]["version"], session_->service_content().about.version);
+  ASSERT_FALSE(summary["platform"]["hosts"].empty());
+  EXPECT_FALSE(summary["platform"]["hosts"][0].value("version", "").empty()) << summary["platform"].dump();
+  EXPECT_NE(test_support::read_file(run_dir / "report.md").find("govmomi vcsim"), std::string::npos);
 
   // vcsim's own state: 200 clones of the run, powered on, each tagged with the run id.
   test_support::Vim25Driver d(io_, *session_);

@@ -83,6 +83,27 @@ TEST(StartBarrier, MaxConcurrentBoundsStartsInFlight) {
   ASSERT_TRUE(out.report);
   EXPECT_EQ(out.report->succeeded, 12u);
   EXPECT_EQ(rec->peak_starts_in_flight, 4u);
+  // The provider opens connections for the starts in flight, not for all of them.
+  EXPECT_EQ(rec->prepare_storm_expected, 4u);
+}
+
+TEST(BurstConcurrency, EveryStartAtOnceUnlessThePlanOrThePlatformLimitsIt) {
+  api::Capabilities pipelined;  // KubeVirt: no limit of its own
+  EXPECT_EQ(burst_concurrency(0, pipelined, 1000), 1000u);
+  EXPECT_EQ(burst_concurrency(256, pipelined, 1000), 256u);
+  EXPECT_EQ(burst_concurrency(5000, pipelined, 1000), 1000u);  // never more than there are starts
+  EXPECT_EQ(burst_concurrency(0, pipelined, 0), 1u);
+
+  api::Capabilities rest;  // vCenter REST: its operation limit
+  rest.start_burst_limit = 640;
+  EXPECT_EQ(burst_concurrency(0, rest, 1000), 640u);
+  EXPECT_EQ(burst_concurrency(0, rest, 24), 24u);
+  EXPECT_EQ(burst_concurrency(1000, rest, 1000), 1000u);  // the plan asked for it
+
+  api::Capabilities batched = rest;  // one PowerOnMultiVM call carries them all
+  batched.starts_batched = true;
+  EXPECT_EQ(burst_concurrency(0, batched, 1000), 1000u);
+  EXPECT_EQ(burst_concurrency(100, batched, 1000), 100u);
 }
 
 TEST(StartBarrier, RampSpacesReleasesAtPerSecond) {

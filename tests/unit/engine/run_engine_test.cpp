@@ -80,6 +80,24 @@ void expect_same_record(const stats::RunRecord& a, const stats::RunRecord& b) {
   }
 }
 
+// The burst is not held to apiBudget.maxConcurrent: a plan with the default budget fires all its starts
+// together; storm.startConcurrency is the one setting that holds them back.
+TEST(RunEngine, TheStartBurstIgnoresMaxConcurrentUnlessThePlanSetsStartConcurrency) {
+  for (int start_concurrency : {0, 3}) {
+    Harness h;
+    h.behaviour.start_block = milliseconds(50);  // each start holds its slot: waves would show
+    auto plan = test::small_plan(6, 2);
+    plan.platform.api_budget.max_concurrent = 4;
+    plan.storm.start_concurrency = start_concurrency;
+    auto result = h.run(plan);
+    ASSERT_FALSE(result.error) << result.error->what();
+    EXPECT_EQ(result.vms_ready, 12u);
+    const std::size_t expected = start_concurrency > 0 ? 3u : 12u;
+    EXPECT_EQ(h.rec->peak_starts_in_flight, expected) << "startConcurrency " << start_concurrency;
+    EXPECT_EQ(h.rec->prepare_storm_expected, expected) << "startConcurrency " << start_concurrency;
+  }
+}
+
 TEST(RunEngine, CompleteRunWritesTheRunDirectoryAndCleansUp) {
   Harness h;
   auto plan = test::small_plan(3, 2);
@@ -261,11 +279,14 @@ TEST(RunEngine, ConnectFailureEndsTheRunWithExit1) {
   EXPECT_TRUE(h.rec->live.empty());
 }
 
-TEST(RunEngine, MissingInventoryIsInvalidInput) {
+// The plan is valid and the platform cannot take it as it is: a failed check, exit 1 (exit 2 is for usage
+// errors and invalid plans), with nothing created.
+TEST(RunEngine, MissingInventoryFailsTheChecksWithExit1AndNothingCreated) {
   Harness h;
   h.behaviour.fail_inventory = true;
   auto result = h.run(test::small_plan());
-  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_TRUE(h.rec->live.empty());
   ASSERT_TRUE(result.error);
   EXPECT_NE(result.error->message.find("missing-host"), std::string::npos);
 }

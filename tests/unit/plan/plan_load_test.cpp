@@ -171,6 +171,7 @@ TEST(Fields, EverythingSetMapsToTheModel) {
   EXPECT_DOUBLE_EQ(p.storm.ramp_per_second, 2.5);
   EXPECT_EQ(p.storm.timeout, 90min);
   EXPECT_EQ(p.storm.settle, 1500ms);
+  EXPECT_EQ(p.storm.start_concurrency, 16);
   EXPECT_EQ(p.ready.signal, "beacon");
   EXPECT_EQ(p.ready.port, 3389);
   EXPECT_EQ(p.ready.beacon.advertise_url, "http://10.0.0.5:8088");

@@ -46,6 +46,13 @@ inline stats::RunRecord fixture_record() {
   r.platform = "vsphere";
   r.lab = "tolly-2024";
   r.simulated = true;
+  r.facts.product = "VMware vCenter Server";
+  r.facts.version = "7.0.3.0";
+  r.facts.build = "lab";
+  r.facts.simulator = "bootstorm lab tolly-2024";
+  r.facts.hosts = {{"r740-01", "Intel Xeon Gold 6248", "VMware ESXi 8.0.2 build-lab"},
+                   {"r7625-01", "AMD EPYC 9354", "VMware ESXi 8.0.2 build-lab"}};
+  r.api_budget = stats::ApiBudgetRecord{50, 64, 0, 0};
   r.ready_signal = "guest_agent";
   r.started_at = "2026-11-30T10:00:00.000Z";
   r.ended_at = "2026-11-30T10:04:12.345Z";

@@ -175,6 +175,11 @@ TEST_F(Render, OpenMetricsHistogramIsConsistent) {
   ASSERT_GE(prom.size(), 6u);
   EXPECT_EQ(prom.substr(prom.size() - 6), "# EOF\n");
   EXPECT_EQ(count(prom, "# EOF"), 1u);
+  // Where the figures come from, as an info metric.
+  EXPECT_NE(prom.find("# TYPE bootstorm_run info\n"), std::string::npos);
+  EXPECT_NE(prom.find("bootstorm_run_info{run_id=\"" + record.run_id + "\""), std::string::npos);
+  EXPECT_NE(prom.find(std::string("source=\"") + (record.simulated ? "simulated" : "measured") + "\""),
+            std::string::npos);
   // Per scenario: cumulative buckets never decrease and +Inf equals _count equals the ready VMs.
   for (const auto& sc : summary.scenarios) {
     const std::string key = "scenario=\"" + sc.name + "\"";

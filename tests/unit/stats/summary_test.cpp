@@ -181,6 +181,45 @@ TEST(Summarize, PlatformFactsAndTheirRoundTrip) {
   EXPECT_EQ(summary_to_json(*back).dump(), j.dump());
 }
 
+TEST(Summarize, WhatThePlatformIsAndWhereTheFiguresCameFrom) {
+  RunRecord r = record();
+  r.simulated = false;
+  // A real endpoint, before the platform says anything: measured, and no "platform" section.
+  Summary plain = summarize(r);
+  EXPECT_EQ(plain.run.source, "measured");
+  EXPECT_FALSE(summary_to_json(plain).contains("platform"));
+
+  r.simulated = true;  // a lab, whatever told (the endpoint or the platform itself)
+  r.facts.product = "Kubernetes";
+  r.facts.version = "v1.27.6";
+  r.facts.simulator = "bootstorm lab small";
+  r.facts.components = {{"KubeVirt", "v1.1.1"}};
+  r.facts.hosts = {{"worker-0", "Skylake-Server", "v1.27.6"}};
+  r.api_budget = ApiBudgetRecord{50, 64, 0, 0};
+  const Summary s = summarize(r);
+  EXPECT_EQ(s.run.source, "simulated");
+  const auto j = summary_to_json(s);
+  EXPECT_EQ(j["run"]["source"], "simulated");
+  EXPECT_EQ(j["run"]["simulated"], true);  // kept for readers from before "source"
+  EXPECT_EQ(j["platform"]["simulator"], "bootstorm lab small");
+  EXPECT_EQ(j["platform"]["components"]["KubeVirt"], "v1.1.1");
+  EXPECT_EQ(j["platform"]["hosts"][0]["cpuModel"], "Skylake-Server");
+  EXPECT_EQ(j["platform"]["apiBudget"]["startConcurrency"], 0);
+  EXPECT_FALSE(j["platform"]["apiBudget"].contains("startsPerConnection"));
+  auto back = summary_from_json(nlohmann::json::parse(summary_to_json_text(s)));
+  ASSERT_TRUE(back.has_value()) << back.error().what();
+  EXPECT_EQ(back->run.facts, r.facts);
+  EXPECT_EQ(back->run.api_budget, r.api_budget);
+  EXPECT_EQ(summary_to_json(*back).dump(), j.dump());
+
+  // A summary from before "source" reads it from "simulated".
+  auto old = nlohmann::json::parse(summary_to_json_text(s));
+  old["run"].erase("source");
+  auto old_back = summary_from_json(old);
+  ASSERT_TRUE(old_back.has_value());
+  EXPECT_EQ(old_back->run.source, "simulated");
+}
+
 TEST(SummaryJson, RejectsOtherSchemas) {
   auto r = summary_from_json(nlohmann::json{{"schemaVersion", 2}, {"scenarios", nlohmann::json::array()}});
   ASSERT_FALSE(r.has_value());

@@ -1,0 +1,195 @@
+// ProviderImpl::check, `bootstorm check` on KubeVirt: the API and its versions, CDI, every verb the run will
+// use (SelfSubjectAccessReview), the placement nodes with memory for their share, the golden image, the
+// namespace and its ResourceQuota. Read-only: nothing is created but the access reviews, which the API server
+// answers without storing.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include "common/quantity.hpp"
+#include "providers/kubevirt/detail/provider_impl.hpp"
+
+namespace bootstorm::kubevirt::detail {
+using boost::asio::awaitable;
+using nlohmann::json;
+
+namespace {
+
+api::CheckResult from(const Expected<api::CheckResult>& checked, const std::string& name) {
+  return checked ? *checked : api::failed_check(name, checked.error());
+}
+
+// One verb the run uses, as a SelfSubjectAccessReview asks it.
+struct Access {
+  std::string verb, group, resource, subresource, ns;
+  std::string what() const {
+    std::string r = resource + (subresource.empty() ? "" : "/" + subresource);
+    return verb + " " + r + (group.empty() ? "" : "." + group) + (ns.empty() ? "" : " in " + ns);
+  }
+};
+
+}  // namespace
+
+awaitable<api::CheckResult> ProviderImpl::check_access() {
+  const std::string& ns = config_.namespace_;
+  std::vector<Access> needed = {
+      {"create", "kubevirt.io", "virtualmachines", "", ns},
+      {"get", "kubevirt.io", "virtualmachines", "", ns},
+      {"delete", "kubevirt.io", "virtualmachines", "", ns},
+      {"update", "subresources.kubevirt.io", "virtualmachines", "start", ns},
+      {"update", "subresources.kubevirt.io", "virtualmachines", "stop", ns},
+      {"list", "kubevirt.io", "virtualmachineinstances", "", ns},
+      {"watch", "kubevirt.io", "virtualmachineinstances", "", ns},
+      {"list", "cdi.kubevirt.io", "datavolumes", "", ns},
+      {"watch", "cdi.kubevirt.io", "datavolumes", "", ns},
+      {"list", "", "nodes", "", ""},
+  };
+  if (!config_.golden_datasource.empty()) {
+    const std::string dsns =
+        config_.golden_datasource_namespace.empty() ? ns : config_.golden_datasource_namespace;
+    needed.push_back({"get", "cdi.kubevirt.io", "datasources", "", dsns});
+    // CDI lets a DataVolume clone from another namespace only for a user who may create datavolumes/source
+    // there.
+    if (dsns != ns) needed.push_back({"create", "cdi.kubevirt.io", "datavolumes", "source", dsns});
+  }
+  if (namespace_missing_) needed.push_back({"create", "", "namespaces", "", ""});
+  std::vector<std::string> denied;
+  for (const auto& a : needed) {
+    json attributes = {{"verb", a.verb}, {"group", a.group}, {"resource", a.resource}};
+    if (!a.subresource.empty()) attributes["subresource"] = a.subresource;
+    if (!a.ns.empty()) attributes["namespace"] = a.ns;
+    const json review = {{"apiVersion", "authorization.k8s.io/v1"},
+                         {"kind", "SelfSubjectAccessReview"},
+                         {"spec", {{"resourceAttributes", attributes}}}};
+    auto resp = co_await call("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", review.dump(),
+                              "asking whether this user may " + a.what());
+    if (!resp || resp->status == 404 || resp->status == 403) {
+      co_return api::check_result("permissions", api::CheckStatus::unknown,
+                                  "the API server did not answer SelfSubjectAccessReview (" +
+                                      (resp ? "HTTP " + std::to_string(resp->status) : resp.error().message) +
+                                      ")",
+                                  "a missing permission will show at the first call it refuses");
+    }
+    if (resp->status != 201 && resp->status != 200) {
+      co_return api::check_result(
+          "permissions", api::CheckStatus::unknown,
+          kube::status_error(resp->status, resp->body, "SelfSubjectAccessReview").message,
+          "a missing permission will show at the first call it refuses");
+    }
+    json answer = json::parse(resp->body, nullptr, false);
+    const bool allowed = answer.is_object() && answer.contains("status") && answer["status"].is_object() &&
+                         answer["status"].value("allowed", false);
+    if (!allowed) denied.push_back(a.what());
+  }
+  if (!denied.empty()) {
+    co_return api::check_result(
+        "permissions", api::CheckStatus::fail, fmt::format("this user may not {}", fmt::join(denied, "; ")),
+        "grant them to the kubeconfig's user (a Role in " + ns +
+            " such as kubevirt.io:edit, plus get on the golden DataSource's namespace)");
+  }
+  co_return api::check_result("permissions", api::CheckStatus::pass,
+                              fmt::format("all {} verbs the run uses are allowed", needed.size()));
+}
+
+awaitable<api::CheckResult> ProviderImpl::check_quota(std::size_t vms) {
+  const std::string& ns = config_.namespace_;
+  if (namespace_missing_)
+    co_return api::check_result("resource quota", api::CheckStatus::pass,
+                                "namespace " + ns + " is new: no quota");
+  auto resp = co_await call("GET", "/api/v1/namespaces/" + ns + "/resourcequotas", {},
+                            "listing ResourceQuotas in " + ns);
+  if (!resp || resp->status != 200) {
+    co_return api::check_result("resource quota", api::CheckStatus::unknown,
+                                "ResourceQuotas in " + ns + " could not be read (" +
+                                    (resp ? "HTTP " + std::to_string(resp->status) : resp.error().message) +
+                                    ")",
+                                "check `kubectl describe quota -n " + ns + "` yourself");
+  }
+  json list = json::parse(resp->body, nullptr, false);
+  if (!list.is_object() || !list.contains("items") || !list["items"].is_array() || list["items"].empty())
+    co_return api::check_result("resource quota", api::CheckStatus::pass,
+                                "no ResourceQuota in namespace " + ns);
+  // What the largest storm adds, per quota resource: one VM, one virt-launcher pod and one PVC per VM.
+  const double memory = parse_quantity(VmBuild{}.memory).value_or(0) * static_cast<double>(vms);
+  const std::map<std::string, double> adds = {{"count/virtualmachines.kubevirt.io", static_cast<double>(vms)},
+                                              {"pods", static_cast<double>(vms)},
+                                              {"persistentvolumeclaims", static_cast<double>(vms)},
+                                              {"requests.memory", memory},
+                                              {"memory", memory}};
+  std::vector<std::string> short_of;
+  for (const auto& quota : list["items"]) {
+    const json& hard = quota.contains("status") && quota["status"].is_object() &&
+                               quota["status"].contains("hard") && quota["status"]["hard"].is_object()
+                           ? quota["status"]["hard"]
+                           : json::object();
+    const json& used = quota.contains("status") && quota["status"].is_object() &&
+                               quota["status"].contains("used") && quota["status"]["used"].is_object()
+                           ? quota["status"]["used"]
+                           : json::object();
+    for (const auto& [resource, limit] : hard.items()) {
+      auto add = adds.find(resource);
+      if (add == adds.end() || !limit.is_string()) continue;
+      const double cap = parse_quantity(limit.get<std::string>()).value_or(-1);
+      const double in_use = used.contains(resource) && used[resource].is_string()
+                                ? parse_quantity(used[resource].get<std::string>()).value_or(0)
+                                : 0;
+      if (cap >= 0 && in_use + add->second > cap)
+        short_of.push_back(fmt::format("{} {}: {} in use + {} for the storm > {} allowed", name_of(quota),
+                                       resource, used.value(resource, std::string("0")),
+                                       resource.find("memory") != std::string::npos
+                                           ? fmt::format("{:.0f}Gi", add->second / (1024.0 * 1024 * 1024))
+                                           : fmt::format("{:.0f}", add->second),
+                                       limit.get<std::string>()));
+    }
+  }
+  if (!short_of.empty()) {
+    co_return api::check_result("resource quota", api::CheckStatus::fail,
+                                fmt::format("{}", fmt::join(short_of, "; ")),
+                                "raise the quota of namespace " + ns + " or run a smaller storm");
+  }
+  co_return api::check_result(
+      "resource quota", api::CheckStatus::pass,
+      fmt::format("{} ResourceQuota(s) in {} leave room for {} VMs", list["items"].size(), ns, vms));
+}
+
+awaitable<std::vector<api::CheckResult>> ProviderImpl::check(const api::CheckRequest& request) {
+  std::vector<api::CheckResult> out;
+  out.push_back(api::check_result("API", api::CheckStatus::pass, "answered: " + api::describe(facts_)));
+  // CDI clones the golden image; without it no VM gets a disk.
+  auto cdi = co_await call("GET", "/apis/cdi.kubevirt.io/v1beta1", {}, "reading CDI's API group");
+  if (cdi && cdi->status == 404) {
+    out.push_back(api::check_result(
+        "CDI", api::CheckStatus::fail,
+        "CDI (cdi.kubevirt.io/v1beta1) is not installed: no DataVolume can clone the golden image",
+        "install CDI (OpenShift Virtualization installs it)"));
+  } else if (cdi && cdi->status == 200) {
+    auto version = facts_.components.find("CDI");
+    out.push_back(api::check_result("CDI", api::CheckStatus::pass,
+                                    version == facts_.components.end()
+                                        ? "installed (its version is not readable)"
+                                        : "installed, " + version->second));
+  } else {
+    out.push_back(api::check_result("CDI", api::CheckStatus::unknown, "CDI's API group did not answer",
+                                    "check that CDI runs (kubectl get cdi)"));
+  }
+  std::vector<std::string> hosts;
+  for (const auto& [host, vms] : request.vms_per_host) hosts.push_back(host);
+  auto nodes = co_await check_nodes(hosts, request.vms_per_host);
+  out.push_back(from(nodes, "nodes"));
+  auto golden = co_await check_golden();
+  out.push_back(from(golden, "golden image"));
+  auto ns = co_await check_namespace();
+  out.push_back(from(ns, "namespace"));
+  auto access = co_await check_access();
+  out.push_back(std::move(access));
+  auto quota = co_await check_quota(request.largest_storm);
+  out.push_back(std::move(quota));
+  if (api::worst(out) != api::CheckStatus::fail) {
+    inventory_checked_ = true;
+    checked_request_.hosts = hosts;
+    checked_request_.total_vms = request.total_vms;
+  }
+  co_return out;
+}
+
+}  // namespace bootstorm::kubevirt::detail

@@ -1,0 +1,169 @@
+// `bootstorm check PLAN` through the real CLI (issue 22): the example plans pass on the embedded labs; a plan
+// the platform cannot take fails with the check that says why, exit 1, and nothing created; a held-back start
+// burst is a warning; `run` asks the same checks first and journals them.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/support/lab_fixture.hpp"
+#include "tests/support/run_files.hpp"
+#include "tests/support/tools.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using bootstorm::test_support::LabCliTest;
+using bootstorm::test_support::read_file;
+using bootstorm::test_support::write_file;
+using nlohmann::json;
+
+class CheckE2E : public LabCliTest {
+ protected:
+  CheckE2E() : LabCliTest("check-e2e", "small") {}
+
+  // A KubeVirt plan on the served lab: `golden` names the DataSource, `placement` and `storm` as in a plan.
+  fs::path plan(const std::string& name, const std::string& golden, const std::string& placement,
+                const std::string& storm = "{mode: simultaneous, timeout: 2m}") {
+    const fs::path path = dir_ / (name + ".yaml");
+    write_file(path, "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: " + name +
+                         "\nplatform: {kind: kubevirt, endpoint: \"lab:" + state_.string() +
+                         "\"}\ngolden: {dataSource: {name: " + golden +
+                         ", namespace: golden}}\nnamespace: bootstorm-check\nscenarios:\n  - name: one\n"
+                         "    placement: " +
+                         placement + "\nstorm: " + storm +
+                         "\nready: {signal: guest_agent}\noutput: " + (dir_ / "runs").string() + "\n");
+    return path;
+  }
+
+  // Nothing of the plan's namespace exists on the lab: no VM, no namespace.
+  void expect_nothing_created() {
+    if (!have_kubectl()) return;
+    auto vms = kubectl({"get", "virtualmachines.kubevirt.io", "-A", "-o", "json"});
+    ASSERT_EQ(vms.exit_code, 0) << vms.err;
+    EXPECT_TRUE(json::parse(vms.out)["items"].empty()) << vms.out;
+    auto ns = kubectl({"get", "namespace", "bootstorm-check"});
+    EXPECT_NE(ns.exit_code, 0) << "the namespace was created: " << ns.out;
+  }
+
+  // The line of the check `name` in `bootstorm check`'s table ("" when absent).
+  static std::string line_of(const std::string& out, const std::string& name) {
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);)
+      if (line.size() > 8 && line.substr(8).rfind(name, 0) == 0) return line;
+    return {};
+  }
+};
+
+TEST_F(CheckE2E, TheExamplePlansPassOnTheEmbeddedLabs) {
+  for (const char* example : {"plans/kubevirt-density.yaml", "plans/consolidation-4x16g-vs-1x64g.yaml"}) {
+    auto r =
+        bootstorm({"check", (fs::path(BOOTSTORM_SOURCE_DIR) / example).string()}, std::chrono::seconds(120));
+    EXPECT_EQ(r.exit_code, 0) << example << "\n" << r.out << r.err;
+    EXPECT_EQ(r.out.find("FAIL"), std::string::npos) << example << "\n" << r.out;
+    EXPECT_NE(r.out.find("PASS"), std::string::npos) << example << "\n" << r.out;
+    EXPECT_EQ(line_of(r.out, "start burst").rfind("PASS", 0), 0u) << r.out;
+    EXPECT_NE(r.out.find("platform: "), std::string::npos) << r.out;
+  }
+}
+
+TEST_F(CheckE2E, AMissingGoldenImageFailsNamingWhatExistsAndCreatesNothing) {
+  auto r = bootstorm({"check", plan("no-golden", "no-such-golden", "[{host: worker-0, vms: 3}]").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const std::string golden = line_of(r.out, "golden image");
+  EXPECT_EQ(golden.rfind("FAIL", 0), 0u) << r.out;
+  EXPECT_NE(golden.find("golden/no-such-golden does not exist"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fedora-golden"), std::string::npos) << "the advice lists what exists\n" << r.out;
+  expect_nothing_created();
+}
+
+TEST_F(CheckE2E, ARoleWithoutVirtualMachinesStartFailsNamingTheVerbAndCreatesNothing) {
+  // The small lab with a user who may not start VMs (kube.deny): the lab's API server refuses the start
+  // subresource, and answers SelfSubjectAccessReview accordingly.
+  std::string profile = read_file(fs::path(BOOTSTORM_SOURCE_DIR) / "simulator/labs/small.yaml");
+  const std::string anchor = "\nkube:\n";
+  const auto at = profile.find(anchor);
+  ASSERT_NE(at, std::string::npos);
+  profile.insert(at + anchor.size(), "  deny: [\"update subresources.kubevirt.io virtualmachines/start\"]\n");
+  const fs::path no_start = dir_ / "small-no-start.yaml";
+  write_file(no_start, profile);
+  lab_.reset();
+  fs::remove_all(state_);
+  start_lab(no_start.string());
+  if (!have_kubectl()) BOOTSTORM_MISSING_KUBECTL("it asks the lab's review API independently");
+  // The same question from another client: the review says no, and a start is refused for what it is.
+  const fs::path review = dir_ / "review.json";
+  write_file(review, R"({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+    "spec": {"resourceAttributes": {"namespace": "bootstorm-check", "verb": "update",
+      "group": "subresources.kubevirt.io", "resource": "virtualmachines", "subresource": "start"}}})");
+  const json answer = kube_json(
+      {"create", "--raw", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", "-f", review.string()});
+  EXPECT_EQ(answer["status"]["allowed"], false) << answer.dump();
+
+  auto r = bootstorm({"check", plan("no-start", "fedora-golden", "[{host: worker-0, vms: 3}]").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const std::string permissions = line_of(r.out, "permissions");
+  EXPECT_EQ(permissions.rfind("FAIL", 0), 0u) << r.out;
+  EXPECT_NE(
+      permissions.find("may not update virtualmachines/start.subresources.kubevirt.io in bootstorm-check"),
+      std::string::npos)
+      << r.out;
+  EXPECT_EQ(permissions.find("create virtualmachines"), std::string::npos) << "only the denied verb\n"
+                                                                           << r.out;
+  expect_nothing_created();
+}
+
+TEST_F(CheckE2E, APlacementBeyondTheNodesMemoryFailsWithHowManyFit) {
+  // small's worker-0 allocates 64 TiB: 17,000 VMs of 4 GiB do not fit, 16,384 would.
+  auto r =
+      bootstorm({"check", plan("too-dense", "fedora-golden", "[{host: worker-0, vms: 17000}]").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const std::string nodes = line_of(r.out, "nodes");
+  EXPECT_EQ(nodes.rfind("FAIL", 0), 0u) << r.out;
+  EXPECT_NE(nodes.find("cannot hold its share of the placement: 17000 VMs x 4Gi"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("place at most 16384 VMs on worker-0"), std::string::npos) << r.out;
+  expect_nothing_created();
+}
+
+TEST_F(CheckE2E, AHeldBackStartBurstIsAWarningNotAFailure) {
+  auto r = bootstorm({"check", plan("held-back", "fedora-golden", "[{host: worker-0, vms: 12}]",
+                                    "{mode: simultaneous, timeout: 2m, startConcurrency: 4}")
+                                   .string()});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string burst = line_of(r.out, "start burst");
+  EXPECT_EQ(burst.rfind("WARN", 0), 0u) << r.out;
+  EXPECT_NE(burst.find("storm.startConcurrency 4 holds the burst to 4 starts in flight"), std::string::npos)
+      << r.out;
+  EXPECT_NE(burst.find("about 3 waves"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 warnings"), std::string::npos) << r.out;
+}
+
+TEST_F(CheckE2E, RunAsksTheChecksFirstJournalsThemAndStopsBeforeCreatingAnything) {
+  const fs::path bad = plan("run-no-golden", "no-such-golden", "[{host: worker-0, vms: 3}]");
+  auto r = bootstorm({"run", bad.string(), "--yes"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE((r.out + r.err)
+                .find("check golden image failed: golden DataSource golden/no-such-golden does not exist"),
+            std::string::npos)
+      << r.out << r.err;
+  expect_nothing_created();
+  const auto runs = subdirs(dir_ / "runs");
+  ASSERT_EQ(runs.size(), 1u);
+  const std::string journal = read_file(runs.front() / "journal.jsonl");
+  EXPECT_NE(journal.find("\"type\":\"checks\""), std::string::npos) << journal;
+  EXPECT_EQ(journal.find("\"type\":\"vm_created\""), std::string::npos) << journal;
+
+  // --skip-checks says so, and the inventory check still stops the run.
+  auto skipped = bootstorm({"run", bad.string(), "--yes", "--skip-checks"});
+  EXPECT_NE(skipped.exit_code, 0);
+  EXPECT_NE((skipped.out + skipped.err).find("--skip-checks: the platform was not checked"),
+            std::string::npos)
+      << skipped.out << skipped.err;
+  expect_nothing_created();
+}
+
+}  // namespace
