@@ -33,6 +33,11 @@ asio::awaitable<Expected<void>> Vim25Provider::check_inventory(const api::Invent
   if (!resolved) co_return resolved.error();
   auto privileges = co_await check_privileges();
   if (!privileges) co_return privileges.error();
+  if (!privileges->asked)
+    spdlog::warn(
+        "{}: the user's privileges are not checked before the run (a missing one will fail the call "
+        "that needs it)",
+        privileges->why_not);
   co_await learn_hosts();
   inventory_checked_ = true;
   checked_request_ = request;

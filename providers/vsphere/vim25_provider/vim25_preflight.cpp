@@ -81,10 +81,19 @@ boost::asio::awaitable<std::vector<api::CheckResult>> Vim25Provider::check(const
                                   fmt::format("{} host{} connected and out of maintenance; {}", hosts_.size(),
                                               hosts_.size() == 1 ? "" : "s", golden)));
   auto privileges = co_await check_privileges();
-  out.push_back(privileges ? api::check_result(
-                                 "privileges", api::CheckStatus::pass,
-                                 "the user holds every privilege the run uses on the objects it uses them on")
-                           : api::failed_check("privileges", privileges.error()));
+  if (!privileges) {
+    out.push_back(api::failed_check("privileges", privileges.error()));
+  } else if (!privileges->asked) {
+    out.push_back(
+        api::check_result("privileges", api::CheckStatus::unknown, privileges->why_not,
+                          "a missing privilege will fail the first call that needs it; README lists the "
+                          "role a run needs"));
+  } else {
+    out.push_back(api::check_result(
+        "privileges", api::CheckStatus::pass,
+        fmt::format("the user holds all {} privileges the run uses, on the objects it uses them on",
+                    privileges->privileges)));
+  }
   co_await learn_hosts();
   auto memory = co_await check_host_memory(request);
   out.push_back(std::move(memory));

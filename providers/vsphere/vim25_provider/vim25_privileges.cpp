@@ -55,15 +55,14 @@ std::vector<Vim25Provider::NeededPrivilege> Vim25Provider::needed_privileges() c
   return needed;
 }
 
-asio::awaitable<Expected<void>> Vim25Provider::check_privileges() {
+asio::awaitable<Expected<Vim25Provider::PrivilegeAnswer>> Vim25Provider::check_privileges() {
   const std::string& session_id = session_.session_key();
   const MoRef& manager = session_.service_content().authorization_manager;
+  PrivilegeAnswer answered;
   if (session_id.empty() || manager.empty()) {
-    spdlog::warn(
-        "vCenter {} did not name the session or its AuthorizationManager: the user's privileges are not "
-        "checked before the run (a missing one will fail the call that needs it)",
-        config_.endpoint);
-    co_return Expected<void>{};
+    answered.why_not =
+        "vCenter " + config_.endpoint + " did not name the session or its AuthorizationManager";
+    co_return answered;
   }
   auto key = co_await find_field_key();
   if (!key) co_return key.error();
@@ -86,11 +85,9 @@ asio::awaitable<Expected<void>> Vim25Provider::check_privileges() {
         reply.error().kind == ErrorKind::tls || reply.error().kind == ErrorKind::timeout) {
       co_return reply.error();
     }
-    spdlog::warn(
-        "vCenter {} did not answer which privileges the user holds ({}): they are not checked before "
-        "the run (a missing one will fail the call that needs it)",
-        config_.endpoint, reply.error().what());
-    co_return Expected<void>{};
+    answered.why_not = "vCenter " + config_.endpoint + " did not answer which privileges the user holds (" +
+                       reply.error().what() + ")";
+    co_return answered;
   }
   auto answer = decode_entity_privileges(reply->response());
   if (!answer) co_return answer.error();
@@ -119,7 +116,9 @@ asio::awaitable<Expected<void>> Vim25Provider::check_privileges() {
   if (count == 0) {
     spdlog::debug("vCenter {}: user {} holds the {} privileges the run uses", config_.endpoint,
                   session_.username(), privileges.size());
-    co_return Expected<void>{};
+    answered.asked = true;
+    answered.privileges = privileges.size();
+    co_return answered;
   }
   co_return make_error(
       ErrorKind::auth,

@@ -135,8 +135,15 @@ class Vim25Provider final : public api::Provider {
   };
   // What the run will do, as privileges on the objects check_inventory() resolved.
   std::vector<NeededPrivilege> needed_privileges() const;
+  // What vCenter answered: every privilege held (`asked`), or why it could not be asked (`why_not`: it then
+  // shows at the first call that needs a missing one).
+  struct PrivilegeAnswer {
+    bool asked = false;
+    std::size_t privileges = 0;
+    std::string why_not;
+  };
   // Asks vCenter which of them the user holds; an error (ErrorKind::auth) naming every one missing.
-  boost::asio::awaitable<Expected<void>> check_privileges();
+  boost::asio::awaitable<Expected<PrivilegeAnswer>> check_privileges();
 
   // ---- platform facts (vim25_facts.cpp) ----
   // vCenter's product, version and build from the ServiceContent, and whether it says it is a simulator.

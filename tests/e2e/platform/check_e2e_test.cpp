@@ -67,6 +67,12 @@ TEST_F(CheckE2E, TheExamplePlansPassOnTheEmbeddedLabs) {
     EXPECT_NE(r.out.find("PASS"), std::string::npos) << example << "\n" << r.out;
     EXPECT_EQ(line_of(r.out, "start burst").rfind("PASS", 0), 0u) << r.out;
     EXPECT_NE(r.out.find("platform: "), std::string::npos) << r.out;
+    // Each platform asked who may do what: vim25 its AuthorizationManager, KubeVirt its access reviews.
+    const std::string asked = std::string(example).find("kubevirt") != std::string::npos
+                                  ? line_of(r.out, "permissions")
+                                  : line_of(r.out, "privileges");
+    EXPECT_EQ(asked.rfind("PASS", 0), 0u) << r.out;
+    EXPECT_NE(asked.find("all "), std::string::npos) << r.out;
   }
 }
 
