@@ -17,18 +17,11 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
-api::CheckResult passed(std::string name, std::string finding) {
-  api::CheckResult r;
-  r.name = std::move(name);
-  r.finding = std::move(finding);
-  return r;
-}
-
 }  // namespace
 
 awaitable<Expected<api::CheckResult>> ProviderImpl::check_nodes(
     const std::vector<std::string>& hosts, const std::map<std::string, int>& vms_per_host) {
-  if (hosts.empty()) co_return passed("nodes", "the plan places no VM");
+  if (hosts.empty()) co_return api::check_result("nodes", api::CheckStatus::pass, "the plan places no VM");
   auto resp = co_await call("GET", "/api/v1/nodes", {}, "listing nodes");
   if (!resp) co_return resp.error();
   if (resp->status != 200) co_return kube::status_error(resp->status, resp->body, "listing nodes");
@@ -75,12 +68,7 @@ awaitable<Expected<api::CheckResult>> ProviderImpl::check_nodes(
     }
     auto share = vms_per_host.find(host);
     if (share == vms_per_host.end() || vm_bytes <= 0) continue;
-    const json* memory = nullptr;
-    if (node.contains("status") && node["status"].is_object() && node["status"].contains("allocatable") &&
-        node["status"]["allocatable"].is_object() && node["status"]["allocatable"].contains("memory"))
-      memory = &node["status"]["allocatable"]["memory"];
-    const auto allocatable =
-        memory && memory->is_string() ? parse_quantity(memory->get<std::string>()) : std::nullopt;
+    const auto allocatable = parse_quantity(text_at(node, {"status", "allocatable", "memory"}));
     if (!allocatable || *allocatable <= 0) continue;
     const double requested = share->second * vm_bytes;
     if (requested > *allocatable) {
@@ -102,8 +90,9 @@ awaitable<Expected<api::CheckResult>> ProviderImpl::check_nodes(
                             requested / kGiB, *allocatable / kGiB);
     }
   }
-  co_return passed("nodes", fmt::format("{} node{} Ready and schedulable{}", hosts.size(),
-                                        hosts.size() == 1 ? "" : "s", fullest));
+  co_return api::check_result(
+      "nodes", api::CheckStatus::pass,
+      fmt::format("{} node{} Ready and schedulable{}", hosts.size(), hosts.size() == 1 ? "" : "s", fullest));
 }
 
 awaitable<Expected<api::CheckResult>> ProviderImpl::check_golden() {
@@ -141,7 +130,8 @@ awaitable<Expected<api::CheckResult>> ProviderImpl::check_golden() {
         }
       }
     }
-    co_return passed("golden image", "DataSource " + dsns + "/" + config_.golden_datasource + " is Ready");
+    co_return api::check_result("golden image", api::CheckStatus::pass,
+                                "DataSource " + dsns + "/" + config_.golden_datasource + " is Ready");
   }
   if (!config_.golden_pvc.empty()) {
     std::string pns = ns, pname = config_.golden_pvc;
@@ -158,7 +148,8 @@ awaitable<Expected<api::CheckResult>> ProviderImpl::check_golden() {
                            "name an existing PVC as golden.pvc (namespace/name) or use golden.dataSource");
     }
     if (resp->status != 200) co_return kube::status_error(resp->status, resp->body, what);
-    co_return passed("golden image", "PVC " + pns + "/" + pname + " exists");
+    co_return api::check_result("golden image", api::CheckStatus::pass,
+                                "PVC " + pns + "/" + pname + " exists");
   }
   co_return make_error(ErrorKind::invalid_input, "the plan names no golden image for KubeVirt",
                        "set golden.dataSource {name, namespace} or golden.pvc");
@@ -172,8 +163,9 @@ awaitable<Expected<api::CheckResult>> ProviderImpl::check_namespace() {
     co_return kube::status_error(resp->status, resp->body, "reading namespace " + ns);
   namespace_missing_ = resp->status == 404;
   namespace_known_ = true;
-  co_return passed("namespace", namespace_missing_ ? "namespace " + ns + " does not exist: the run creates it"
-                                                   : "namespace " + ns + " exists");
+  co_return api::check_result("namespace", api::CheckStatus::pass,
+                              namespace_missing_ ? "namespace " + ns + " does not exist: the run creates it"
+                                                 : "namespace " + ns + " exists");
 }
 
 awaitable<Expected<void>> ProviderImpl::check_inventory(const api::InventoryRequest& request) {

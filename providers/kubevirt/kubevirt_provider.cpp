@@ -15,20 +15,28 @@ using nlohmann::json;
 
 namespace detail {
 
+const json* json_at(const json& obj, std::initializer_list<const char*> path) {
+  const json* at = &obj;
+  for (const char* key : path) {
+    if (!at->is_object()) return nullptr;
+    auto it = at->find(key);
+    if (it == at->end()) return nullptr;
+    at = &*it;
+  }
+  return at;
+}
+
+std::string text_at(const json& obj, std::initializer_list<const char*> path) {
+  const json* at = json_at(obj, path);
+  return at && at->is_string() ? at->get<std::string>() : std::string();
+}
+
 std::string label_of(const json& obj, const char* key) {
-  if (!obj.is_object()) return {};
-  auto md = obj.find("metadata");
-  if (md == obj.end() || !md->is_object()) return {};
-  auto labels = md->find("labels");
-  if (labels == md->end() || !labels->is_object()) return {};
-  auto v = labels->find(key);
-  return v != labels->end() && v->is_string() ? v->get<std::string>() : std::string();
+  return text_at(obj, {"metadata", "labels", key});
 }
 
 std::string name_of(const json& obj) {
-  if (!obj.is_object()) return {};
-  auto md = obj.find("metadata");
-  return md != obj.end() && md->is_object() ? md->value("name", "") : std::string();
+  return text_at(obj, {"metadata", "name"});
 }
 
 ProviderImpl::ProviderImpl(asio::any_io_executor executor, api::ProviderConfig config,

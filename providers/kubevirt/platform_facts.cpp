@@ -12,17 +12,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string text_at(const json& object, std::initializer_list<const char*> path) {
-  const json* at = &object;
-  for (const char* key : path) {
-    if (!at->is_object()) return {};
-    auto it = at->find(key);
-    if (it == at->end()) return {};
-    at = &*it;
-  }
-  return at->is_string() ? at->get<std::string>() : std::string();
-}
-
 // KubeVirt's node labeller marks the CPU model the node's VMs get as host-model-cpu.node.kubevirt.io/<model>.
 constexpr std::string_view kHostModelLabel = "host-model-cpu.node.kubevirt.io/";
 
@@ -32,11 +21,7 @@ api::HostFacts ProviderImpl::node_facts(const std::string& host, const json& nod
   api::HostFacts fact;
   fact.name = host;
   fact.version = text_at(node, {"status", "nodeInfo", "kubeletVersion"});
-  const json* labels = node.is_object() && node.contains("metadata") && node["metadata"].is_object() &&
-                               node["metadata"].contains("labels") && node["metadata"]["labels"].is_object()
-                           ? &node["metadata"]["labels"]
-                           : nullptr;
-  if (labels) {
+  if (const json* labels = json_at(node, {"metadata", "labels"}); labels && labels->is_object()) {
     for (const auto& [key, value] : labels->items()) {
       if (key.starts_with(kHostModelLabel) && value == "true") {
         fact.cpu_model = key.substr(kHostModelLabel.size());

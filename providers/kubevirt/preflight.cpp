@@ -118,24 +118,18 @@ awaitable<api::CheckResult> ProviderImpl::check_quota(std::size_t vms) {
                                               {"memory", memory}};
   std::vector<std::string> short_of;
   for (const auto& quota : list["items"]) {
-    const json& hard = quota.contains("status") && quota["status"].is_object() &&
-                               quota["status"].contains("hard") && quota["status"]["hard"].is_object()
-                           ? quota["status"]["hard"]
-                           : json::object();
-    const json& used = quota.contains("status") && quota["status"].is_object() &&
-                               quota["status"].contains("used") && quota["status"]["used"].is_object()
-                           ? quota["status"]["used"]
-                           : json::object();
-    for (const auto& [resource, limit] : hard.items()) {
+    const json* hard = json_at(quota, {"status", "hard"});
+    if (!hard || !hard->is_object()) continue;
+    for (const auto& [resource, limit] : hard->items()) {
       auto add = adds.find(resource);
       if (add == adds.end() || !limit.is_string()) continue;
       const double cap = parse_quantity(limit.get<std::string>()).value_or(-1);
-      const double in_use = used.contains(resource) && used[resource].is_string()
-                                ? parse_quantity(used[resource].get<std::string>()).value_or(0)
-                                : 0;
+      std::string used = text_at(quota, {"status", "used", resource.c_str()});
+      if (used.empty()) used = "0";
+      const double in_use = parse_quantity(used).value_or(0);
       if (cap >= 0 && in_use + add->second > cap)
         short_of.push_back(fmt::format("{} {}: {} in use + {} for the storm > {} allowed", name_of(quota),
-                                       resource, used.value(resource, std::string("0")),
+                                       resource, used,
                                        resource.find("memory") != std::string::npos
                                            ? fmt::format("{:.0f}Gi", add->second / (1024.0 * 1024 * 1024))
                                            : fmt::format("{:.0f}", add->second),

@@ -8,6 +8,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -26,6 +27,10 @@
 
 namespace bootstorm::kubevirt::detail {
 
+// The member at `path` of `obj`: nullptr when a step is missing or not an object.
+const nlohmann::json* json_at(const nlohmann::json& obj, std::initializer_list<const char*> path);
+// Its string: "" when absent or not a string.
+std::string text_at(const nlohmann::json& obj, std::initializer_list<const char*> path);
 // The metadata.labels[key] of an object ("" when absent).
 std::string label_of(const nlohmann::json& obj, const char* key);
 std::string name_of(const nlohmann::json& obj);
