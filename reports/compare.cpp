@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <fstream>
 #include <map>
 #include <ostream>
@@ -72,6 +73,57 @@ std::vector<std::string> platform_warnings(const std::vector<LoadedRun>& runs) {
     if (!budget_a.empty() && !budget_b.empty() && budget_a != budget_b)
       differ.push_back(fmt::format("API budget: {} vs {}", budget_a, budget_b));
     for (const auto& d : differ) out.push_back(fmt::format("run {} vs run {}: {}", first.id, other.id, d));
+  }
+  return out;
+}
+
+namespace {
+
+// The phase of `candidate` whose part of the mean boot grew most over `baseline`'s; empty when none grew by
+// at least 10 ms and 1 % of the baseline's mean boot (less is noise, and prints as +0.00 s).
+std::string grown_phase(const stats::ScenarioSummary& baseline, const stats::ScenarioSummary& candidate,
+                        const std::string& pair) {
+  if (baseline.phases.empty() || candidate.phases.empty()) return {};
+  std::array<double, stats::kPhaseCount> before{}, after{};
+  for (const auto& p : baseline.phases) before[static_cast<std::size_t>(p.phase)] = p.mean_part_s;
+  for (const auto& p : candidate.phases) after[static_cast<std::size_t>(p.phase)] = p.mean_part_s;
+  std::size_t most = 0;
+  for (std::size_t i = 1; i < stats::kPhaseCount; ++i)
+    if (after[i] - before[i] > after[most] - before[most]) most = i;
+  double baseline_boot = 0;
+  for (double part : before) baseline_boot += part;
+  const double grown = after[most] - before[most];
+  if (grown < 0.01 || grown < 0.01 * baseline_boot) return {};
+  return fmt::format("{}: the {} phase grew most, {} \u2192 {} of the mean boot ({:+.2f} s)", pair,
+                     stats::kPhases[most].label, seconds(before[most]), seconds(after[most]),
+                     after[most] - before[most]);
+}
+
+}  // namespace
+
+std::vector<std::string> phase_growth(const std::vector<LoadedRun>& runs) {
+  std::vector<std::string> out;
+  if (runs.empty()) return out;
+  const auto& first = runs.front().summary;
+  auto add = [&out](std::string sentence) {
+    if (!sentence.empty()) out.push_back(std::move(sentence));
+  };
+  if (runs.size() == 1) {
+    for (std::size_t i = 1; i < first.scenarios.size(); ++i)
+      add(grown_phase(first.scenarios.front(), first.scenarios[i],
+                      fmt::format("\u201c{}\u201d against \u201c{}\u201d", first.scenarios[i].name,
+                                  first.scenarios.front().name)));
+    return out;
+  }
+  for (std::size_t r = 1; r < runs.size(); ++r) {
+    for (const auto& sc : runs[r].summary.scenarios) {
+      auto base = std::find_if(first.scenarios.begin(), first.scenarios.end(),
+                               [&](const stats::ScenarioSummary& b) { return b.name == sc.name; });
+      if (base == first.scenarios.end()) continue;
+      add(grown_phase(*base, sc,
+                      fmt::format("\u201c{}\u201d, run {} \u2192 run {}", sc.name, first.run.id,
+                                  runs[r].summary.run.id)));
+    }
   }
   return out;
 }
@@ -241,6 +293,7 @@ std::string render_compare_md(const std::vector<LoadedRun>& runs, const CompareS
   }
   out += "\n## Verdict\n\n";
   for (const auto& c : set.comparisons) out += "- **" + escape_md(c.verdict) + "**\n";
+  for (const auto& g : phase_growth(runs)) out += "- " + escape_md(g) + "\n";
   out +=
       "\n## Figures\n\nBoot time in seconds; \u0394 = candidate \u2212 baseline with bootstrap 95 % "
       "confidence "
@@ -294,6 +347,7 @@ std::string render_compare_html(const std::vector<LoadedRun>& runs, const Compar
         escape_xml(c.verdict), c.mann_whitney.p_value, c.mean_diff_s, c.bootstrap.mean_diff.lower,
         c.bootstrap.mean_diff.upper);
   }
+  for (const auto& g : phase_growth(runs)) out += "<p class=\"meta\">" + escape_xml(g) + "</p>\n";
   out += "</section>\n";
   std::vector<svg::Series> series;
   for (std::size_t i = 0; i < set.samples.size(); ++i) {
@@ -365,6 +419,7 @@ int run_compare(const CompareOptions& options, std::ostream& out, std::ostream& 
   }
   for (const auto& w : platform_warnings(runs)) err << "bootstorm compare: warning: " << w << "\n";
   for (const auto& c : set->comparisons) out << c.verdict << "\n";
+  for (const auto& g : phase_growth(runs)) out << g << "\n";
   out << "Wrote " << (out_dir / "compare.md").string() << " and " << (out_dir / "compare.html").string()
       << "\n";
   return 0;

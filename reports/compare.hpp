@@ -41,6 +41,11 @@ Expected<CompareSet> compare_runs(const std::vector<LoadedRun>& runs,
 // runs. Facts a run did not record are not differences. Empty when they agree.
 std::vector<std::string> platform_warnings(const std::vector<LoadedRun>& runs);
 
+// Which phase of the boot grew most (orchestrator/stats/phases.hpp, its part of the mean boot time), one
+// sentence per compared pair that both report phases: the same scenario across runs (first run = baseline),
+// or within one run each scenario against the first. Pairs where no phase grew are left out.
+std::vector<std::string> phase_growth(const std::vector<LoadedRun>& runs);
+
 std::string render_compare_md(const std::vector<LoadedRun>& runs, const CompareSet& set,
                               std::string_view generated_at);
 std::string render_compare_html(const std::vector<LoadedRun>& runs, const CompareSet& set,

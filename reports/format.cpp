@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "reports/reports.hpp"
+
 namespace bootstorm::reports::detail {
 
 std::string simulator_source(const stats::RunRecord& record) {
@@ -145,3 +147,35 @@ std::string html_comparison_cells(const stats::Comparison& c) {
 }
 
 }  // namespace bootstorm::reports::detail
+
+namespace bootstorm::reports {
+
+std::vector<std::string> control_plane_sentences(const stats::Summary& summary) {
+  std::vector<std::string> out;
+  const bool repeats = detail::several_repeats(summary);
+  for (const auto& sc : summary.scenarios) {
+    if (!sc.control_plane || !sc.control_plane->delayed) continue;
+    const auto& c = *sc.control_plane;
+    out.push_back(fmt::format(
+        "Delayed by the control plane: in \u201c{}\u201d the median VM waited {} from its start request to "
+        "its "
+        "scheduling (API and control plane), longer than any other phase ({}: {}); its median boot took {}.",
+        scenario_label(sc.name, sc.repeat, repeats), seconds(c.median_s),
+        stats::phase_info(c.largest_other).label, seconds(c.largest_other_median_s),
+        seconds(c.median_boot_s)));
+  }
+  return out;
+}
+
+std::string phase_sentence(const stats::ScenarioSummary& scenario) {
+  if (scenario.phases.empty()) return {};
+  std::string out = "Where the time went (mean per VM): ";
+  for (std::size_t i = 0; i < scenario.phases.size(); ++i) {
+    const auto& p = scenario.phases[i];
+    out +=
+        fmt::format("{}{} {}", i == 0 ? "" : ", ", stats::phase_info(p.phase).label, seconds(p.mean_part_s));
+  }
+  return out + ".";
+}
+
+}  // namespace bootstorm::reports

@@ -43,6 +43,63 @@ std::string milestone_table(const stats::ScenarioSummary& sc) {
   return out;
 }
 
+// The colour of a phase: its end milestone's, as in the timeline.
+std::string phase_color(const stats::ScenarioSummary& sc, stats::Phase phase) {
+  auto end = stats::phase_info(phase).ends_at;
+  if (phase == stats::Phase::ready)
+    end = api::milestone_from_string(sc.ready_milestone).value_or(api::Milestone::beacon);
+  return std::string(svg::milestone_color(static_cast<std::size_t>(end)));
+}
+
+std::string phase_table(const stats::ScenarioSummary& sc) {
+  std::string out =
+      "<div class=\"scroll\"><table>\n<thead><tr><th scope=\"col\">Phase</th><th scope=\"col\">Span</th>";
+  for (const char* h : {"VMs", "Mean part", "P50", "P95", "Max", "Resolution"})
+    out += fmt::format("<th scope=\"col\" class=\"num\">{}</th>", h);
+  out += "</tr></thead>\n<tbody>\n";
+  for (const auto& p : sc.phases) {
+    const auto& info = stats::phase_info(p.phase);
+    const std::string span =
+        p.phase == stats::Phase::ready ? "guest_agent \u2192 " + sc.ready_milestone : std::string(info.span);
+    out += fmt::format(
+        "<tr><th scope=\"row\"><span class=\"swatch\" style=\"background:{}\"></span>{}</th><td>{}</td>",
+        phase_color(sc, p.phase), escape_xml(info.label), escape_xml(span));
+    out += td_num(std::to_string(p.dist.count)) + td_num(seconds(p.mean_part_s)) +
+           td_num(seconds(p.dist.p50)) + td_num(seconds(p.dist.p95)) + td_num(seconds(p.dist.max)) +
+           td_num(seconds(p.dist.resolution_s, 3));
+    out += "</tr>\n";
+  }
+  out += "</tbody></table></div>\n";
+  return out;
+}
+
+// Where the mean boot time of each scenario went: one stacked bar per scenario.
+std::string phase_figure(const stats::Summary& summary, bool repeats) {
+  std::vector<svg::StackedPart> parts;
+  std::vector<svg::StackedBar> bars;
+  const stats::ScenarioSummary* colours = nullptr;
+  for (const auto& sc : summary.scenarios) {
+    if (sc.phases.empty()) continue;
+    if (!colours) colours = &sc;
+    svg::StackedBar bar{scenario_label(sc.name, sc.repeat, repeats),
+                        std::vector<double>(stats::kPhaseCount, 0)};
+    for (const auto& p : sc.phases) bar.parts[static_cast<std::size_t>(p.phase)] = p.mean_part_s;
+    bars.push_back(std::move(bar));
+  }
+  if (bars.empty()) return {};
+  for (const auto& info : stats::kPhases)
+    parts.push_back({std::string(info.label), phase_color(*colours, info.phase)});
+  return "<figure>\n" +
+         svg::stacked_bar_chart(
+             "phases", "Where the boot time went",
+             "The mean boot time of each scenario split into its phases: API, control plane, "
+             "launch or power-on, guest and storage, guest agent to ready.",
+             parts, bars, "seconds of the mean boot time") +
+         "<figcaption>Each bar is a scenario's mean boot time, split at the VMs' milestones; a long "
+         "control-plane "
+         "part means the VMs waited for the platform before they ran anywhere.</figcaption>\n</figure>\n";
+}
+
 std::vector<svg::GanttRow> gantt_rows(const stats::RunRecord& record, const stats::ScenarioSummary& sc,
                                       std::size_t& omitted) {
   const auto vms = detail::vms_by_start(record, sc.name, sc.repeat);
@@ -144,6 +201,9 @@ std::string detail::render_report_html_with(const stats::RunRecord& record, cons
             : " (profile \u201c" + escape_xml(record.lab) + "\u201d)");
   }
 
+  for (const auto& sentence : control_plane_sentences(summary))
+    out += "<div class=\"banner\" role=\"note\">" + escape_xml(sentence) + "</div>\n";
+
   if (!comparisons.empty()) {
     out += "<section aria-label=\"Verdict\">\n";
     for (const auto& c : comparisons) {
@@ -224,6 +284,7 @@ std::string detail::render_report_html_with(const stats::RunRecord& record, cons
          "<figcaption>VMs ready since the first start request of each scenario; the dashed line is the "
          "number of "
          "VMs in the storm.</figcaption>\n</figure>\n";
+  out += phase_figure(summary, repeats);
   out += "</section>\n";
 
   out +=
@@ -292,6 +353,7 @@ std::string detail::render_report_html_with(const stats::RunRecord& record, cons
         sc.vms, sc.hosts, sc.hosts == 1 ? "" : "s", sc.ready().count,
         escape_xml(seconds(sc.time_to_all_ready_s)), sc.fire_skew_ms, sc.api_requests);
     out += "<h3>Milestones</h3>\n" + milestone_table(sc);
+    if (!sc.phases.empty()) out += "<h3>Where the time went</h3>\n" + phase_table(sc);
     std::size_t omitted = 0;
     const auto rows = gantt_rows(record, sc, omitted);
     out += "<figure>\n" +

@@ -80,6 +80,8 @@ std::string detail::render_report_md_with(const stats::RunRecord& record, const 
     out += fmt::format("| SLOs | {} of {} passed{} |\n", slo_passed, summary.slo.size(),
                        slo_passed == summary.slo.size() ? "" : " \u2014 **FAILED**");
   out += "\n";
+  for (const auto& sentence : control_plane_sentences(summary))
+    out += "> **" + escape_md(sentence) + "**\n\n";
 
   if (!comparisons.empty()) {
     out += "## Verdict\n\n";
@@ -137,6 +139,23 @@ std::string detail::render_report_md_with(const stats::RunRecord& record, const 
                          seconds(d.resolution_s, 3));
     }
     out += "\n";
+    if (!sc.phases.empty()) {
+      out +=
+          "Where the time went: each ready VM's boot split at its milestones. *Mean part* is the phase's "
+          "share of the mean boot time (the parts add up to it); the other columns describe the VMs that "
+          "reported the phase.\n\n";
+      out += "| Phase | Span | VMs | Mean part | P50 | P95 | Max | Resolution |\n";
+      out += "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+      for (const auto& p : sc.phases) {
+        const auto& info = stats::phase_info(p.phase);
+        const std::string span = p.phase == stats::Phase::ready ? "guest_agent \u2192 " + sc.ready_milestone
+                                                                : std::string(info.span);
+        out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", escape_md(info.label),
+                           escape_md(span), p.dist.count, seconds(p.mean_part_s), seconds(p.dist.p50),
+                           seconds(p.dist.p95), seconds(p.dist.max), seconds(p.dist.resolution_s, 3));
+      }
+      out += "\n";
+    }
     if (!sc.failures.empty()) {
       out += fmt::format("**{} VM{} did not become ready:**\n\n", sc.failures.size(),
                          sc.failures.size() == 1 ? "" : "s");

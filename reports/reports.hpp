@@ -59,6 +59,13 @@ std::string to_bulk_ndjson(std::string_view index, const nlohmann::ordered_json&
 Expected<void> write_run_outputs(const std::filesystem::path& dir, const stats::RunRecord& record,
                                  const stats::Summary& summary, std::string_view generated_at);
 
+// Where the time went, in words (plain text, escape for the format). One sentence per scenario whose median
+// VM waited longer for the control plane (start to scheduled) than for any other phase: "Delayed by the
+// control plane: ...". Empty when no scenario was.
+std::vector<std::string> control_plane_sentences(const stats::Summary& summary);
+// "Where the time went (mean per VM): API 0.01 s, control plane 4.20 s, ..."; empty without phases.
+std::string phase_sentence(const stats::ScenarioSummary& scenario);
+
 // The samples to compare, one per scenario name (repeats pooled: boot times concatenated, time-to-all-ready
 // averaged over repeats when every repeat has one), in the run's scenario order.
 std::vector<stats::ComparedSample> pooled_samples(const stats::Summary& summary);

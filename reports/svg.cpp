@@ -375,4 +375,47 @@ std::string gantt_chart(std::string_view id, std::string_view title, const std::
   return out;
 }
 
+std::string stacked_bar_chart(std::string_view id, std::string_view title, std::string_view desc,
+                              const std::vector<StackedPart>& parts, const std::vector<StackedBar>& bars,
+                              std::string_view xlabel) {
+  double xmax = 0;
+  for (const auto& b : bars) {
+    double total = 0;
+    for (double p : b.parts) total += std::max(0.0, p);
+    xmax = std::max(xmax, total);
+  }
+  if (bars.empty() || xmax <= 0) return no_data(id, title);
+  std::vector<std::pair<std::string, std::string>> items;
+  for (const auto& p : parts) items.emplace_back(p.label, p.color);
+  constexpr double kRow = 26;
+  Frame f;
+  f.left = 200;
+  f.top = 20 + 16 * legend_rows(items, 20);
+  f.height = f.top + kRow * static_cast<double>(bars.size()) + f.bottom;
+  const auto xticks = nice_ticks(0, xmax, 8);
+  f.x1 = xticks.back();
+  std::string out = open_svg(id, title, desc, f.height);
+  out += axes(f, xticks, {}, xlabel, "", false);
+  out += legend(items, 20, 18);
+  for (std::size_t i = 0; i < bars.size(); ++i) {
+    const auto& b = bars[i];
+    const double yc = f.top + kRow * (static_cast<double>(i) + 0.5);
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#374151\">{}</text>\n",
+                       f1(f.left - 6), f1(yc + 4), escape_xml(b.label));
+    double from = 0;
+    for (std::size_t p = 0; p < b.parts.size() && p < parts.size(); ++p) {
+      const double v = std::max(0.0, b.parts[p]);
+      if (v <= 0) continue;
+      out += fmt::format(
+          "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"16\" fill=\"{}\"><title>{}: {} {:.3f} "
+          "s</title></rect>\n",
+          f1(f.px(from)), f1(yc - 8), f1(std::max(0.8, f.px(from + v) - f.px(from))), parts[p].color,
+          escape_xml(b.label), escape_xml(parts[p].label), v);
+      from += v;
+    }
+  }
+  out += "</svg>\n";
+  return out;
+}
+
 }  // namespace bootstorm::reports::svg

@@ -45,6 +45,7 @@ void print_run_summary(std::ostream& out, const engine::RunResult& result) {
       out << fmt::format(", barrier opened {:+.3f} ms from --start-at", *s.start_at_offset_ms);
     out << "\n";
   }
+  for (const auto& sentence : reports::control_plane_sentences(summary)) out << sentence << "\n";
   for (const auto& comparison : reports::scenario_comparisons(summary)) out << comparison.verdict << "\n";
   out << "outcome: " << result.outcome
       << (result.slo_passed ? "" : " (an SLO was missed or could not be evaluated)") << "\n";

@@ -233,6 +233,10 @@ Summary summarize(const RunRecord& record) {
       s.milestones.push_back(
           MilestoneStats{std::string(api::to_string(m)), describe(offsets, total, resolution)});
     }
+    if (ready_milestone) {
+      s.phases = phase_stats(vms, *ready_milestone);
+      s.control_plane = control_plane_share(vms, *ready_milestone);
+    }
     summary.scenarios.push_back(std::move(s));
   }
   summary.slo = evaluate_slos(record.slo, summary.scenarios);
@@ -336,6 +340,23 @@ nlohmann::ordered_json summary_to_json(const Summary& summary) {
     auto& milestones = j["milestones"];
     milestones = nlohmann::ordered_json::object();
     for (const auto& m : s.milestones) milestones[m.name] = distribution_to_json(m.dist);
+    if (!s.phases.empty()) {
+      auto& phases = j["phases"];
+      phases = nlohmann::ordered_json::object();
+      for (const auto& p : s.phases) {
+        auto d = distribution_to_json(p.dist);
+        d["meanPartS"] = round_us(p.mean_part_s);
+        phases[std::string(phase_info(p.phase).key)] = std::move(d);
+      }
+    }
+    if (s.control_plane) {
+      const auto& c = *s.control_plane;
+      j["controlPlane"] = {{"medianS", round_us(c.median_s)},
+                           {"medianBootS", round_us(c.median_boot_s)},
+                           {"largestOtherPhase", std::string(phase_info(c.largest_other).key)},
+                           {"largestOtherMedianS", round_us(c.largest_other_median_s)},
+                           {"delayed", c.delayed}};
+    }
     auto failures = nlohmann::ordered_json::array();
     for (const auto& f : s.failures) failures.push_back({{"vm", f.vm}, {"reason", f.reason}});
     j["failures"] = std::move(failures);
@@ -464,6 +485,29 @@ Expected<Summary> summary_from_json(const nlohmann::json& doc) {
         };
         return rank(a.name) < rank(b.name);
       });
+    }
+    if (auto ph = j.find("phases"); ph != j.end() && ph->is_object()) {
+      for (auto it = ph->begin(); it != ph->end(); ++it) {
+        auto phase = phase_from_key(it.key());
+        if (!phase) continue;  // a phase of a later version
+        PhaseStats p;
+        p.phase = *phase;
+        p.dist = distribution_from_json(r, it.value(), path + ".phases." + it.key(), sc.vms);
+        if (it.value().is_object()) p.mean_part_s = r.number(it.value(), "meanPartS", path).value_or(0);
+        sc.phases.push_back(std::move(p));
+      }
+      std::stable_sort(sc.phases.begin(), sc.phases.end(),
+                       [](const PhaseStats& a, const PhaseStats& b) { return a.phase < b.phase; });
+    }
+    if (auto cp = j.find("controlPlane"); cp != j.end() && cp->is_object()) {
+      ControlPlaneShare c;
+      c.median_s = r.number(*cp, "medianS", path + ".controlPlane").value_or(0);
+      c.median_boot_s = r.number(*cp, "medianBootS", path + ".controlPlane").value_or(0);
+      c.largest_other =
+          phase_from_key(r.string(*cp, "largestOtherPhase", path + ".controlPlane")).value_or(Phase::guest);
+      c.largest_other_median_s = r.number(*cp, "largestOtherMedianS", path + ".controlPlane").value_or(0);
+      c.delayed = cp->value("delayed", false);
+      sc.control_plane = c;
     }
     if (auto f = j.find("failures"); f != j.end() && f->is_array()) {
       for (const auto& e : *f)

@@ -11,6 +11,7 @@
 
 #include "common/expected.hpp"
 #include "orchestrator/stats/descriptive.hpp"
+#include "orchestrator/stats/phases.hpp"
 #include "orchestrator/stats/run_record.hpp"
 
 namespace bootstorm::stats {
@@ -70,6 +71,12 @@ struct ScenarioSummary {
   // "ready" first, then every milestone (api::kAllMilestones order, start_requested excluded: it is the
   // origin) that at least one VM of the scenario reached.
   std::vector<MilestoneStats> milestones;
+  // Where the boot time went (additive "phases": {phase key: distribution with "meanPartS"}), in boot order,
+  // the phases some ready VM reported (orchestrator/stats/phases.hpp).
+  std::vector<PhaseStats> phases;
+  // The median VM's wait before it was scheduled against its other phases (additive "controlPlane"); unset
+  // where the platform reports no scheduling (vSphere).
+  std::optional<ControlPlaneShare> control_plane;
   std::vector<Failure> failures;    // every VM that did not become ready, with the reason
   std::vector<std::string> errors;  // scenario-level errors (additive field "errors")
   // Boot times (seconds) of the VMs that became ready, in VM order. Not part of summary.json: filled by

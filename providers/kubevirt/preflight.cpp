@@ -1,13 +1,14 @@
 // ProviderImpl::check, `bootstorm check` on KubeVirt: the API and its versions, CDI, every verb the run will
 // use (SelfSubjectAccessReview), the placement nodes with memory for their share, the golden image, the
-// namespace and its ResourceQuota. Read-only: nothing is created but the access reviews, which the API server
-// answers without storing.
+// namespace and its ResourceQuota, and virt-controller's rate limit from the KubeVirt CR. Read-only: nothing
+// is created but the access reviews, which the API server answers without storing.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "common/quantity.hpp"
 #include "providers/kubevirt/detail/provider_impl.hpp"
+#include "providers/kubevirt/launch_pacing.hpp"
 
 namespace bootstorm::kubevirt::detail {
 using boost::asio::awaitable;
@@ -146,6 +147,30 @@ awaitable<api::CheckResult> ProviderImpl::check_quota(std::size_t vms) {
       fmt::format("{} ResourceQuota(s) in {} leave room for {} VMs", list["items"].size(), ns, vms));
 }
 
+awaitable<api::CheckResult> ProviderImpl::check_launch_pacing(const api::CheckRequest& request) {
+  auto resp = co_await call("GET", "/apis/kubevirt.io/v1/kubevirts", {}, "reading the KubeVirt CR");
+  const std::string advice =
+      "ask a cluster admin for `kubectl get kubevirt -A -o yaml`: "
+      "spec.configuration.controllerConfiguration.restClient.rateLimiter paces every VMI launch";
+  if (!resp || resp->status != 200) {
+    co_return api::check_result(
+        "launch pacing", api::CheckStatus::unknown,
+        "the KubeVirt CR could not be read (" +
+            (resp ? kube::status_error(resp->status, resp->body, "KubeVirt").message : resp.error().message) +
+            ")",
+        advice);
+  }
+  json list = json::parse(resp->body, nullptr, false);
+  const json* items = list.is_object() ? json_at(list, {"items"}) : nullptr;
+  if (!items || !items->is_array() || items->empty()) {
+    co_return api::check_result("launch pacing", api::CheckStatus::unknown, "no KubeVirt CR in the cluster",
+                                advice);
+  }
+  const json& cr = items->front();
+  co_return launch_pacing_check(cr, text_at(cr, {"metadata", "namespace"}) + "/" + name_of(cr),
+                                request.largest_storm, request.storm_timeout);
+}
+
 awaitable<std::vector<api::CheckResult>> ProviderImpl::check(const api::CheckRequest& request) {
   std::vector<api::CheckResult> out;
   out.push_back(api::check_result("API", api::CheckStatus::pass, "answered: " + api::describe(facts_)));
@@ -178,6 +203,8 @@ awaitable<std::vector<api::CheckResult>> ProviderImpl::check(const api::CheckReq
   out.push_back(std::move(access));
   auto quota = co_await check_quota(request.largest_storm);
   out.push_back(std::move(quota));
+  auto pacing = co_await check_launch_pacing(request);
+  out.push_back(std::move(pacing));
   if (api::worst(out) != api::CheckStatus::fail) {
     inventory_checked_ = true;
     checked_request_.hosts = hosts;

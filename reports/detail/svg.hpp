@@ -48,4 +48,18 @@ struct GanttRow {
 std::string gantt_chart(std::string_view id, std::string_view title, const std::vector<GanttRow>& rows,
                         std::size_t omitted);
 
+// One horizontal bar per row, split into parts drawn left to right (seconds), each part coloured as its
+// legend entry: where the mean boot time of each scenario went.
+struct StackedBar {
+  std::string label;
+  std::vector<double> parts;  // seconds, one per legend entry (0: absent)
+};
+struct StackedPart {
+  std::string label;
+  std::string color;
+};
+std::string stacked_bar_chart(std::string_view id, std::string_view title, std::string_view desc,
+                              const std::vector<StackedPart>& legend, const std::vector<StackedBar>& bars,
+                              std::string_view xlabel);
+
 }  // namespace bootstorm::reports::svg

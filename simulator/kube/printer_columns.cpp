@@ -115,6 +115,8 @@ std::vector<std::vector<PrinterColumn>> build_columns() {
   set(Kind::forklift_migrations,
       {name_column(), condition("READY", "Ready"), condition("RUNNING", "Running"),
        condition("SUCCEEDED", "Succeeded"), condition("FAILED", "Failed"), crd_age("AGE")});
+  // KubeVirt's CRD (kubevirt-operator): AGE, PHASE.
+  set(Kind::kube_virts, {name_column(), crd_age(), crd_column("Phase", "string", ".status.phase")});
   return all;
 }
 

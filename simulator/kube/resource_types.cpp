@@ -142,6 +142,16 @@ std::vector<ResourceType> build_types() {
                                   {},
                                   kMetaFields,
                                   true});
+  set(Kind::kube_virts, {"kubevirt.io",
+                         "v1",
+                         "kubevirts",
+                         "kubevirt",
+                         "KubeVirt",
+                         true,
+                         {"kv", "kvs"},
+                         {"all"},
+                         kMetaFields,
+                         true});
   return types;
 }
 

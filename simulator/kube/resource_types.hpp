@@ -1,5 +1,6 @@
 #pragma once
-// The resource types the simulated Kubernetes API serves (core v1, kubevirt.io/v1, cdi.kubevirt.io/v1beta1,
+// The resource types the simulated Kubernetes API serves (core v1, kubevirt.io/v1 with the KubeVirt CR,
+// cdi.kubevirt.io/v1beta1,
 // forklift.konveyor.io/v1beta1) and the discovery documents derived from them: /api, /api/v1, /apis,
 // /apis/<group>, /apis/<group>/<version>, and a minimal /openapi/v3 that tells kubectl the server validates
 // fields itself (so `kubectl apply` does not need a full schema).
@@ -46,6 +47,7 @@ enum class Kind : std::size_t {
   forklift_storage_maps,
   forklift_plans,
   forklift_migrations,
+  kube_virts,  // kubevirt.io/v1 KubeVirt: the installation's CR (versions, component configuration)
   count_
 };
 

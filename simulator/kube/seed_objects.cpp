@@ -1,6 +1,6 @@
-// The seed objects of the lab's cluster: namespaces, Nodes shaped like OpenShift's workers (capacity from
-// the lab host, KubeVirt's device plugins), and the golden images' PVCs and DataSources that DataVolumes
-// clone from.
+// The seed objects of the lab's cluster: namespaces, the KubeVirt CR, Nodes shaped like OpenShift's workers
+// (capacity from the lab host, KubeVirt's device plugins), and the golden images' PVCs and DataSources that
+// DataVolumes clone from.
 #include "simulator/kube/detail/seed_objects.hpp"
 
 #include <fmt/format.h>
@@ -30,6 +30,35 @@ void seed_objects(ObjectStore& store, model::Lab& lab, ObjectPublisher& publishe
   };
   for (const char* name : {"default", "kube-system", "kube-public", "kube-node-lease"}) add_namespace(name);
   for (const auto& image : lab.golden_images()) add_namespace(image.spec.namespace_);
+
+  // The installation's KubeVirt CR, as virt-operator leaves it: the versions it deployed and the component
+  // configuration the lab profile sets (the lab's virt-controller reads its rate limiter from here).
+  add_namespace(kKubeVirtNamespace);
+  const auto& kube = lab.spec().kube;
+  json configuration = json::object();
+  if (kube.virt_controller) {
+    configuration[std::string(kubevirt_limits::kController)] = {
+        {"restClient",
+         {{"rateLimiter",
+           {{"tokenBucketRateLimiter",
+             {{"qps", kube.virt_controller->qps}, {"burst", kube.virt_controller->burst}}}}}}}};
+  }
+  json kv_status = {{"phase", "Deployed"},
+                    {"observedKubeVirtVersion", kube.kubevirt_version},
+                    {"targetKubeVirtVersion", kube.kubevirt_version},
+                    {"observedKubeVirtRegistry", "quay.io/kubevirt"},
+                    {"operatorVersion", kube.kubevirt_version},
+                    {"defaultArchitecture", "amd64"}};
+  set_condition(kv_status, "Available", true, "AllResourcesCreated", "All components are ready.", ts);
+  set_condition(kv_status, "Progressing", false, "AllResourcesCreated", "All components are ready.", ts);
+  set_condition(kv_status, "Degraded", false, "AllResourcesCreated", "All components are ready.", ts);
+  publisher.insert(
+      Kind::kube_virts,
+      {{"apiVersion", "kubevirt.io/v1"},
+       {"kind", "KubeVirt"},
+       {"metadata", {{"name", kKubeVirtName}, {"namespace", kKubeVirtNamespace}}},
+       {"spec", {{"configuration", configuration}, {"certificateRotateStrategy", json::object()}}},
+       {"status", kv_status}});
 
   int index = 0;
   for (const auto& node : lab.nodes()) {

@@ -1,6 +1,6 @@
 // virt-controller's VirtualMachine controller against the lab model: run strategies, DataVolume templates,
-// the VirtualMachineInstance's creation (placement and power-on) and graceful stop, and the VirtualMachine's
-// printable status and Ready condition.
+// the VirtualMachineInstance's creation (placement, the client rate limiter's pacing, power-on) and graceful
+// stop, and the VirtualMachine's printable status and Ready condition.
 #include "simulator/kube/detail/vm_controller.hpp"
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 #include "simulator/kube/api_objects.hpp"
 #include "simulator/kube/detail/api_conventions.hpp"
 #include "simulator/kube/detail/cdi_controller.hpp"
+#include "simulator/kube/detail/seed_objects.hpp"
 
 namespace bootstorm::sim::kube {
 
@@ -200,6 +201,26 @@ void VmController::delete_vmi_object(const std::string& ns, const std::string& n
   }
 }
 
+double VmController::launch_wait_s() {
+  // The CR as it stands: virt-controller reloads its rate limiter when the CR changes.
+  kubevirt_limits::TokenBucketLimit limit = kubevirt_limits::kVirtControllerDefault;
+  if (auto cr = store_.get(Kind::kube_virts, kKubeVirtNamespace, kKubeVirtName)) {
+    limit = kubevirt_limits::limit_of(cr->object, kubevirt_limits::kController, limit).limit;
+  }
+  using Clock = async::TokenBucket::Clock;
+  const auto now = Clock::time_point(
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(publisher_.now())));
+  if (!launch_bucket_ || !(launch_limit_ == limit)) {
+    launch_bucket_.emplace(limit.qps, limit.burst, now);
+    launch_limit_ = limit;
+  }
+  Clock::duration wait = Clock::duration::zero();
+  for (int write = 0; write < kubevirt_limits::kVirtControllerWritesPerLaunch; ++write) {
+    wait = launch_bucket_->reserve(now);
+  }
+  return std::chrono::duration<double>(wait).count();
+}
+
 void VmController::create_vmi(const std::string& ns, const std::string& name) {
   auto vm = store_.get(Kind::virtual_machines, ns, name);
   auto rt_it = vms_.find(ObjectStore::key(ns, name));
@@ -270,13 +291,31 @@ void VmController::create_vmi(const std::string& ns, const std::string& name) {
       if (matching.size() == 1) power.node = matching.front();
     }
   }
+  // The launch's writes (this VMI, its virt-launcher pod, their status) wait for the rate limiter; the lab VM
+  // is started now and reaches the scheduler when they are through.
+  power.control_plane_wait_s = launch_wait_s();
   auto started = lab_.power_on(
       model_id, [](Expected<void>) {}, power);
   std::string now_ts = format_time(publisher_.now());
-  // Scheduling starts whether or not a node can take the VM.
+  // Scheduling starts once the pod is written, whether or not a node can take the VM.
   auto schedule = [&](json& st) {
     if (st.value("phase", "") == "Pending") enter_phase(st, "Scheduling", now_ts);
   };
+  if (started && power.control_plane_wait_s > 0) {
+    const std::string uid = stored->object["metadata"].value("uid", "");
+    lab_.schedule(power.control_plane_wait_s, lifetime_.guard([this, ns, name, uid] {
+      auto vmi_now = store_.get(Kind::virtual_machine_instances, ns, name);
+      if (!vmi_now || vmi_now->object["metadata"].value("uid", "") != uid) return;
+      const std::string ts = format_time(publisher_.now());
+      publisher_.modify(Kind::virtual_machine_instances, ns, name, [&](json& object) {
+        json& st = object["status"];
+        if (st.value("phase", "") == "Pending") enter_phase(st, "Scheduling", ts);
+      });
+      events_.record(vmi_now->object, "Normal", "SuccessfulCreate",
+                     "Created virtual machine pod virt-launcher-" + name, "virtualmachine-controller");
+    }));
+    return;
+  }
   if (!started) {
     std::string message = started.error().message;
     publisher_.modify(Kind::virtual_machine_instances, ns, name, [&](json& object) {

@@ -232,7 +232,8 @@ Expected<void> Lab::Impl::power_on(std::uint64_t number, DoneCallback on_running
   changed(vm);
   if (kube) {
     const std::string node_name = node->spec.name;
-    boot_timer(number, spec.kube.schedule_delay_s, [this, number, node_name, host_id] {
+    const double wait_s = std::max(0.0, options.control_plane_wait_s) + spec.kube.schedule_delay_s;
+    boot_timer(number, wait_s, [this, number, node_name, host_id] {
       Vm& v = vms.at(number);
       v.node = node_name;
       v.host_id = host_id;

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "common/expected.hpp"
+#include "common/kubevirt_rate_limits.hpp"
 
 namespace bootstorm::sim::model {
 
@@ -139,6 +140,11 @@ struct KubeSpec {
   // for the core API), e.g. "update subresources.kubevirt.io virtualmachines/start": such a request is
   // answered 403 Forbidden, and SelfSubjectAccessReview says it is not allowed.
   std::vector<std::string> deny;
+  // virt-controller's client rate limiter, written into the lab's KubeVirt CR
+  // (spec.configuration.controllerConfiguration). Unset: the CR configures none and KubeVirt's default
+  // applies. The lab's virt-controller paces the writes of every VMI launch by the CR, as it stands when the
+  // launch is asked (simulator/README.md, "The KubeVirt CR and virt-controller's rate limiter").
+  std::optional<kubevirt_limits::TokenBucketLimit> virt_controller;
 };
 
 // A Forklift migration step that fails for one VM (kube front's Forklift controller; see README "Forklift").
@@ -407,6 +413,9 @@ struct VolumeCloneRequest {
 
 struct PowerOnOptions {
   std::string node;  // kube: required node (nodeSelector/nodeName); empty: scheduler picks least loaded
+  // kube: how long virt-controller's rate limiter holds the launch before the scheduler sees it (the start is
+  // received now: the wait is part of the VM's start -> scheduled time in the ground truth).
+  double control_plane_wait_s = 0;
 };
 
 using OperationId = std::uint64_t;

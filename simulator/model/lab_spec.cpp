@@ -427,7 +427,7 @@ Expected<LabSpec> parse_lab_spec(std::string_view yaml_text, const std::string& 
   if (const YAML::Node kube = root["kube"]; kube) {
     if (r.map(kube, "kube",
               {"nodes", "datastore", "storageClass", "scheduleDelayS", "launcherStartS", "token",
-               "serverVersion", "kubevirtVersion", "deny"})) {
+               "serverVersion", "kubevirtVersion", "deny", "virtController"})) {
       r.each(kube, "nodes", [&](const YAML::Node& item) {
         NodeSpec n;
         if (r.map(item, "node", {"name", "host", "labels"})) {
@@ -445,6 +445,13 @@ Expected<LabSpec> parse_lab_spec(std::string_view yaml_text, const std::string& 
       r.get(kube, "serverVersion", spec.kube.server_version);
       r.get(kube, "kubevirtVersion", spec.kube.kubevirt_version);
       r.get_list(kube, "deny", spec.kube.deny);
+      if (const YAML::Node limit = kube["virtController"];
+          limit && r.map(limit, "virtController", {"qps", "burst"})) {
+        kubevirt_limits::TokenBucketLimit l;
+        r.get_positive(limit, "qps", l.qps);
+        r.get_positive(limit, "burst", l.burst);
+        spec.kube.virt_controller = l;
+      }
       for (const auto& rule : spec.kube.deny) {
         if (r.ok() && std::count(rule.begin(), rule.end(), ' ') != 2)
           r.fail(kube["deny"],

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -41,6 +42,21 @@ class LabCliTest : public ::testing::Test {
     lab_ = std::make_unique<LabProcess>(lab, state_, dir_);
     ASSERT_TRUE(lab_->wait_ready(timeout));
     endpoints_ = lab_->endpoints();
+  }
+
+  // (Re)starts the lab on a copy of profile simulator/labs/<lab>.yaml in which the text `from` is replaced by
+  // `to`: the lab a test needs, one setting away from a shipped one. Fatal failure when `from` is not there.
+  void restart_lab_with(const std::string& lab, const std::string& from, const std::string& to) {
+    std::ifstream in(fs::path(BOOTSTORM_SOURCE_DIR) / "simulator/labs" / (lab + ".yaml"), std::ios::binary);
+    std::string profile((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto at = profile.find(from);
+    ASSERT_NE(at, std::string::npos) << "'" << from << "' is not in lab profile " << lab;
+    profile.replace(at, from.size(), to);
+    const fs::path variant = dir_ / (lab + "-variant-" + std::to_string(counter_++) + ".yaml");
+    std::ofstream(variant, std::ios::binary) << profile;
+    lab_.reset();
+    if (!state_.empty()) fs::remove_all(state_);
+    start_lab(variant.string());
   }
 
   // Runs argv to completion, output captured in dir_/cmd<N>.out and .err.

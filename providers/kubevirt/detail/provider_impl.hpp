@@ -90,6 +90,7 @@ class ProviderImpl : public std::enable_shared_from_this<ProviderImpl> {
   boost::asio::awaitable<api::CheckResult> check_access();
   // The namespace's ResourceQuotas against what a storm of `vms` VMs adds.
   boost::asio::awaitable<api::CheckResult> check_quota(std::size_t vms);
+  boost::asio::awaitable<api::CheckResult> check_launch_pacing(const api::CheckRequest& request);
 
   // provisioning.cpp
   boost::asio::awaitable<Expected<void>> ensure_namespace();

@@ -10,6 +10,8 @@
 #include <string>
 #include <utility>
 
+#include "common/async/token_bucket.hpp"
+#include "common/kubevirt_rate_limits.hpp"
 #include "simulator/kube/detail/event_recorder.hpp"
 #include "simulator/kube/detail/lifetime.hpp"
 #include "simulator/kube/detail/object_publisher.hpp"
@@ -60,6 +62,9 @@ class VmController {
   };
 
   void create_vmi(const std::string& ns, const std::string& name);
+  // virt-controller's client rate limiter: how long the writes of one VMI launch asked now wait for their
+  // tokens. The limit is the KubeVirt CR's as it stands now (a changed CR resets the bucket, full).
+  double launch_wait_s();
   void stop_vmi(const std::string& ns, const std::string& name);
   void delete_vmi_object(const std::string& ns, const std::string& name);
 
@@ -71,6 +76,8 @@ class VmController {
   CdiController& cdi_;
   std::map<std::string, Runtime> vms_;                 // "ns/name" of VirtualMachines
   std::map<std::string, std::string> vm_by_model_id_;  // lab VM id -> "ns/name"
+  std::optional<async::TokenBucket> launch_bucket_;    // on the lab's clock (unix seconds)
+  kubevirt_limits::TokenBucketLimit launch_limit_;
 };
 
 }  // namespace bootstorm::sim::kube

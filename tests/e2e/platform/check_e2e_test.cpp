@@ -1,6 +1,8 @@
 // `bootstorm check PLAN` through the real CLI (issue 22): the example plans pass on the embedded labs; a plan
-// the platform cannot take fails with the check that says why, exit 1, and nothing created; a held-back start
-// burst is a warning; `run` asks the same checks first and journals them.
+// the platform cannot take fails with the check that says why, exit 1, and nothing created (a role without a
+// verb, a missing golden image, a placement beyond node memory, a virt-controller limit that paces the launch
+// past the timeout); a held-back start burst is a warning; `run` asks the same checks first and journals
+// them.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -89,16 +91,9 @@ TEST_F(CheckE2E, AMissingGoldenImageFailsNamingWhatExistsAndCreatesNothing) {
 TEST_F(CheckE2E, ARoleWithoutVirtualMachinesStartFailsNamingTheVerbAndCreatesNothing) {
   // The small lab with a user who may not start VMs (kube.deny): the lab's API server refuses the start
   // subresource, and answers SelfSubjectAccessReview accordingly.
-  std::string profile = read_file(fs::path(BOOTSTORM_SOURCE_DIR) / "simulator/labs/small.yaml");
-  const std::string anchor = "\nkube:\n";
-  const auto at = profile.find(anchor);
-  ASSERT_NE(at, std::string::npos);
-  profile.insert(at + anchor.size(), "  deny: [\"update subresources.kubevirt.io virtualmachines/start\"]\n");
-  const fs::path no_start = dir_ / "small-no-start.yaml";
-  write_file(no_start, profile);
-  lab_.reset();
-  fs::remove_all(state_);
-  start_lab(no_start.string());
+  ASSERT_NO_FATAL_FAILURE(
+      restart_lab_with("small", "\nkube:\n",
+                       "\nkube:\n  deny: [\"update subresources.kubevirt.io virtualmachines/start\"]\n"));
   if (!have_kubectl()) BOOTSTORM_MISSING_KUBECTL("it asks the lab's review API independently");
   // The same question from another client: the review says no, and a start is refused for what it is.
   const fs::path review = dir_ / "review.json";
@@ -132,6 +127,34 @@ TEST_F(CheckE2E, APlacementBeyondTheNodesMemoryFailsWithHowManyFit) {
   EXPECT_NE(nodes.find("cannot hold its share of the placement: 17000 VMs x 4Gi"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("place at most 16384 VMs on worker-0"), std::string::npos) << r.out;
+  expect_nothing_created();
+}
+
+TEST_F(CheckE2E, AVirtControllerLimitThatPacesTheLaunchPastTheTimeoutFailsWithTheQpsThatWouldFit) {
+  // The small lab with virt-controller at 2 QPS, burst 10 in its KubeVirt CR: 30 launches of ~19 writes take
+  // (570 - 10) / 2 = 280 s, beyond the plan's 1-minute timeout.
+  ASSERT_NO_FATAL_FAILURE(restart_lab_with("small", "virtController: {qps: 1000000, burst: 1000000}",
+                                           "virtController: {qps: 2, burst: 10}"));
+  if (!have_kubectl()) BOOTSTORM_MISSING_KUBECTL("it reads the lab's KubeVirt CR independently");
+  // The limit is in the CR, where an operator would see it.
+  const json kv = kube_json({"get", "kubevirts.kubevirt.io", "-A", "-o", "json"});
+  ASSERT_EQ(kv["items"].size(), 1u) << kv.dump();
+  EXPECT_EQ(kv["items"][0]["spec"]["configuration"]["controllerConfiguration"]["restClient"]["rateLimiter"]
+              ["tokenBucketRateLimiter"]["qps"],
+            2)
+      << kv.dump();
+
+  auto r = bootstorm({"check", plan("slow-controller", "fedora-golden", "[{host: worker-0, vms: 30}]",
+                                    "{mode: simultaneous, timeout: 1m}")
+                                   .string()});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const std::string pacing = line_of(r.out, "launch pacing");
+  EXPECT_EQ(pacing.rfind("FAIL", 0), 0u) << r.out;
+  EXPECT_NE(pacing.find("virt-controller 2 QPS, burst 10 (set in KubeVirt CR kubevirt/kubevirt)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(pacing.find("predicted paced over 280 s, beyond storm.timeout 60 s"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("qps to 19 or more"), std::string::npos) << r.out;
   expect_nothing_created();
 }
 

@@ -126,7 +126,7 @@ TEST_F(Browser, ChromiumDrawsEveryFigureOfReportHtml) {
                            "it did not run here, exit " + std::to_string(rc) + ": " + log);
   }
 
-  EXPECT_EQ(count(dom, "<svg "), 5u);
+  EXPECT_EQ(count(dom, "<svg "), 6u);
   EXPECT_EQ(dom.find("<parsererror"), std::string::npos);
   EXPECT_NE(dom.find("Simulated lab"), std::string::npos);
 
@@ -141,8 +141,8 @@ TEST_F(Browser, ChromiumDrawsEveryFigureOfReportHtml) {
   const auto& figures = measured["figures"];
   std::map<std::string, nlohmann::json> by_id;
   for (const auto& f : figures) by_id[f["id"].get<std::string>()] = f;
-  ASSERT_EQ(by_id.size(), 5u) << figures.dump();
-  for (const char* id : {"cdf", "histogram", "ready-over-time", "timeline-1", "timeline-2"}) {
+  ASSERT_EQ(by_id.size(), 6u) << figures.dump();
+  for (const char* id : {"cdf", "histogram", "ready-over-time", "phases", "timeline-1", "timeline-2"}) {
     ASSERT_TRUE(by_id.count(id)) << id << " missing from " << figures.dump();
     const auto& f = by_id[id];
     SCOPED_TRACE(f.dump());
@@ -159,6 +159,7 @@ TEST_F(Browser, ChromiumDrawsEveryFigureOfReportHtml) {
   EXPECT_GT(by_id["ready-over-time"]["drawnPaths"].get<int>(), 0);
   EXPECT_GT(by_id["histogram"]["drawnBars"].get<int>(), 0);
   EXPECT_GT(by_id["timeline-1"]["drawnBars"].get<int>(), 0);
+  EXPECT_GT(by_id["phases"]["drawnBars"].get<int>(), 0);
 
   // The screenshot, kept for a person to look at: a PNG of the requested size.
   const fs::path png = dir_ / "report.png";

@@ -117,11 +117,11 @@ TEST_F(Render, HtmlIsSelfContainedAndWellFormed) {
   EXPECT_EQ(without_ns.find("https://"), std::string::npos);
   for (const char* forbidden : {"<script", "<link", "<img", "url(", "@import", "<iframe"})
     EXPECT_EQ(html.find(forbidden), std::string::npos) << forbidden;
-  // Charts: CDF, histogram, ready-over-time and one timeline per scenario.
-  EXPECT_EQ(count(html, "<svg "), 5u);
-  EXPECT_EQ(count(html, "</svg>"), 5u);
-  for (const char* id :
-       {"id=\"cdf\"", "id=\"histogram\"", "id=\"ready-over-time\"", "id=\"timeline-1\"", "id=\"timeline-2\""})
+  // Charts: CDF, histogram, ready-over-time, where the time went, and one timeline per scenario.
+  EXPECT_EQ(count(html, "<svg "), 6u);
+  EXPECT_EQ(count(html, "</svg>"), 6u);
+  for (const char* id : {"id=\"cdf\"", "id=\"histogram\"", "id=\"ready-over-time\"", "id=\"phases\"",
+                         "id=\"timeline-1\"", "id=\"timeline-2\""})
     EXPECT_NE(html.find(id), std::string::npos) << id;
   // Simulated lab banner and title; the plan is escaped.
   EXPECT_NE(html.find("<title>Boot storm report: consolidation-4x16g-vs-1x64g \u2014 simulated lab</title>"),
