@@ -66,6 +66,7 @@ nlohmann::ordered_json facts_to_json(const PlatformFacts& facts) {
   }
   put(out, "storageClass", facts.storage_class);
   put(out, "provisioner", facts.provisioner);
+  put(out, "cloneMethod", facts.clone_method);
   return out;
 }
 
@@ -88,6 +89,7 @@ PlatformFacts facts_from_json(const nlohmann::json& document) {
   }
   facts.storage_class = text(document, "storageClass");
   facts.provisioner = text(document, "provisioner");
+  facts.clone_method = text(document, "cloneMethod");
   return facts;
 }
 
@@ -101,7 +103,8 @@ std::string describe(const PlatformFacts& facts) {
   if (auto hosts = hosts_line(facts.hosts); !hosts.empty()) parts.push_back(hosts);
   if (!facts.storage_class.empty())
     parts.push_back("storage class " + facts.storage_class +
-                    (facts.provisioner.empty() ? "" : " (" + facts.provisioner + ")"));
+                    (facts.provisioner.empty() ? "" : " (" + facts.provisioner + ")") +
+                    (facts.clone_method.empty() ? "" : ", CDI clones by " + facts.clone_method));
   std::string line = fmt::format("{}", fmt::join(parts, "; "));
   if (!facts.simulator.empty()) line += (line.empty() ? "" : " ") + ("[" + facts.simulator + "]");
   return line;
@@ -138,6 +141,7 @@ std::vector<std::string> differences(const PlatformFacts& a, const PlatformFacts
     out.push_back(fmt::format("CPU models: {} vs {}", fmt::join(cpus_a, ", "), fmt::join(cpus_b, ", ")));
   compare("storage class", a.storage_class, b.storage_class);
   compare("provisioner", a.provisioner, b.provisioner);
+  compare("clone method", a.clone_method, b.clone_method);
   return out;
 }
 

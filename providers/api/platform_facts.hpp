@@ -33,6 +33,7 @@ struct PlatformFacts {
   std::vector<HostFacts> hosts;  // the plan's placement hosts / nodes
   std::string storage_class;     // KubeVirt: the clones' storage class
   std::string provisioner;       // its CSI provisioner
+  std::string clone_method;  // KubeVirt: how CDI clones into it: csi-clone, snapshot or copy (host-assisted)
   bool operator==(const PlatformFacts&) const = default;
 };
 
@@ -41,7 +42,8 @@ struct PlatformFacts {
 std::string lab_profile_of(const std::string& simulator);
 
 // The JSON of the journal's platform_facts event and of summary.json's "platform": {product, version, build,
-// simulator, components: {name: version}, hosts: [{name, cpuModel, version}], storageClass, provisioner};
+// simulator, components: {name: version}, hosts: [{name, cpuModel, version}], storageClass, provisioner,
+// cloneMethod};
 // empty fields are left out. from_json reads what to_json wrote and ignores what it does not know.
 nlohmann::ordered_json facts_to_json(const PlatformFacts& facts);
 PlatformFacts facts_from_json(const nlohmann::json& document);

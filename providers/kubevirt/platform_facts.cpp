@@ -1,5 +1,6 @@
 // What the cluster is: Kubernetes' /version, virt-api's version subresource, the CDI resource's observed
-// version, OpenShift's ClusterVersion, and each placement node's kubelet version and CPU model. Each answer
+// version, OpenShift's ClusterVersion, the clones' storage class with how CDI will clone into it, and each
+// placement node's kubelet version and CPU model. Each answer
 // that is missing (404: not installed or not OpenShift; 403: not readable by this user) leaves its fact
 // empty.
 #include <spdlog/spdlog.h>
@@ -68,6 +69,52 @@ awaitable<void> ProviderImpl::learn_platform() {
                                              "reading OpenShift's ClusterVersion");
   if (auto v = text_at(cluster_version, {"status", "desired", "version"}); !v.empty())
     facts_.components["OpenShift"] = v;
+  co_await learn_storage();
+}
+
+awaitable<void> ProviderImpl::learn_storage() {
+  auto read = [this](std::string path, std::string what) -> awaitable<json> {
+    auto resp = co_await call("GET", path, {}, what);
+    if (!resp || resp->status != 200) co_return json();
+    json doc = json::parse(resp->body, nullptr, false);
+    co_return doc.is_object() ? doc : json();
+  };
+  // The golden volume: a DataSource's PVC, or the plan's PVC.
+  std::string pvc_ns = config_.namespace_, pvc_name = config_.golden_pvc;
+  if (!config_.golden_datasource.empty()) {
+    const std::string dsns = config_.golden_datasource_namespace.empty()
+                                 ? config_.namespace_
+                                 : config_.golden_datasource_namespace;
+    const json ds =
+        co_await read(datasource_path(dsns, config_.golden_datasource), "reading the golden DataSource");
+    pvc_ns = text_at(ds, {"spec", "source", "pvc", "namespace"});
+    if (pvc_ns.empty()) pvc_ns = dsns;
+    pvc_name = text_at(ds, {"spec", "source", "pvc", "name"});
+  } else if (auto slash = pvc_name.find('/'); slash != std::string::npos) {
+    pvc_ns = pvc_name.substr(0, slash);
+    pvc_name = pvc_name.substr(slash + 1);
+  }
+  std::string source_class;
+  if (!pvc_name.empty()) {
+    const json pvc = co_await read("/api/v1/namespaces/" + pvc_ns + "/persistentvolumeclaims/" + pvc_name,
+                                   "reading the golden PVC");
+    source_class = text_at(pvc, {"spec", "storageClassName"});
+    golden_size_ = text_at(pvc, {"status", "capacity", "storage"});
+    if (golden_size_.empty()) golden_size_ = text_at(pvc, {"spec", "resources", "requests", "storage"});
+  }
+  const json classes = co_await read("/apis/storage.k8s.io/v1/storageclasses", "listing StorageClasses");
+  clone_forecast_ = forecast_clone(classes, json(), json(), source_class);
+  if (!clone_forecast_.storage_class.empty()) {
+    const json profile =
+        co_await read("/apis/cdi.kubevirt.io/v1beta1/storageprofiles/" + clone_forecast_.storage_class,
+                      "reading the StorageProfile of " + clone_forecast_.storage_class);
+    const json snapshot_classes = co_await read("/apis/snapshot.storage.k8s.io/v1/volumesnapshotclasses",
+                                                "listing VolumeSnapshotClasses");
+    clone_forecast_ = forecast_clone(classes, profile, snapshot_classes, source_class);
+  }
+  facts_.storage_class = clone_forecast_.storage_class;
+  facts_.provisioner = clone_forecast_.provisioner;
+  facts_.clone_method = clone_forecast_.method;
 }
 
 }  // namespace bootstorm::kubevirt::detail

@@ -1,6 +1,7 @@
 // ProviderImpl::check, `bootstorm check` on KubeVirt: the API and its versions, CDI, every verb the run will
 // use (SelfSubjectAccessReview), the placement nodes with memory for their share, the golden image, the
-// namespace and its ResourceQuota, and virt-controller's rate limit from the KubeVirt CR. Read-only: nothing
+// namespace and its ResourceQuota, virt-controller's rate limit from the KubeVirt CR, and how CDI will clone
+// (learned with the platform's facts). Read-only: nothing
 // is created but the access reviews, which the API server answers without storing.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -205,6 +206,7 @@ awaitable<std::vector<api::CheckResult>> ProviderImpl::check(const api::CheckReq
   out.push_back(std::move(quota));
   auto pacing = co_await check_launch_pacing(request);
   out.push_back(std::move(pacing));
+  out.push_back(clone_strategy_check(clone_forecast_, request.largest_storm, golden_size_));
   if (api::worst(out) != api::CheckStatus::fail) {
     inventory_checked_ = true;
     checked_request_.hosts = hosts;

@@ -31,6 +31,30 @@ CdiController::CdiController(ObjectStore& store, model::Lab& lab, ObjectPublishe
       options_(options),
       reconcile_owner_(std::move(reconcile_owner)) {}
 
+std::string CdiController::clone_type_for(const std::string& target_class,
+                                          const std::string& source_class) const {
+  // The target class's StorageProfile: spec.cloneStrategy overrides what CDI found (status).
+  auto profile = store_.get(Kind::storage_profiles, "", target_class);
+  std::string strategy = profile ? string_field(profile->object, {"spec", "cloneStrategy"}) : "";
+  if (strategy.empty() && profile) strategy = string_field(profile->object, {"status", "cloneStrategy"});
+  if (strategy.empty()) strategy = "copy";  // CDI knows nothing better of an unknown class
+  auto driver_of = [&](const std::string& sc) {
+    auto object = store_.get(Kind::storage_classes, "", sc);
+    return object ? string_field(object->object, {"provisioner"}) : std::string();
+  };
+  const std::string driver = driver_of(target_class);
+  // Smart clones stay on the array: the source must be on the same driver.
+  if (strategy != "copy" && (driver.empty() || (!source_class.empty() && driver_of(source_class) != driver)))
+    return "copy";
+  if (strategy == "snapshot") {
+    bool snapshot_class = false;
+    for (const auto& vsc : store_.list(Kind::volume_snapshot_classes, "").items)
+      if (string_field(vsc->object, {"driver"}) == driver) snapshot_class = true;
+    if (!snapshot_class) return "copy";
+  }
+  return strategy;
+}
+
 void CdiController::forget(const std::string& ns, const std::string& name) {
   clones_.erase(ObjectStore::key(ns, name));
 }
@@ -157,9 +181,16 @@ void CdiController::start(const std::string& ns, const std::string& name) {
 
   model::VolumeCloneRequest request;
   std::string in_progress = "CloneInProgress";
-  if (options_.clone_strategy == "copy") {
+  std::string source_class;
+  if (auto source_pvc = store_.get(Kind::persistent_volume_claims, src_ns, src_name))
+    source_class = string_field(source_pvc->object, {"spec", "storageClassName"});
+  const std::string clone_type = clone_type_for(pvc_spec.value("storageClassName", ""), source_class);
+  publisher_.modify(Kind::data_volumes, ns, name, [&](json& object) {
+    object["metadata"]["annotations"][kCloneTypeAnnotation] = clone_type;
+  });
+  if (clone_type == "copy") {
     request.kind = model::CloneKind::cdi_copy;
-  } else if (options_.clone_strategy == "snapshot") {
+  } else if (clone_type == "snapshot") {
     request.kind = model::CloneKind::cdi_snapshot;
     in_progress = "SnapshotForSmartCloneInProgress";
   } else {

@@ -36,8 +36,6 @@ struct KubeFrontOptions {
   std::chrono::seconds default_watch_timeout{1800};
   // Published in /api serverAddressByClientCIDRs.
   std::string server_address = "127.0.0.1:6443";
-  // CDI clone strategy used for DataVolumes: "copy" (host-assisted), "snapshot" or "csi-clone".
-  std::string clone_strategy = "csi-clone";
   // Lab-time interval of DataVolume progress updates while cloning.
   double progress_interval_s = 2.0;
   // Core v1 Events kept (oldest are deleted beyond this, like the API server's event TTL).

@@ -117,6 +117,15 @@ std::vector<std::vector<PrinterColumn>> build_columns() {
        condition("SUCCEEDED", "Succeeded"), condition("FAILED", "Failed"), crd_age("AGE")});
   // KubeVirt's CRD (kubevirt-operator): AGE, PHASE.
   set(Kind::kube_virts, {name_column(), crd_age(), crd_column("Phase", "string", ".status.phase")});
+  // StorageClass: the built-in printer's columns; StorageProfile and VolumeSnapshotClass: their CRDs'.
+  set(Kind::storage_classes,
+      {name_column(), crd_column("Provisioner", "string", ".provisioner"),
+       crd_column("ReclaimPolicy", "string", ".reclaimPolicy"),
+       crd_column("VolumeBindingMode", "string", ".volumeBindingMode"),
+       crd_column("AllowVolumeExpansion", "boolean", ".allowVolumeExpansion"), crd_age()});
+  set(Kind::storage_profiles, {name_column(), crd_age()});
+  set(Kind::volume_snapshot_classes, {name_column(), crd_column("Driver", "string", ".driver"),
+                                      crd_column("DeletionPolicy", "string", ".deletionPolicy"), crd_age()});
   return all;
 }
 

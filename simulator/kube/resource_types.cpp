@@ -152,6 +152,36 @@ std::vector<ResourceType> build_types() {
                          {"all"},
                          kMetaFields,
                          true});
+  set(Kind::storage_classes, {"storage.k8s.io",
+                              "v1",
+                              "storageclasses",
+                              "storageclass",
+                              "StorageClass",
+                              false,
+                              {"sc"},
+                              {},
+                              kMetaFields,
+                              false});
+  set(Kind::storage_profiles, {"cdi.kubevirt.io",
+                               "v1beta1",
+                               "storageprofiles",
+                               "storageprofile",
+                               "StorageProfile",
+                               false,
+                               {},
+                               {},
+                               kMetaFields,
+                               true});
+  set(Kind::volume_snapshot_classes, {"snapshot.storage.k8s.io",
+                                      "v1",
+                                      "volumesnapshotclasses",
+                                      "volumesnapshotclass",
+                                      "VolumeSnapshotClass",
+                                      false,
+                                      {"vsclass", "vsclasses"},
+                                      {},
+                                      kMetaFields,
+                                      false});
   return types;
 }
 

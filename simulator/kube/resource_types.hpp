@@ -1,9 +1,9 @@
 #pragma once
-// The resource types the simulated Kubernetes API serves (core v1, kubevirt.io/v1 with the KubeVirt CR,
-// cdi.kubevirt.io/v1beta1,
-// forklift.konveyor.io/v1beta1) and the discovery documents derived from them: /api, /api/v1, /apis,
-// /apis/<group>, /apis/<group>/<version>, and a minimal /openapi/v3 that tells kubectl the server validates
-// fields itself (so `kubectl apply` does not need a full schema).
+// The resource types the simulated Kubernetes API serves (core v1, storage.k8s.io/v1 StorageClass,
+// snapshot.storage.k8s.io/v1 VolumeSnapshotClass, kubevirt.io/v1 with the KubeVirt CR,
+// cdi.kubevirt.io/v1beta1 with StorageProfile, forklift.konveyor.io/v1beta1) and the discovery documents
+// derived from them: /api, /api/v1, /apis, /apis/<group>, /apis/<group>/<version>, and a minimal /openapi/v3
+// that tells kubectl the server validates fields itself (so `kubectl apply` does not need a full schema).
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -47,7 +47,10 @@ enum class Kind : std::size_t {
   forklift_storage_maps,
   forklift_plans,
   forklift_migrations,
-  kube_virts,  // kubevirt.io/v1 KubeVirt: the installation's CR (versions, component configuration)
+  kube_virts,        // kubevirt.io/v1 KubeVirt: the installation's CR (versions, component configuration)
+  storage_classes,   // storage.k8s.io/v1 StorageClass
+  storage_profiles,  // cdi.kubevirt.io/v1beta1 StorageProfile: how CDI clones into a storage class
+  volume_snapshot_classes,  // snapshot.storage.k8s.io/v1 VolumeSnapshotClass: what CDI's snapshot clones need
   count_
 };
 

@@ -1,10 +1,11 @@
-// The seed objects of the lab's cluster: namespaces, the KubeVirt CR, Nodes shaped like OpenShift's workers
-// (capacity from the lab host, KubeVirt's device plugins), and the golden images' PVCs and DataSources that
-// DataVolumes clone from.
+// The seed objects of the lab's cluster: namespaces, the KubeVirt CR, StorageClasses with their CDI
+// StorageProfiles, Nodes shaped like OpenShift's workers (capacity from the lab host, KubeVirt's device
+// plugins), and the golden images' PVCs and DataSources that DataVolumes clone from.
 #include "simulator/kube/detail/seed_objects.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <tuple>
@@ -59,6 +60,43 @@ void seed_objects(ObjectStore& store, model::Lab& lab, ObjectPublisher& publishe
        {"metadata", {{"name", kKubeVirtName}, {"namespace", kKubeVirtNamespace}}},
        {"spec", {{"configuration", configuration}, {"certificateRotateStrategy", json::object()}}},
        {"status", kv_status}});
+
+  // Storage: a StorageClass per class the lab's volumes use (the kube default marked default), CDI's
+  // StorageProfile for each, and the VolumeSnapshotClass of the driver when the profile names one.
+  std::vector<std::string> classes = {kube.storage_class};
+  for (const auto& image : lab.golden_images())
+    if (!image.spec.storage_class.empty() &&
+        std::find(classes.begin(), classes.end(), image.spec.storage_class) == classes.end())
+      classes.push_back(image.spec.storage_class);
+  for (const auto& sc : classes) {
+    json annotations = json::object();
+    if (sc == kube.storage_class) annotations["storageclass.kubernetes.io/is-default-class"] = "true";
+    publisher.insert(Kind::storage_classes, {{"apiVersion", "storage.k8s.io/v1"},
+                                             {"kind", "StorageClass"},
+                                             {"metadata", {{"name", sc}, {"annotations", annotations}}},
+                                             {"provisioner", kube.provisioner},
+                                             {"reclaimPolicy", "Delete"},
+                                             {"volumeBindingMode", "Immediate"},
+                                             {"allowVolumeExpansion", true}});
+    publisher.insert(Kind::storage_profiles,
+                     {{"apiVersion", "cdi.kubevirt.io/v1beta1"},
+                      {"kind", "StorageProfile"},
+                      {"metadata", {{"name", sc}}},
+                      {"spec", json::object()},
+                      {"status",
+                       {{"storageClass", sc},
+                        {"provisioner", kube.provisioner},
+                        {"cloneStrategy", kube.clone_strategy},
+                        {"claimPropertySets",
+                         json::array({{{"accessModes", {"ReadWriteMany"}}, {"volumeMode", "Block"}}})}}}});
+  }
+  if (!kube.snapshot_class.empty()) {
+    publisher.insert(Kind::volume_snapshot_classes, {{"apiVersion", "snapshot.storage.k8s.io/v1"},
+                                                     {"kind", "VolumeSnapshotClass"},
+                                                     {"metadata", {{"name", kube.snapshot_class}}},
+                                                     {"driver", kube.provisioner},
+                                                     {"deletionPolicy", "Delete"}});
+  }
 
   int index = 0;
   for (const auto& node : lab.nodes()) {

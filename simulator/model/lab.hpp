@@ -145,6 +145,13 @@ struct KubeSpec {
   // applies. The lab's virt-controller paces the writes of every VMI launch by the CR, as it stands when the
   // launch is asked (simulator/README.md, "The KubeVirt CR and virt-controller's rate limiter").
   std::optional<kubevirt_limits::TokenBucketLimit> virt_controller;
+  // The storage classes' CSI driver, and how CDI clones into them (their StorageProfiles' cloneStrategy:
+  // csi-clone | snapshot | copy). A snapshot clone needs a VolumeSnapshotClass for the driver
+  // (`snapshot_class`, "" for none): without one CDI falls back to a host-assisted copy, as it does for a
+  // source in a storage class of another driver.
+  std::string provisioner = "openshift-storage.rbd.csi.ceph.com";
+  std::string clone_strategy = "csi-clone";
+  std::string snapshot_class;
 };
 
 // A Forklift migration step that fails for one VM (kube front's Forklift controller; see README "Forklift").

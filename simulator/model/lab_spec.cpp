@@ -427,7 +427,8 @@ Expected<LabSpec> parse_lab_spec(std::string_view yaml_text, const std::string& 
   if (const YAML::Node kube = root["kube"]; kube) {
     if (r.map(kube, "kube",
               {"nodes", "datastore", "storageClass", "scheduleDelayS", "launcherStartS", "token",
-               "serverVersion", "kubevirtVersion", "deny", "virtController"})) {
+               "serverVersion", "kubevirtVersion", "deny", "virtController", "provisioner", "cloneStrategy",
+               "snapshotClass"})) {
       r.each(kube, "nodes", [&](const YAML::Node& item) {
         NodeSpec n;
         if (r.map(item, "node", {"name", "host", "labels"})) {
@@ -445,6 +446,13 @@ Expected<LabSpec> parse_lab_spec(std::string_view yaml_text, const std::string& 
       r.get(kube, "serverVersion", spec.kube.server_version);
       r.get(kube, "kubevirtVersion", spec.kube.kubevirt_version);
       r.get_list(kube, "deny", spec.kube.deny);
+      r.get(kube, "provisioner", spec.kube.provisioner);
+      r.get(kube, "cloneStrategy", spec.kube.clone_strategy);
+      r.get(kube, "snapshotClass", spec.kube.snapshot_class);
+      if (r.ok() && spec.kube.clone_strategy != "csi-clone" && spec.kube.clone_strategy != "snapshot" &&
+          spec.kube.clone_strategy != "copy")
+        r.fail(kube["cloneStrategy"],
+               "'cloneStrategy' is csi-clone, snapshot or copy, got '" + spec.kube.clone_strategy + "'");
       if (const YAML::Node limit = kube["virtController"];
           limit && r.map(limit, "virtController", {"qps", "burst"})) {
         kubevirt_limits::TokenBucketLimit l;

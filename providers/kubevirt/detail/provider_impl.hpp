@@ -21,6 +21,7 @@
 #include "providers/api/provider.hpp"
 #include "providers/kube/kube_api.hpp"
 #include "providers/kube/kube_config.hpp"
+#include "providers/kubevirt/clone_forecast.hpp"
 #include "providers/kubevirt/detail/datavolume_waiter.hpp"
 #include "providers/kubevirt/detail/start_pipeline.hpp"
 #include "providers/kubevirt/kube_objects.hpp"
@@ -99,6 +100,9 @@ class ProviderImpl : public std::enable_shared_from_this<ProviderImpl> {
   // Kubernetes', KubeVirt's, CDI's and OpenShift's versions, and whether the cluster says it is a simulator.
   // Best effort: a version the cluster does not expose (or this user may not read) stays empty.
   boost::asio::awaitable<void> learn_platform();
+  // The clones' storage class, its driver and how CDI will clone into it (clone_forecast_, facts_), and the
+  // golden volume's size; part of learn_platform.
+  boost::asio::awaitable<void> learn_storage();
   // One placement node's facts (kubelet version, CPU model) from its Node object.
   static api::HostFacts node_facts(const std::string& host, const nlohmann::json& node);
 
@@ -130,6 +134,8 @@ class ProviderImpl : public std::enable_shared_from_this<ProviderImpl> {
 
   std::shared_ptr<DataVolumeWaiter> datavolumes_;  // made by connect()
   api::PlatformFacts facts_;
+  CloneForecast clone_forecast_;
+  std::string golden_size_;  // the golden PVC's capacity ("40Gi"; "" unknown)
 
   bool inventory_checked_ = false;  // check() or check_inventory() passed, for checked_request_
   api::InventoryRequest checked_request_;

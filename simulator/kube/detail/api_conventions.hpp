@@ -10,6 +10,8 @@ namespace bootstorm::sim::kube {
 
 // The golden image a PVC was cloned from ("ns/name"); the lab VM's guest profile of a VirtualMachine.
 inline constexpr const char* kGoldenAnnotation = "sim.bootstorm.io/golden-image";
+// The clone CDI did for a DataVolume: copy (host-assisted), snapshot or csi-clone.
+inline constexpr const char* kCloneTypeAnnotation = "cdi.kubevirt.io/cloneType";
 inline constexpr const char* kProfileAnnotation = "sim.bootstorm.io/profile";
 
 // ("ns", "name") of an ObjectStore key "ns/name".

@@ -28,6 +28,10 @@ class CdiController {
   void start(const std::string& ns, const std::string& name);
   // The DataVolume ns/name is being deleted: no more progress updates for it.
   void forget(const std::string& ns, const std::string& name);
+  // The clone CDI does into `target_class` from a source PVC in `source_class` ("" unknown): the target's
+  // StorageProfile strategy (spec over status), or "copy" (host-assisted) when the source is on another
+  // driver, or a snapshot clone finds no VolumeSnapshotClass for the driver.
+  std::string clone_type_for(const std::string& target_class, const std::string& source_class) const;
 
  private:
   struct Clone {

@@ -1,7 +1,8 @@
 #pragma once
 // Internal to bootstorm::sim_kube: the objects a lab's cluster has before any client comes — the system
-// namespaces and the golden images' namespaces, the KubeVirt CR, a Node per lab node, and per golden image
-// its PVC and DataSource.
+// namespaces and the golden images' namespaces, the KubeVirt CR, the StorageClasses with their CDI
+// StorageProfiles (and the driver's VolumeSnapshotClass), a Node per lab node, and per golden image its PVC
+// and DataSource.
 #include "simulator/kube/detail/object_publisher.hpp"
 #include "simulator/kube/object_store.hpp"
 #include "simulator/model/lab.hpp"

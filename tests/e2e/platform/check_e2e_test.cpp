@@ -158,6 +158,40 @@ TEST_F(CheckE2E, AVirtControllerLimitThatPacesTheLaunchPastTheTimeoutFailsWithTh
   expect_nothing_created();
 }
 
+TEST_F(CheckE2E, AHostAssistedCloneIsAWarningWithTheDataItMovesAndASnapshotClassMakesItPass) {
+  // The small lab's storage profile says snapshot, and no VolumeSnapshotClass serves its driver: CDI would
+  // fall back to a host-assisted copy.
+  ASSERT_NO_FATAL_FAILURE(restart_lab_with("small", "\nkube:\n", "\nkube:\n  cloneStrategy: snapshot\n"));
+  const fs::path p = plan("snapshot-without-class", "fedora-golden", "[{host: worker-0, vms: 30}]");
+  auto r = bootstorm({"check", p.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string clone = line_of(r.out, "clone strategy");
+  EXPECT_EQ(clone.rfind("WARN", 0), 0u) << r.out;
+  EXPECT_NE(
+      clone.find("storage class lab-rbd (openshift-storage.rbd.csi.ceph.com): CDI will clone host-assisted "
+                 "(copy), it falls back from snapshot: no VolumeSnapshotClass serves "
+                 "openshift-storage.rbd.csi.ceph.com"),
+      std::string::npos)
+      << r.out;
+  // The golden image's 1Gi volume, copied once per clone.
+  EXPECT_NE(
+      clone.find("each clone copies the whole golden volume (1Gi) through a node: 30 clones move 30 GiB"),
+      std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("spec.cloneStrategy to csi-clone, or to snapshot with a VolumeSnapshotClass"),
+            std::string::npos)
+      << r.out;
+  expect_nothing_created();
+
+  // With a VolumeSnapshotClass for the driver the snapshot clone stays on the storage.
+  ASSERT_NO_FATAL_FAILURE(restart_lab_with(
+      "small", "\nkube:\n", "\nkube:\n  cloneStrategy: snapshot\n  snapshotClass: lab-rbd-snapclass\n"));
+  auto ok = bootstorm({"check", p.string()});
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+  EXPECT_EQ(line_of(ok.out, "clone strategy").rfind("PASS", 0), 0u) << ok.out;
+  EXPECT_NE(ok.out.find("CDI clones by snapshot, on the storage"), std::string::npos) << ok.out;
+}
+
 TEST_F(CheckE2E, AHeldBackStartBurstIsAWarningNotAFailure) {
   auto r = bootstorm({"check", plan("held-back", "fedora-golden", "[{host: worker-0, vms: 12}]",
                                     "{mode: simultaneous, timeout: 2m, startConcurrency: 4}")

@@ -140,4 +140,42 @@ TEST_F(PlatformE2E, CompareWarnsWhenTwoRunsRanOnDifferentLabVersions) {
   EXPECT_EQ(same.err.find("warning"), std::string::npos) << same.err;
 }
 
+TEST_F(PlatformE2E, EachRunRecordsHowCdiClonedAndCompareWarnsWhenTwoRunsClonedDifferently) {
+  if (!have_kubectl()) BOOTSTORM_MISSING_KUBECTL("it reads the DataVolumes' clone type independently");
+  std::vector<fs::path> runs;
+  for (const std::string method : {"csi-clone", "copy"}) {
+    ASSERT_NO_FATAL_FAILURE(
+        restart_lab_with("small", "\nkube:\n", "\nkube:\n  cloneStrategy: " + method + "\n"));
+    const fs::path out = dir_ / ("out-" + method);
+    const fs::path plan = dir_ / ("clone-" + method + ".yaml");
+    write_file(plan,
+               "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: clones\n"
+               "platform: {kind: kubevirt, endpoint: \"lab:" +
+                   state_.string() +
+                   "\"}\ngolden: {dataSource: {name: fedora-golden, namespace: golden}}\n"
+                   "namespace: bootstorm-clones\n"
+                   "scenarios:\n  - name: three\n    placement: [{host: worker-0, vms: 3}]\n"
+                   "storm: {mode: simultaneous, timeout: 2m, settle: 0s}\n"
+                   "ready: {signal: guest_agent}\ncleanup: never\noutput: " +
+                   out.string() + "\n");
+    auto r = bootstorm({"run", plan.string(), "--yes", "--out", out.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    runs.push_back(run_dir_in(out));
+    ASSERT_FALSE(runs.back().empty());
+    // What CDI did, as the DataVolumes say it, and what the run recorded.
+    const json dvs =
+        kube_json({"get", "datavolumes.cdi.kubevirt.io", "-n", "bootstorm-clones", "-o", "json"});
+    ASSERT_EQ(dvs["items"].size(), 3u) << dvs.dump();
+    for (const auto& dv : dvs["items"])
+      EXPECT_EQ(dv["metadata"]["annotations"]["cdi.kubevirt.io/cloneType"], method) << dv.dump();
+    const json summary = json::parse(read_file(runs.back() / "summary.json"));
+    EXPECT_EQ(summary["platform"]["cloneMethod"], method) << summary["platform"].dump();
+    EXPECT_EQ(summary["platform"]["storageClass"], "lab-rbd") << summary["platform"].dump();
+    EXPECT_NE(read_file(runs.back() / "report.md").find("CDI clones by " + method), std::string::npos);
+  }
+  auto c = bootstorm({"compare", runs[0].string(), runs[1].string(), "--out", (dir_ / "compared").string()});
+  ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
+  EXPECT_NE(c.err.find("clone method: csi-clone vs copy"), std::string::npos) << c.err;
+}
+
 }  // namespace
