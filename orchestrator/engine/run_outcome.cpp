@@ -19,8 +19,20 @@ void RunSession::finish_run() {
     return;
   }
   // Outcome and exit code.
+  const auto gone = platform_gone();
+  if (gone) {
+    fail_run(make_error(ErrorKind::connect, *gone,
+                        result.run_dir.empty()
+                            ? std::string("when the API server is back, check for VMs this run left behind")
+                            : fmt::format("the journal is kept: when the API server is back, run `bootstorm "
+                                          "cleanup {}` to remove what this run created",
+                                          result.run_dir.string())));
+    vms_kept_ = vms_kept_ || provisioned_any_;
+  }
   std::string outcome;
-  if (interrupt_.cancelled()) {
+  if (gone) {
+    outcome = "failed";
+  } else if (interrupt_.cancelled()) {
     outcome = "interrupted";
   } else if (result.error) {
     outcome = "failed";
@@ -84,10 +96,15 @@ asio::awaitable<void> RunSession::clean_up_scenario(const plan::Scenario& scenar
 }
 
 asio::awaitable<void> RunSession::cleanup_vms(const std::vector<api::VmHandle>& vms) {
+  if (platform_gone()) {
+    vms_kept_ = true;
+    spdlog::warn("cleanup of {} VMs skipped: the API server is gone (the journal lists them)", vms.size());
+    co_return;
+  }
   progress_.phase("cleanup", counts());
   std::size_t deleted = 0, failed = 0;
   auto one = [&](const api::VmHandle& vm) -> asio::awaitable<void> {
-    if (skip_cleanup_) co_return;
+    if (skip_cleanup_ || platform_gone()) co_return;
     if (!api::name_carries_run_id(vm.name, run_id_)) {
       ++failed;
       spdlog::error("refusing to delete {}: its name does not carry run id {}", vm.name, run_id_);
@@ -105,7 +122,7 @@ asio::awaitable<void> RunSession::cleanup_vms(const std::vector<api::VmHandle>& 
     }
   };
   co_await async::bounded_for_each(vms, max_concurrent(), one, "cleanup");
-  if (failed || skip_cleanup_) vms_kept_ = true;
+  if (failed || skip_cleanup_ || platform_gone()) vms_kept_ = true;
   phase_boundary();
   progress_.finish();
   spdlog::info("cleanup: {} VMs deleted{}", deleted, failed ? fmt::format(", {} failed", failed) : "");

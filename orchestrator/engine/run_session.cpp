@@ -218,6 +218,18 @@ asio::awaitable<void> RunSession::run_platform() {
     payload[fields::repeat] = current_repeat_;
     emit(type, std::move(payload));
   };
+  // The platform gone: stop as an interrupt would, but delete nothing (nothing can be reached); the run
+  // fails with the reason (finish_run).
+  config.platform_gone = [gone = gone_, interrupt = interrupt_](const std::string& message) mutable {
+    {
+      std::lock_guard lock(gone->mutex);
+      if (gone->message) return;
+      gone->message = message;
+    }
+    spdlog::error("{}: stopping the run (no new clones or starts, nothing deleted while it is away)",
+                  message);
+    interrupt.cancel();
+  };
   if (hooks_.make_provider) {
     provider_ = hooks_.make_provider(ex_, config);
   } else {

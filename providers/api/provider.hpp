@@ -76,6 +76,10 @@ struct ProviderConfig {
   // Facts the provider learns that the journal keeps: `type` is one of the kNote* names below, `fields_json`
   // a JSON object (the engine adds the scenario and repeat). May be empty (nobody keeps them).
   std::function<void(std::string_view type, std::string fields_json)> note;
+  // The platform is gone: its API endpoint refused or failed connections in a row for a while (by default 5
+  // over at least 10 s; http::ClientOptions::on_unreachable). Told once, with a sentence naming the endpoint,
+  // from whichever thread noticed. May be empty.
+  std::function<void(const std::string& message)> platform_gone;
   // Timeouts
   std::chrono::milliseconds request_timeout{std::chrono::seconds(60)};
   bool dry_run = false;  // log every changing call instead of making it

@@ -47,6 +47,13 @@ struct ClientOptions {
   RetryPolicy retry;
   std::string user_agent = "bootstorm";
   Headers default_headers;  // sent with every request (e.g. Authorization); values are never logged
+  // The endpoint is gone: once `unreachable_failures` connection openings in a row (resolve, TCP connect,
+  // TLS handshake, timeouts included) have failed over at least `unreachable_span`, `on_unreachable` is
+  // called with a sentence naming the endpoint, the count, the span and the last failure. Once per outage:
+  // again only after a connection opened. Called on the client's executor.
+  std::size_t unreachable_failures = 5;
+  std::chrono::milliseconds unreachable_span{std::chrono::seconds(10)};
+  std::function<void(const std::string& message)> on_unreachable;
 };
 
 struct ClientStats {

@@ -1,5 +1,7 @@
 // Client's keep-alive pool: the connection cap and its waiters, the cap on connections being opened at
 // once, opening a connection (resolve, TCP, TLS with verification), prewarming and closing idle ones.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -102,6 +104,31 @@ awaitable<Expected<ConnectionPtr>> Client::Impl::connect(Clock::time_point deadl
     Impl* impl;
     ~Turn() { impl->leave_connect(); }
   } turn{this};
+  auto opened = co_await open_connection(deadline, what);
+  note_opening(opened);
+  co_return opened;
+}
+
+void Client::Impl::note_opening(const Expected<ConnectionPtr>& opened) {
+  if (opened) {
+    failed_openings = 0;
+    unreachable_reported = false;
+    return;
+  }
+  const auto now = Clock::now();
+  if (failed_openings++ == 0) failing_since = now;
+  if (!options.on_unreachable || unreachable_reported || options.unreachable_failures == 0) return;
+  if (failed_openings < options.unreachable_failures || now - failing_since < options.unreachable_span)
+    return;
+  unreachable_reported = true;
+  options.on_unreachable(fmt::format(
+      "the API server at {} is gone: {} attempts in a row to connect failed over {:.0f} s (last: {})",
+      origin.origin(), failed_openings, std::chrono::duration<double>(now - failing_since).count(),
+      opened.error().message));
+}
+
+awaitable<Expected<ConnectionPtr>> Client::Impl::open_connection(Clock::time_point deadline,
+                                                                 const std::string& what) {
   auto connection = std::make_unique<Connection>();
   if (tls_enabled) {
     connection->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(executor, *ssl_context);

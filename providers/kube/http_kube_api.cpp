@@ -97,6 +97,14 @@ awaitable<Expected<void>> HttpKubeApi::connect(const ConnectProbe& probe) {
   client_options.max_connections = std::max<std::size_t>(1, options_.max_connections);
   client_options.user_agent = options_.user_agent;
   client_options.default_headers = {{"Accept", "application/json"}};
+  client_options.on_unreachable = [gone = gone_, report = options_.on_gone](const std::string& message) {
+    {
+      std::lock_guard lock(gone->mutex);
+      if (gone->message) return;  // the other client said it first
+      gone->message = message;
+    }
+    if (report) report(message);
+  };
   watch_client_options_ = client_options;
   watch_client_options_->max_connections = std::max<std::size_t>(1, options_.watch_connections);
   try {

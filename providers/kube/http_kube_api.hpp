@@ -3,7 +3,9 @@
 // exec plugins, one retry after a 401 when they can be refreshed), the request budget, dry-run, TLS errors
 // that say which CA was used and what to change, and a watch thread of its own for timing-critical streams.
 #include <chrono>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -25,6 +27,9 @@ struct HttpKubeOptions {
   std::string user_agent = "bootstorm";
   // Changing calls (anything but GET and HEAD) are logged and answered 200/201 "{}" without being sent.
   bool dry_run = false;
+  // Told once when the API server is gone (either client's connections failing in a row: see
+  // http::ClientOptions::on_unreachable), from the thread that noticed.
+  std::function<void(const std::string& message)> on_gone;
 };
 
 class HttpKubeApi final : public KubeApi {
@@ -50,6 +55,10 @@ class HttpKubeApi final : public KubeApi {
   void count_retry() override { stats_.retries++; }
   const std::string& server() const override { return config_.server; }
   boost::asio::any_io_executor executor() const override { return executor_; }
+  std::optional<std::string> gone() const override {
+    std::lock_guard lock(gone_->mutex);
+    return gone_->message;
+  }
 
  private:
   Expected<void> refresh_auth();
@@ -71,6 +80,12 @@ class HttpKubeApi final : public KubeApi {
   std::string prefix_;  // the server URL's path, prepended to every target
   std::optional<CredentialCache> creds_;
   std::unique_ptr<http::Client> client_;
+  // Shared with both clients' on_unreachable (the watch thread's client reports from its own thread).
+  struct GoneState {
+    mutable std::mutex mutex;
+    std::optional<std::string> message;
+  };
+  std::shared_ptr<GoneState> gone_ = std::make_shared<GoneState>();
   std::optional<http::ClientOptions> watch_client_options_;
   std::shared_ptr<WatchThread> watch_thread_;  // started by the first watch that asks for its own thread
   std::string current_auth_;

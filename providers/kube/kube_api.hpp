@@ -11,6 +11,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -111,6 +112,9 @@ class KubeApi {
   // The API server URL, for messages.
   virtual const std::string& server() const = 0;
   virtual boost::asio::any_io_executor executor() const = 0;
+  // Why the API server is gone (connections have failed in a row for a while: http::ClientOptions
+  // on_unreachable), for waits that would otherwise outlast it; nullopt while it answers. Any thread.
+  virtual std::optional<std::string> gone() const { return std::nullopt; }
 };
 
 }  // namespace bootstorm::kube

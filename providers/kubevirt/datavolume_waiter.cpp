@@ -47,6 +47,14 @@ awaitable<Expected<void>> DataVolumeWaiter::wait(const std::string& vm_name,
             "check CDI (kubectl describe dv " + dv + " -n " + namespace_ + ") and the golden source");
       }
     }
+    // Nothing will change while the API server is gone: say so now, not at the deadline.
+    if (auto gone = api_->gone()) {
+      co_return make_error(
+          ErrorKind::connect,
+          "DataVolume " + namespace_ + "/" + dv + " of VM " + vm_name + " was not seen to finish: " + *gone,
+          "the journal is kept: when the API server is back, `bootstorm cleanup` removes what the "
+          "run created");
+    }
     auto now = steady_clock::now();
     if (now >= deadline) {
       auto it = states_.find(dv);

@@ -80,6 +80,7 @@ awaitable<Expected<void>> ProviderImpl::connect() {
     options.request_timeout = config_.request_timeout;
     options.user_agent = "bootstorm/kubevirt";
     options.dry_run = config_.dry_run;
+    options.on_gone = config_.platform_gone;
     api_ = std::make_shared<kube::HttpKubeApi>(executor_, std::move(*resolved), std::move(options));
     server_ = api_->server();
   } else if (config_.namespace_.empty()) {

@@ -37,6 +37,7 @@ std::unique_ptr<Transport> make_http_transport(boost::asio::any_io_executor exec
   // request in five then fails a read about once in 15,000, instead of once in 125 with three attempts.
   options.retry.max_attempts = 6;
   options.user_agent = "bootstorm-vsphere";
+  options.on_unreachable = config.platform_gone;
   return std::make_unique<HttpTransport>(std::move(executor), std::move(options));
 }
 

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -124,6 +125,16 @@ class RunSession {
   Progress progress_;
   boost::asio::signal_set signals_;
   bool skip_cleanup_ = false;
+  // The platform went away mid-run (ProviderConfig::platform_gone, told from any thread): why.
+  struct PlatformGone {
+    mutable std::mutex mutex;
+    std::optional<std::string> message;
+  };
+  std::shared_ptr<PlatformGone> gone_ = std::make_shared<PlatformGone>();
+  std::optional<std::string> platform_gone() const {
+    std::lock_guard lock(gone_->mutex);
+    return gone_->message;
+  }
 
   Clock::time_point origin_{};
   std::string run_id_;

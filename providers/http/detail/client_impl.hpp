@@ -123,6 +123,10 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
   std::deque<std::shared_ptr<detail::ConnectTurn>> connect_queue;
   ClientStats stats;
   std::mt19937_64 rng;
+  // Connection openings that failed in a row, since when, and whether on_unreachable was told.
+  std::size_t failed_openings = 0;
+  detail::Clock::time_point failing_since{};
+  bool unreachable_reported = false;
 
   std::string where(const Request& request) const {
     return request.method + " " + origin.origin() + base_path + request.target;
@@ -149,6 +153,11 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
   // Opens a connection (TCP, then TLS with verification) and returns it; does not touch the pool counters.
   detail::awaitable<Expected<detail::ConnectionPtr>> connect(detail::Clock::time_point deadline,
                                                              const std::string& what);
+  // connect()'s work once it has its turn.
+  detail::awaitable<Expected<detail::ConnectionPtr>> open_connection(detail::Clock::time_point deadline,
+                                                                     const std::string& what);
+  // Counts a connection opening toward ClientOptions::on_unreachable (a success resets the count).
+  void note_opening(const Expected<detail::ConnectionPtr>& opened);
   // A pooled connection: an idle one if alive, else a new one under the cap, else wait in line for either.
   detail::awaitable<Expected<detail::ConnectionPtr>> acquire(detail::Clock::time_point deadline, bool& reused,
                                                              const std::string& what);

@@ -3,6 +3,9 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read_until.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <set>
 #include <stdexcept>
@@ -156,13 +159,15 @@ TEST(HttpClientServer, DeadlineFiresOnSlowServer) {
   });
 }
 
+// A loopback port nothing listens on (bound, then released): connections to it are refused.
+unsigned short refused_port(net::io_context& io) {
+  tcp::acceptor probe(io, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0));
+  return probe.local_endpoint().port();
+}
+
 TEST(HttpClientServer, ConnectionRefusedIsAConnectError) {
   net::io_context io;
-  unsigned short port = 0;
-  {
-    tcp::acceptor probe(io, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0));
-    port = probe.local_endpoint().port();
-  }
+  const unsigned short port = refused_port(io);
   ClientOptions options;
   options.base_url = "http://127.0.0.1:" + std::to_string(port);
   options.retry.max_attempts = 2;
@@ -175,6 +180,46 @@ TEST(HttpClientServer, ConnectionRefusedIsAConnectError) {
     EXPECT_FALSE(response.error().hint.empty());
   });
   EXPECT_EQ(client.stats().retries, 1u);
+}
+
+TEST(HttpClientServer, AnEndpointRefusingConnectionsInARowForTheSpanIsReportedGoneOnce) {
+  net::io_context io;
+  const unsigned short port = refused_port(io);
+  ClientOptions options;
+  options.base_url = "http://127.0.0.1:" + std::to_string(port);
+  options.retry.max_attempts = 1;
+  options.unreachable_failures = 3;
+  options.unreachable_span = 300ms;
+  std::vector<std::string> reports;
+  std::vector<std::chrono::steady_clock::time_point> reported_at;
+  options.on_unreachable = [&](const std::string& message) {
+    reports.push_back(message);
+    reported_at.push_back(std::chrono::steady_clock::now());
+  };
+  Client client(io.get_executor(), options);
+  const auto first = std::chrono::steady_clock::now();
+  run(io, [&]() -> net::awaitable<void> {
+    // Three refusals at once are not yet an outage: the span has not passed.
+    for (int i = 0; i < 3; ++i) {
+      auto refused = co_await client.request(Request("GET", "/"));
+      CO_ASSERT(!refused);
+    }
+    EXPECT_TRUE(reports.empty());
+    net::steady_timer timer(co_await net::this_coro::executor);
+    for (int i = 0; i < 8; ++i) {
+      timer.expires_after(60ms);
+      co_await timer.async_wait(net::use_awaitable);
+      auto refused = co_await client.request(Request("GET", "/"));
+      CO_ASSERT(!refused);
+    }
+  });
+  ASSERT_EQ(reports.size(), 1u) << "told once per outage";
+  EXPECT_GE(reported_at[0] - first, 300ms);
+  EXPECT_NE(reports[0].find("the API server at http://127.0.0.1:" + std::to_string(port) + " is gone: "),
+            std::string::npos)
+      << reports[0];
+  EXPECT_NE(reports[0].find("attempts in a row to connect failed over"), std::string::npos) << reports[0];
+  EXPECT_NE(reports[0].find("(last: cannot connect to"), std::string::npos) << reports[0];
 }
 
 TEST(HttpClientServer, RetriesIdempotentRequestOn503HonouringRetryAfter) {

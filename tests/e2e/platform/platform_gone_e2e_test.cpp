@@ -1,0 +1,128 @@
+// When the platform goes away, say so (issue 22): the lab is killed mid-provisioning and mid-storm; the run
+// stops within the unreachable window (5 failed connections in a row over at least 10 s) with "the API server
+// at ... is gone", exit 1, the journal intact and ending, and nothing deleted; `bootstorm cleanup` is left
+// the job for when the server is back.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/support/lab_fixture.hpp"
+#include "tests/support/run_files.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using bootstorm::test_support::Child;
+using bootstorm::test_support::LabCliTest;
+using bootstorm::test_support::read_file;
+using bootstorm::test_support::write_file;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+class PlatformGoneE2E : public LabCliTest {
+ protected:
+  PlatformGoneE2E() : LabCliTest("platform-gone-e2e") {}
+
+  // Starts a three-VM KubeVirt run on the served lab and kills the lab once the journal holds `event`.
+  // Returns the run's process; `run_dir` is its run directory.
+  std::unique_ptr<Child> run_and_kill_lab_at(const std::string& event, fs::path& run_dir) {
+    const fs::path out = dir_ / "out";
+    const fs::path plan = dir_ / "plan.yaml";
+    write_file(plan,
+               "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: gone\n"
+               "platform: {kind: kubevirt, endpoint: \"lab:" +
+                   state_.string() +
+                   "\"}\ngolden: {dataSource: {name: fedora-golden, namespace: golden}}\n"
+                   "namespace: bootstorm-gone\n"
+                   "scenarios:\n  - name: three\n    placement: [{host: worker-0, vms: 3}]\n"
+                   "storm: {mode: simultaneous, timeout: 10m, settle: 0s}\n"
+                   "ready: {signal: guest_agent}\ncleanup: always\noutput: " +
+                   out.string() + "\n");
+    auto run = spawn_bootstorm({"run", plan.string(), "--yes", "--out", out.string()});
+    const auto deadline = Clock::now() + std::chrono::seconds(60);
+    while (Clock::now() < deadline) {
+      if (run->wait_for(std::chrono::milliseconds(0)).has_value()) {
+        ADD_FAILURE() << "the run ended before the lab was killed: " << run->out() << run->err();
+        return run;
+      }
+      if (run_dir.empty()) run_dir = run_dir_in(out);
+      if (!run_dir.empty() &&
+          read_file(run_dir / "journal.jsonl").find("\"" + event + "\"") != std::string::npos)
+        break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_FALSE(run_dir.empty());
+    ::kill(lab_->child().pid(), SIGKILL);
+    lab_->child().wait_for(std::chrono::seconds(10));
+    return run;
+  }
+
+  // On the small lab with `from` replaced by `to`: the run, the lab killed at `event`, ends as it should.
+  // Returns the run directory.
+  fs::path expect_gone_when_killed_at(const std::string& from, const std::string& to,
+                                      const std::string& event) {
+    restart_lab_with("small", from, to);
+    if (HasFatalFailure()) return {};
+    const std::string kube_url = endpoints_["kube"];
+    fs::path run_dir;
+    auto run = run_and_kill_lab_at(event, run_dir);
+    if (run_dir.empty()) return {};
+    expect_stopped_saying_gone(*run, run_dir, kube_url);
+    return run_dir;
+  }
+
+  // The run ends within the unreachable window plus the waits that notice it, saying what went away.
+  void expect_stopped_saying_gone(Child& run, const fs::path& run_dir, const std::string& kube_url) {
+    const auto killed = Clock::now();
+    auto rc = run.wait_for(std::chrono::seconds(90));
+    ASSERT_TRUE(rc.has_value()) << "the run did not stop within 90 s of the lab's death: " << run.err();
+    const double took = std::chrono::duration<double>(Clock::now() - killed).count();
+    EXPECT_EQ(*rc, 1) << run.out() << run.err();
+    EXPECT_GE(took, 9.0) << "stopped before 10 s of failures: " << run.err();
+    EXPECT_LT(took, 45.0) << run.err();
+    const std::string said = run.out() + run.err();
+    EXPECT_NE(said.find("the API server at " + kube_url + " is gone: "), std::string::npos) << said;
+    EXPECT_NE(said.find("bootstorm cleanup " + run_dir.string()), std::string::npos) << said;
+    // The journal is whole and says how the run ended; nothing was deleted.
+    std::istringstream journal(read_file(run_dir / "journal.jsonl"));
+    std::string last_type, error_kind;
+    std::size_t deleted = 0, lines = 0;
+    for (std::string line; std::getline(journal, line);) {
+      const json e = json::parse(line, nullptr, false);
+      ASSERT_FALSE(e.is_discarded()) << "torn journal line: " << line;
+      ++lines;
+      last_type = e.value("type", "");
+      if (last_type == "run_error") error_kind = e.value("kind", "");
+      if (last_type == "vm_deleted") ++deleted;
+    }
+    EXPECT_GT(lines, 3u);
+    EXPECT_EQ(last_type, "run_ended");
+    EXPECT_EQ(error_kind, "connection failed");  // to_string(ErrorKind::connect)
+    EXPECT_EQ(deleted, 0u);
+    const json summary = json::parse(read_file(run_dir / "summary.json"), nullptr, false);
+    ASSERT_TRUE(summary.is_object());
+    EXPECT_EQ(summary["run"]["outcome"], "failed");
+  }
+};
+
+TEST_F(PlatformGoneE2E, ALabKilledMidStormStopsTheRunSayingTheApiServerIsGone) {
+  // Every guest hangs in firmware: the run sits in observe when the lab dies.
+  expect_gone_when_killed_at("\nkube:\n", "\nfaults: {neverBootRate: 1.0}\nkube:\n", "storm_fired");
+}
+
+TEST_F(PlatformGoneE2E, ALabKilledMidProvisioningStopsTheRunSayingTheApiServerIsGone) {
+  // Clones take two minutes: the run sits in provisioning when the lab dies.
+  const fs::path run_dir =
+      expect_gone_when_killed_at("cloneOverheadS: 0.005", "cloneOverheadS: 120", "scenario_started");
+  ASSERT_FALSE(run_dir.empty());
+  EXPECT_EQ(read_file(run_dir / "journal.jsonl").find("\"storm_fired\""), std::string::npos);
+}
+
+}  // namespace
