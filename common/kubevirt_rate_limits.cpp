@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 namespace bootstorm::kubevirt_limits {
@@ -38,8 +39,15 @@ double launch_pacing_s(int vmis, TokenBucketLimit limit, int writes_per_launch) 
   return std::max(0.0, writes - std::max(1.0, limit.burst)) / limit.qps;
 }
 
+namespace {
+// 200, 0.5, 1000000: whole numbers in full, others as short as they are.
+std::string number(double v) {
+  return v == std::floor(v) && std::fabs(v) < 1e15 ? fmt::format("{:.0f}", v) : fmt::format("{:g}", v);
+}
+}  // namespace
+
 std::string describe(TokenBucketLimit limit) {
-  return fmt::format("{:g} QPS, burst {:g}", limit.qps, limit.burst);
+  return number(limit.qps) + " QPS, burst " + number(limit.burst);
 }
 
 }  // namespace bootstorm::kubevirt_limits

@@ -124,6 +124,7 @@ std::vector<std::vector<PrinterColumn>> build_columns() {
        crd_column("VolumeBindingMode", "string", ".volumeBindingMode"),
        crd_column("AllowVolumeExpansion", "boolean", ".allowVolumeExpansion"), crd_age()});
   set(Kind::storage_profiles, {name_column(), crd_age()});
+  set(Kind::cdis, {name_column(), crd_age(), crd_column("Phase", "string", ".status.phase")});
   set(Kind::volume_snapshot_classes, {name_column(), crd_column("Driver", "string", ".driver"),
                                       crd_column("DeletionPolicy", "string", ".deletionPolicy"), crd_age()});
   return all;

@@ -172,6 +172,8 @@ std::vector<ResourceType> build_types() {
                                {},
                                kMetaFields,
                                true});
+  set(Kind::cdis,
+      {"cdi.kubevirt.io", "v1beta1", "cdis", "cdi", "CDI", false, {"cdi", "cdis"}, {}, kMetaFields, true});
   set(Kind::volume_snapshot_classes, {"snapshot.storage.k8s.io",
                                       "v1",
                                       "volumesnapshotclasses",

@@ -51,6 +51,7 @@ enum class Kind : std::size_t {
   storage_classes,   // storage.k8s.io/v1 StorageClass
   storage_profiles,  // cdi.kubevirt.io/v1beta1 StorageProfile: how CDI clones into a storage class
   volume_snapshot_classes,  // snapshot.storage.k8s.io/v1 VolumeSnapshotClass: what CDI's snapshot clones need
+  cdis,                     // cdi.kubevirt.io/v1beta1 CDI: the installation's CR (its version)
   count_
 };
 

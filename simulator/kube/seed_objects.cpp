@@ -1,4 +1,4 @@
-// The seed objects of the lab's cluster: namespaces, the KubeVirt CR, StorageClasses with their CDI
+// The seed objects of the lab's cluster: namespaces, the KubeVirt and CDI CRs, StorageClasses with their CDI
 // StorageProfiles, Nodes shaped like OpenShift's workers (capacity from the lab host, KubeVirt's device
 // plugins), and the golden images' PVCs and DataSources that DataVolumes clone from.
 #include "simulator/kube/detail/seed_objects.hpp"
@@ -60,6 +60,18 @@ void seed_objects(ObjectStore& store, model::Lab& lab, ObjectPublisher& publishe
        {"metadata", {{"name", kKubeVirtName}, {"namespace", kKubeVirtNamespace}}},
        {"spec", {{"configuration", configuration}, {"certificateRotateStrategy", json::object()}}},
        {"status", kv_status}});
+
+  // CDI's CR, as cdi-operator leaves it.
+  json cdi_status = {{"phase", "Deployed"},
+                     {"observedVersion", kube.cdi_version},
+                     {"operatorVersion", kube.cdi_version},
+                     {"targetVersion", kube.cdi_version}};
+  set_condition(cdi_status, "Available", true, "", "", ts);
+  publisher.insert(Kind::cdis, {{"apiVersion", "cdi.kubevirt.io/v1beta1"},
+                                {"kind", "CDI"},
+                                {"metadata", {{"name", "cdi"}}},
+                                {"spec", {{"workloads", json::object()}}},
+                                {"status", cdi_status}});
 
   // Storage: a StorageClass per class the lab's volumes use (the kube default marked default), CDI's
   // StorageProfile for each, and the VolumeSnapshotClass of the driver when the profile names one.

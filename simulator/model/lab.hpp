@@ -136,6 +136,7 @@ struct KubeSpec {
   std::string token;               // bearer token accepted by the kube front
   std::string server_version = "v1.27.6";
   std::string kubevirt_version = "v1.1.1";  // virt-api's /apis/subresources.kubevirt.io/v1/version
+  std::string cdi_version = "v1.58.1";      // the CDI CR's status.observedVersion
   // What the token's user may not do, as RBAC attributes "verb group resource[/subresource]" (group "core"
   // for the core API), e.g. "update subresources.kubevirt.io virtualmachines/start": such a request is
   // answered 403 Forbidden, and SelfSubjectAccessReview says it is not allowed.

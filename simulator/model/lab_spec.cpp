@@ -427,8 +427,8 @@ Expected<LabSpec> parse_lab_spec(std::string_view yaml_text, const std::string& 
   if (const YAML::Node kube = root["kube"]; kube) {
     if (r.map(kube, "kube",
               {"nodes", "datastore", "storageClass", "scheduleDelayS", "launcherStartS", "token",
-               "serverVersion", "kubevirtVersion", "deny", "virtController", "provisioner", "cloneStrategy",
-               "snapshotClass"})) {
+               "serverVersion", "kubevirtVersion", "cdiVersion", "deny", "virtController", "provisioner",
+               "cloneStrategy", "snapshotClass"})) {
       r.each(kube, "nodes", [&](const YAML::Node& item) {
         NodeSpec n;
         if (r.map(item, "node", {"name", "host", "labels"})) {
@@ -445,6 +445,7 @@ Expected<LabSpec> parse_lab_spec(std::string_view yaml_text, const std::string& 
       r.get(kube, "token", spec.kube.token);
       r.get(kube, "serverVersion", spec.kube.server_version);
       r.get(kube, "kubevirtVersion", spec.kube.kubevirt_version);
+      r.get(kube, "cdiVersion", spec.kube.cdi_version);
       r.get_list(kube, "deny", spec.kube.deny);
       r.get(kube, "provisioner", spec.kube.provisioner);
       r.get(kube, "cloneStrategy", spec.kube.clone_strategy);

@@ -1,6 +1,6 @@
 #pragma once
 // Internal to bootstorm::sim_kube: the objects a lab's cluster has before any client comes — the system
-// namespaces and the golden images' namespaces, the KubeVirt CR, the StorageClasses with their CDI
+// namespaces and the golden images' namespaces, the KubeVirt and CDI CRs, the StorageClasses with their CDI
 // StorageProfiles (and the driver's VolumeSnapshotClass), a Node per lab node, and per golden image its PVC
 // and DataSource.
 #include "simulator/kube/detail/object_publisher.hpp"

@@ -56,6 +56,8 @@ TEST_F(PlatformE2E, ARunThroughTheLabsKubeconfigIsLabelledSimulatedInEveryArtefa
   const json version = lab_get("/version");
   const json kubevirt = lab_get("/apis/subresources.kubevirt.io/v1/version");
   const json node = kube_json({"get", "node", "worker-0", "-o", "json"});
+  const json cdis = kube_json({"get", "cdis.cdi.kubevirt.io", "-o", "json"});
+  ASSERT_EQ(cdis["items"].size(), 1u) << cdis.dump();
 
   const json summary = json::parse(read_file(run_dir / "summary.json"));
   EXPECT_EQ(summary["run"]["simulated"], true);
@@ -66,6 +68,7 @@ TEST_F(PlatformE2E, ARunThroughTheLabsKubeconfigIsLabelledSimulatedInEveryArtefa
   EXPECT_EQ(platform["product"], "Kubernetes");
   EXPECT_EQ(platform["version"], version["gitVersion"]);
   EXPECT_EQ(platform["components"]["KubeVirt"], kubevirt["gitVersion"]);
+  EXPECT_EQ(platform["components"]["CDI"], cdis["items"][0]["status"]["observedVersion"]);
   ASSERT_EQ(platform["hosts"].size(), 1u);
   EXPECT_EQ(platform["hosts"][0]["name"], "worker-0");
   EXPECT_EQ(platform["hosts"][0]["version"], node["status"]["nodeInfo"]["kubeletVersion"]);

@@ -40,6 +40,8 @@ TEST(KubevirtRateLimits, LaunchPacingIsTheWritesBeyondTheBurstAtTheRate) {
   EXPECT_DOUBLE_EQ(launch_pacing_s(10, {5, 10}, 1), 0.0);
   EXPECT_DOUBLE_EQ(launch_pacing_s(0, {5, 10}), 0.0);
   EXPECT_EQ(describe({200, 400}), "200 QPS, burst 400");
+  EXPECT_EQ(describe({1e6, 1e6}), "1000000 QPS, burst 1000000");
+  EXPECT_EQ(describe({0.5, 1}), "0.5 QPS, burst 1");
 }
 
 }  // namespace
