@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/quantity.hpp"
+#include "providers/kubevirt/kube_objects.hpp"
 
 namespace bootstorm::kubevirt {
 
@@ -11,15 +12,6 @@ using nlohmann::json;
 namespace {
 
 constexpr const char* kName = "clone strategy";
-
-std::string text(const json& object, std::initializer_list<const char*> path) {
-  const json* at = &object;
-  for (const char* key : path) {
-    if (!at->is_object() || !at->contains(key)) return {};
-    at = &(*at)[key];
-  }
-  return at->is_string() ? at->get<std::string>() : std::string();
-}
 
 const json* items_of(const json& list) {
   if (!list.is_object() || !list.contains("items") || !list["items"].is_array()) return nullptr;
@@ -38,7 +30,7 @@ CloneForecast forecast_clone(const json& storage_classes, const json& profile, c
   for (const char* annotation :
        {"storageclass.kubevirt.io/is-default-virt-class", "storageclass.kubernetes.io/is-default-class"}) {
     for (const auto& sc : *classes) {
-      if (text(sc, {"metadata", "annotations", annotation}) == "true") {
+      if (text_at(sc, {"metadata", "annotations", annotation}) == "true") {
         chosen = &sc;
         break;
       }
@@ -46,17 +38,17 @@ CloneForecast forecast_clone(const json& storage_classes, const json& profile, c
     if (chosen) break;
   }
   if (!chosen) return f;
-  f.storage_class = text(*chosen, {"metadata", "name"});
-  f.provisioner = text(*chosen, {"provisioner"});
-  f.strategy = text(profile, {"spec", "cloneStrategy"});
-  if (f.strategy.empty()) f.strategy = text(profile, {"status", "cloneStrategy"});
+  f.storage_class = text_at(*chosen, {"metadata", "name"});
+  f.provisioner = text_at(*chosen, {"provisioner"});
+  f.strategy = text_at(profile, {"spec", "cloneStrategy"});
+  if (f.strategy.empty()) f.strategy = text_at(profile, {"status", "cloneStrategy"});
   if (f.strategy.empty()) return f;
   f.method = f.strategy;
   if (f.strategy == "copy") return f;
   if (!source_class.empty() && source_class != f.storage_class) {
     std::string source_driver;
     for (const auto& sc : *classes)
-      if (text(sc, {"metadata", "name"}) == source_class) source_driver = text(sc, {"provisioner"});
+      if (text_at(sc, {"metadata", "name"}) == source_class) source_driver = text_at(sc, {"provisioner"});
     if (source_driver != f.provisioner) {
       f.method = "copy";
       f.fallback = fmt::format("the golden volume is in storage class {} ({}), not on {}", source_class,
@@ -71,7 +63,7 @@ CloneForecast forecast_clone(const json& storage_classes, const json& profile, c
       return f;
     }
     bool found = false;
-    for (const auto& vsc : *snapshot) found = found || text(vsc, {"driver"}) == f.provisioner;
+    for (const auto& vsc : *snapshot) found = found || text_at(vsc, {"driver"}) == f.provisioner;
     if (!found) {
       f.method = "copy";
       f.fallback = "no VolumeSnapshotClass serves " + f.provisioner + ", which a snapshot clone needs";

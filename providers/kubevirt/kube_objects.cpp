@@ -169,4 +169,28 @@ DataVolumeState datavolume_state(const json& dv) {
   return st;
 }
 
+const json* json_at(const json& obj, std::initializer_list<const char*> path) {
+  const json* at = &obj;
+  for (const char* key : path) {
+    if (!at->is_object()) return nullptr;
+    auto it = at->find(key);
+    if (it == at->end()) return nullptr;
+    at = &*it;
+  }
+  return at;
+}
+
+std::string text_at(const json& obj, std::initializer_list<const char*> path) {
+  const json* at = json_at(obj, path);
+  return at && at->is_string() ? at->get<std::string>() : std::string();
+}
+
+std::string label_of(const json& obj, const char* key) {
+  return text_at(obj, {"metadata", "labels", key});
+}
+
+std::string name_of(const json& obj) {
+  return text_at(obj, {"metadata", "name"});
+}
+
 }  // namespace bootstorm::kubevirt

@@ -2,6 +2,7 @@
 // The Kubernetes / KubeVirt / CDI objects bootstorm sends, built with nlohmann_json to the published schemas
 // (kubevirt.io/v1 VirtualMachine, cdi.kubevirt.io/v1beta1 DataVolume templates, StartOptions, StopOptions,
 // DeleteOptions), the API paths, and the decoding of what comes back (Status errors, watch events).
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -20,6 +21,14 @@ inline constexpr const char* kScenarioNameAnnotation = "bootstorm.io/scenario-na
 inline constexpr const char* kHostnameLabel = "kubernetes.io/hostname";
 inline constexpr const char* kRootDiskName = "rootdisk";
 inline constexpr const char* kCloudInitDiskName = "cloudinitdisk";
+
+// The member at `path` of `obj`: nullptr when a step is missing or not an object.
+const nlohmann::json* json_at(const nlohmann::json& obj, std::initializer_list<const char*> path);
+// Its string: "" when absent or not a string.
+std::string text_at(const nlohmann::json& obj, std::initializer_list<const char*> path);
+// The metadata.labels[key] of an object ("" when absent).
+std::string label_of(const nlohmann::json& obj, const char* key);
+std::string name_of(const nlohmann::json& obj);
 
 // A label value (<= 63 characters, [a-z0-9]([-a-z0-9_.]*[a-z0-9])?) derived from a free-form name.
 std::string label_slug(std::string_view name);

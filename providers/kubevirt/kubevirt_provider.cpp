@@ -15,30 +15,6 @@ using nlohmann::json;
 
 namespace detail {
 
-const json* json_at(const json& obj, std::initializer_list<const char*> path) {
-  const json* at = &obj;
-  for (const char* key : path) {
-    if (!at->is_object()) return nullptr;
-    auto it = at->find(key);
-    if (it == at->end()) return nullptr;
-    at = &*it;
-  }
-  return at;
-}
-
-std::string text_at(const json& obj, std::initializer_list<const char*> path) {
-  const json* at = json_at(obj, path);
-  return at && at->is_string() ? at->get<std::string>() : std::string();
-}
-
-std::string label_of(const json& obj, const char* key) {
-  return text_at(obj, {"metadata", "labels", key});
-}
-
-std::string name_of(const json& obj) {
-  return text_at(obj, {"metadata", "name"});
-}
-
 ProviderImpl::ProviderImpl(asio::any_io_executor executor, api::ProviderConfig config,
                            std::shared_ptr<kube::KubeApi> api)
     : executor_(std::move(executor)), config_(std::move(config)), api_(std::move(api)) {

@@ -33,60 +33,54 @@ api::HostFacts ProviderImpl::node_facts(const std::string& host, const json& nod
   return fact;
 }
 
+awaitable<json> ProviderImpl::read_object(std::string path, std::string what) {
+  auto resp = co_await call("GET", path, {}, what);
+  if (!resp) {
+    spdlog::debug("{}: {}", what, resp.error().what());
+    co_return json();
+  }
+  if (resp->status != 200) {
+    spdlog::debug("{}: HTTP {}", what, resp->status);
+    co_return json();
+  }
+  json doc = json::parse(resp->body, nullptr, false);
+  co_return doc.is_object() ? doc : json();
+}
+
 awaitable<void> ProviderImpl::learn_platform() {
-  // Reads whose answer is a JSON object, or null when the cluster has nothing there for this user.
-  auto read = [this](std::string path, std::string what) -> awaitable<json> {
-    auto resp = co_await call("GET", path, {}, what);
-    if (!resp) {
-      spdlog::debug("{}: {}", what, resp.error().what());
-      co_return json();
-    }
-    if (resp->status != 200) {
-      spdlog::debug("{}: HTTP {}", what, resp->status);
-      co_return json();
-    }
-    json doc = json::parse(resp->body, nullptr, false);
-    co_return doc.is_object() ? doc : json();
-  };
   facts_ = {};
-  const json version = co_await read("/version", "reading the API server's version");
+  const json version = co_await read_object("/version", "reading the API server's version");
   if (!version.is_null()) {
     facts_.product = "Kubernetes";
     facts_.version = text_at(version, {"gitVersion"});
     facts_.build = text_at(version, {"gitCommit"});
     facts_.simulator = text_at(version, {"simulator"});
   }
-  const json kubevirt =
-      co_await read("/apis/subresources.kubevirt.io/v1/version", "reading KubeVirt's version (virt-api)");
+  const json kubevirt = co_await read_object("/apis/subresources.kubevirt.io/v1/version",
+                                             "reading KubeVirt's version (virt-api)");
   if (auto v = text_at(kubevirt, {"gitVersion"}); !v.empty()) facts_.components["KubeVirt"] = v;
   const json cdis =
-      co_await read("/apis/cdi.kubevirt.io/v1beta1/cdis", "reading CDI's version (CDI resource)");
+      co_await read_object("/apis/cdi.kubevirt.io/v1beta1/cdis", "reading CDI's version (CDI resource)");
   if (cdis.is_object() && cdis.contains("items") && cdis["items"].is_array() && !cdis["items"].empty()) {
     if (auto v = text_at(cdis["items"][0], {"status", "observedVersion"}); !v.empty())
       facts_.components["CDI"] = v;
   }
-  const json cluster_version = co_await read("/apis/config.openshift.io/v1/clusterversions/version",
-                                             "reading OpenShift's ClusterVersion");
+  const json cluster_version = co_await read_object("/apis/config.openshift.io/v1/clusterversions/version",
+                                                    "reading OpenShift's ClusterVersion");
   if (auto v = text_at(cluster_version, {"status", "desired", "version"}); !v.empty())
     facts_.components["OpenShift"] = v;
   co_await learn_storage();
 }
 
 awaitable<void> ProviderImpl::learn_storage() {
-  auto read = [this](std::string path, std::string what) -> awaitable<json> {
-    auto resp = co_await call("GET", path, {}, what);
-    if (!resp || resp->status != 200) co_return json();
-    json doc = json::parse(resp->body, nullptr, false);
-    co_return doc.is_object() ? doc : json();
-  };
   // The golden volume: a DataSource's PVC, or the plan's PVC.
   std::string pvc_ns = config_.namespace_, pvc_name = config_.golden_pvc;
   if (!config_.golden_datasource.empty()) {
     const std::string dsns = config_.golden_datasource_namespace.empty()
                                  ? config_.namespace_
                                  : config_.golden_datasource_namespace;
-    const json ds =
-        co_await read(datasource_path(dsns, config_.golden_datasource), "reading the golden DataSource");
+    const json ds = co_await read_object(datasource_path(dsns, config_.golden_datasource),
+                                         "reading the golden DataSource");
     pvc_ns = text_at(ds, {"spec", "source", "pvc", "namespace"});
     if (pvc_ns.empty()) pvc_ns = dsns;
     pvc_name = text_at(ds, {"spec", "source", "pvc", "name"});
@@ -96,20 +90,21 @@ awaitable<void> ProviderImpl::learn_storage() {
   }
   std::string source_class;
   if (!pvc_name.empty()) {
-    const json pvc = co_await read("/api/v1/namespaces/" + pvc_ns + "/persistentvolumeclaims/" + pvc_name,
-                                   "reading the golden PVC");
+    const json pvc = co_await read_object(
+        "/api/v1/namespaces/" + pvc_ns + "/persistentvolumeclaims/" + pvc_name, "reading the golden PVC");
     source_class = text_at(pvc, {"spec", "storageClassName"});
     golden_size_ = text_at(pvc, {"status", "capacity", "storage"});
     if (golden_size_.empty()) golden_size_ = text_at(pvc, {"spec", "resources", "requests", "storage"});
   }
-  const json classes = co_await read("/apis/storage.k8s.io/v1/storageclasses", "listing StorageClasses");
+  const json classes =
+      co_await read_object("/apis/storage.k8s.io/v1/storageclasses", "listing StorageClasses");
   clone_forecast_ = forecast_clone(classes, json(), json(), source_class);
   if (!clone_forecast_.storage_class.empty()) {
     const json profile =
-        co_await read("/apis/cdi.kubevirt.io/v1beta1/storageprofiles/" + clone_forecast_.storage_class,
-                      "reading the StorageProfile of " + clone_forecast_.storage_class);
-    const json snapshot_classes = co_await read("/apis/snapshot.storage.k8s.io/v1/volumesnapshotclasses",
-                                                "listing VolumeSnapshotClasses");
+        co_await read_object("/apis/cdi.kubevirt.io/v1beta1/storageprofiles/" + clone_forecast_.storage_class,
+                             "reading the StorageProfile of " + clone_forecast_.storage_class);
+    const json snapshot_classes = co_await read_object(
+        "/apis/snapshot.storage.k8s.io/v1/volumesnapshotclasses", "listing VolumeSnapshotClasses");
     clone_forecast_ = forecast_clone(classes, profile, snapshot_classes, source_class);
   }
   facts_.storage_class = clone_forecast_.storage_class;

@@ -28,14 +28,6 @@
 
 namespace bootstorm::kubevirt::detail {
 
-// The member at `path` of `obj`: nullptr when a step is missing or not an object.
-const nlohmann::json* json_at(const nlohmann::json& obj, std::initializer_list<const char*> path);
-// Its string: "" when absent or not a string.
-std::string text_at(const nlohmann::json& obj, std::initializer_list<const char*> path);
-// The metadata.labels[key] of an object ("" when absent).
-std::string label_of(const nlohmann::json& obj, const char* key);
-std::string name_of(const nlohmann::json& obj);
-
 class ProviderImpl : public std::enable_shared_from_this<ProviderImpl> {
  public:
   // `api`: null = an HttpKubeApi built by connect() from the resolved kubeconfig.
@@ -99,6 +91,8 @@ class ProviderImpl : public std::enable_shared_from_this<ProviderImpl> {
   // platform_facts.cpp
   // Kubernetes', KubeVirt's, CDI's and OpenShift's versions, and whether the cluster says it is a simulator.
   // Best effort: a version the cluster does not expose (or this user may not read) stays empty.
+  // A GET whose answer is a JSON object; null when the cluster has nothing there for this user.
+  boost::asio::awaitable<nlohmann::json> read_object(std::string path, std::string what);
   boost::asio::awaitable<void> learn_platform();
   // The clones' storage class, its driver and how CDI will clone into it (clone_forecast_, facts_), and the
   // golden volume's size; part of learn_platform.
