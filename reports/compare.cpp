@@ -1,6 +1,7 @@
 #include "reports/compare.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -52,6 +53,15 @@ std::string budget_text(const std::optional<stats::ApiBudgetRecord>& budget) {
   return budget ? detail::api_budget_line(*budget) : std::string();
 }
 
+// The clone methods the platform said it used, over every scenario ("copy, csi-clone"); empty when it said
+// none.
+std::string clone_methods_used(const stats::Summary& summary) {
+  std::set<std::string> methods;
+  for (const auto& sc : summary.scenarios)
+    for (const auto& [method, n] : sc.clone_methods) methods.insert(method);
+  return fmt::format("{}", fmt::join(methods, ", "));
+}
+
 }  // namespace
 
 std::vector<std::string> platform_warnings(const std::vector<LoadedRun>& runs) {
@@ -69,6 +79,10 @@ std::vector<std::string> platform_warnings(const std::vector<LoadedRun>& runs) {
       differ.push_back(fmt::format("platform: {} vs {}", first.platform, other.platform));
     if (!first.clone_kind.empty() && !other.clone_kind.empty() && first.clone_kind != other.clone_kind)
       differ.push_back(fmt::format("clone: {} vs {}", first.clone_kind, other.clone_kind));
+    const std::string used_a = clone_methods_used(runs.front().summary),
+                      used_b = clone_methods_used(runs[i].summary);
+    if (!used_a.empty() && !used_b.empty() && used_a != used_b)
+      differ.push_back(fmt::format("clone method used: {} vs {}", used_a, used_b));
     const std::string budget_a = budget_text(first.api_budget), budget_b = budget_text(other.api_budget);
     if (!budget_a.empty() && !budget_b.empty() && budget_a != budget_b)
       differ.push_back(fmt::format("API budget: {} vs {}", budget_a, budget_b));

@@ -1,8 +1,10 @@
 #include "reports/detail/format.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <map>
 
 #include "reports/reports.hpp"
 
@@ -58,12 +60,76 @@ std::vector<const stats::VmRecord*> vms_by_start(const stats::RunRecord& record,
   return vms;
 }
 
+namespace {
+
+std::string plural(std::uint64_t n, std::string_view one, std::string_view many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+// "uid (n answers)" for the most frequent few, most answers first.
+std::string uid_counts(const std::map<std::string, std::uint64_t>& counts) {
+  std::vector<std::pair<std::string, std::uint64_t>> sorted(counts.begin(), counts.end());
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  constexpr std::size_t kShown = 3;
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < sorted.size() && i < kShown; ++i)
+    parts.push_back(fmt::format("{} ({})", sorted[i].first, plural(sorted[i].second, "answer", "answers")));
+  if (sorted.size() > kShown) parts.push_back(fmt::format("{} more", sorted.size() - kShown));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+}  // namespace
+
+std::vector<std::string> api_answer_sentences(const api::ApiStats& a) {
+  std::vector<std::string> out;
+  if (a.answers > 0) {
+    std::string s = fmt::format("API answers: {} of {} throttled (429), {} server error{} (5xx)", a.throttled,
+                                a.answers, a.server_errors, a.server_errors == 1 ? "" : "s");
+    if (a.asked_to_wait > 0) {
+      s += fmt::format("; {} asked to wait (Retry-After, {:g} s in all)",
+                       plural(a.asked_to_wait, "answer", "answers"), a.retry_after_s);
+    }
+    out.push_back(s + ".");
+  }
+  if (!a.priority_levels.empty() || !a.flow_schemas.empty()) {
+    std::string s = "API Priority and Fairness:";
+    if (!a.priority_levels.empty()) s += " priority level " + uid_counts(a.priority_levels);
+    if (!a.flow_schemas.empty())
+      s += std::string(a.priority_levels.empty() ? "" : ";") + " flow schema " + uid_counts(a.flow_schemas);
+    out.push_back(s +
+                  " (by UID; kubectl get prioritylevelconfigurations,flowschemas -o "
+                  "custom-columns=NAME:.metadata.name,UID:.metadata.uid names them).");
+  }
+  if (a.tasks > 0) {
+    std::string s =
+        fmt::format("vCenter tasks: {} followed, {} waited in vCenter's queue", a.tasks, a.tasks_queued);
+    if (a.tasks_queued > 0)
+      s += fmt::format(" ({:.1f} s in all, {:.2f} s each on average)", a.task_queue_s,
+                       a.task_queue_s / static_cast<double>(a.tasks_queued));
+    out.push_back(s + ".");
+  }
+  return out;
+}
+
 std::vector<std::string> platform_sentences(const stats::Summary& summary, const stats::ScenarioSummary& sc) {
   std::vector<std::string> out;
   if (sc.provisioning_s) {
-    const std::string kind = summary.run.clone_kind.empty() ? "" : summary.run.clone_kind + " ";
-    out.push_back(fmt::format("Provisioning: {} {}clone{} in {} (each clone {} on average).", sc.vms, kind,
-                              sc.vms == 1 ? "" : "s", seconds(sc.provisioning_s), seconds(sc.clone_mean_s)));
+    // How the platform made them where it said (one method: "24 csi-clone clones"; several: "24 clones
+    // (copy 3, csi-clone 21)"), else the kind the plan asked for.
+    std::string kind = summary.run.clone_kind.empty() ? "" : summary.run.clone_kind + " ";
+    std::string methods;
+    if (sc.clone_methods.size() == 1) {
+      kind = sc.clone_methods.begin()->first + " ";
+    } else if (sc.clone_methods.size() > 1) {
+      kind.clear();
+      std::vector<std::string> parts;
+      for (const auto& [method, n] : sc.clone_methods) parts.push_back(fmt::format("{} {}", method, n));
+      methods = fmt::format(" ({})", fmt::join(parts, ", "));
+    }
+    out.push_back(fmt::format("Provisioning: {} {}clone{}{} in {} (each clone {} on average).", sc.vms, kind,
+                              sc.vms == 1 ? "" : "s", methods, seconds(sc.provisioning_s),
+                              seconds(sc.clone_mean_s)));
   }
   if (sc.power_on_calls > 0) {
     std::string s =
@@ -85,6 +151,9 @@ std::vector<std::string> platform_sentences(const stats::Summary& summary, const
     out.push_back(fmt::format("API requests: {} to provision, {} to start and observe ({:.2f} per VM).",
                               sc.api_requests - std::min(sc.api_requests, *sc.storm_api_requests),
                               *sc.storm_api_requests, static_cast<double>(*sc.storm_api_requests) / sc.vms));
+  }
+  if (sc.api_answers) {
+    for (auto& line : api_answer_sentences(*sc.api_answers)) out.push_back(std::move(line));
   }
   if (!sc.moves.empty()) {
     out.push_back(

@@ -22,6 +22,7 @@ struct MigrateArgs {
   bool then_storm = false;
   bool dry_run = false;
   bool yes = false;
+  bool skip_checks = false;
 };
 
 bool confirm(const migrate::MigrationPlan& p) {
@@ -55,6 +56,7 @@ int migrate_command(const MigrateArgs& args) {
   options.out_dir = args.out;
   options.then_storm = args.then_storm;
   options.dry_run = args.dry_run;
+  options.skip_checks = args.skip_checks;
   migrate::MigrateResult result = migrate::run_migration(p, options, make_engine_hooks(), std::cout);
   if (result.error) std::cerr << "error: " << result.error->what() << "\n";
   std::cout << "outcome: " << result.outcome << "\n";
@@ -73,6 +75,8 @@ const CommandRegistration registration{Command{
           "Boot-storm the migrated VMs afterwards and compare them with the same desktops on vSphere");
       sub->add_flag("--dry-run", args->dry_run, "Print every call the migration would make and make none");
       sub->add_flag("--yes,-y", args->yes, "Do not ask before touching a non-simulated platform");
+      sub->add_flag("--skip-checks", args->skip_checks,
+                    "Do not check the destination (Forklift, namespaces, permissions) before migrating");
       return [args] { return migrate_command(*args); };
     }}};
 

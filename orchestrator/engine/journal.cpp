@@ -16,6 +16,7 @@
 #include "common/rfc3339.hpp"
 #include "orchestrator/engine/detail/journal_events.hpp"
 #include "orchestrator/engine/naming.hpp"
+#include "orchestrator/stats/api_answers.hpp"
 
 namespace bootstorm::engine {
 
@@ -280,6 +281,8 @@ void RunRecordBuilder::apply(const json& e) {
       vm->status = "failed";
       vm->reason = str(e, fields::reason);
     }
+  } else if (type == events::vm_startable) {
+    if (auto* vm = find_vm(str(e, fields::vm))) vm->clone_method = str(e, fields::clone_method);
   } else if (type == events::vm_deleted) {
     deleted_[str(e, fields::vm)] = true;
   } else if (type == events::scenario_ended) {
@@ -287,6 +290,8 @@ void RunRecordBuilder::apply(const json& e) {
       s->api_requests = static_cast<std::uint64_t>(num(e, fields::api_requests));
       if (e.contains(fields::storm_api_requests))
         s->storm_api_requests = static_cast<std::uint64_t>(num(e, fields::storm_api_requests));
+      if (auto it = e.find(fields::api_answers); it != e.end())
+        s->api_answers = stats::api_answers_from_json(*it);
       if (auto it = e.find(fields::errors); it != e.end() && it->is_array()) {
         s->errors.clear();
         for (auto& err : *it)

@@ -13,6 +13,8 @@
 // - scenario_started: scenario, repeat, vms, hosts;
 // - vm_created: scenario, repeat, vm, id, host, cloneS;
 // - vm_provision_failed: scenario, repeat, vm, host, reason;
+// - vm_startable: scenario, repeat, vm, cloneMethod (how the platform made it: api::Provider::clone_method;
+//   only when the platform said);
 // - storm_fired: scenario, repeat, firstMono, lastMono, fireSkewMs, firstWall (unix s), starts;
 // - power_on_batch (from the provider): scenario, repeat, call, task, vms, attempted[id],
 //   notAttempted[{id,reason}];
@@ -22,6 +24,7 @@
 // - vm_deleted: vm, id;
 // - vm_delete_failed: vm, id, reason;
 // - scenario_ended: scenario, repeat, apiRequests, stormApiRequests (those after provisioning), apiErrors,
+//   apiAnswers (what the answers said: orchestrator/stats/api_answers.hpp),
 //   errors[];
 // - run_ended: outcome (completed | failed | interrupted).
 // Sharded runs (shard.hpp) add to run_started: shard{index,count}, startAt (RFC 3339), stormIntervalS,

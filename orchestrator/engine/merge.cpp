@@ -19,6 +19,7 @@
 #include "orchestrator/engine/detail/journal_events.hpp"
 #include "orchestrator/engine/naming.hpp"
 #include "orchestrator/engine/shard.hpp"
+#include "orchestrator/stats/api_answers.hpp"
 
 namespace bootstorm::engine {
 
@@ -134,6 +135,7 @@ struct ScenarioMerge {
   int ended_total = 0;
   std::uint64_t api_requests = 0, api_errors = 0;
   std::optional<std::uint64_t> storm_api_requests;  // summed over the shards that recorded it
+  std::optional<api::ApiStats> api_answers;         // likewise
   json errors = json::array();
 };
 
@@ -269,6 +271,10 @@ Expected<MergeResult> merge_shard_runs(const std::vector<fs::path>& run_dirs, co
         if (e.contains(fields::storm_api_requests))
           m.storm_api_requests = m.storm_api_requests.value_or(0) +
                                  static_cast<std::uint64_t>(number(e, fields::storm_api_requests));
+        if (auto a = e.find(fields::api_answers); a != e.end()) {
+          if (!m.api_answers) m.api_answers.emplace();
+          *m.api_answers += stats::api_answers_from_json(*a);
+        }
         if (auto errs = e.find(fields::errors); errs != e.end() && errs->is_array())
           for (const auto& err : *errs)
             if (err.is_string())
@@ -388,6 +394,7 @@ Expected<MergeResult> merge_shard_runs(const std::vector<fs::path>& run_dirs, co
       e["apiRequests"] = m.api_requests;
       e["apiErrors"] = m.api_errors;
       if (m.storm_api_requests) e[fields::storm_api_requests] = *m.storm_api_requests;
+      if (m.api_answers) e[fields::api_answers] = stats::api_answers_json(*m.api_answers);
       e["errors"] = m.errors;
       write(std::move(e));
       continue;

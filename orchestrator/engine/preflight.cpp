@@ -35,6 +35,7 @@ api::CheckRequest check_request(const plan::StormPlan& plan,
     request.total_vms += static_cast<std::size_t>(s->total_vms());
   }
   request.storm_timeout = plan.storm.timeout;
+  request.ready_signal = plan.ready.signal;
   return request;
 }
 

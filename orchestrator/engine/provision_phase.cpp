@@ -76,6 +76,12 @@ asio::awaitable<ProvisionedVms> RunSession::provision(const plan::Scenario& scen
              {{fields::vm, vm->name}, {fields::reason, "not startable: " + ok.error().what()}});
         co_return;
       }
+      if (const std::string method = provider_->clone_method(*vm); !method.empty()) {
+        emit(events::vm_startable, {{fields::scenario, scenario.name},
+                                    {fields::repeat, repeat},
+                                    {fields::vm, vm->name},
+                                    {fields::clone_method, method}});
+      }
     }
     startable[i] = true;
     ++counts_.provisioned;

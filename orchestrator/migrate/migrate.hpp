@@ -33,6 +33,7 @@ struct MigrateOptions {
   std::filesystem::path out_dir;  // --out (empty: plan.output)
   bool then_storm = false;
   bool dry_run = false;
+  bool skip_checks = false;  // --skip-checks: no checks before the migration (a warning says so)
   bool handle_signals = true;
   CancelSignal interrupt;
   std::string run_id;                                                 // empty: random

@@ -19,6 +19,7 @@
 #include "orchestrator/engine/journal.hpp"
 #include "orchestrator/engine/naming.hpp"
 #include "orchestrator/engine/platform.hpp"
+#include "orchestrator/engine/preflight.hpp"
 #include "orchestrator/engine/run_engine.hpp"
 #include "orchestrator/migrate/adopt_provider.hpp"
 #include "orchestrator/migrate/detail/forklift_migration.hpp"
@@ -170,6 +171,40 @@ MigrateResult run_migration(const MigrationPlan& plan, const MigrateOptions& opt
                           .value("t", record.started_at);
   out << "run directory: " << result.run_dir.string() << "\n";
   if (record.simulated) out << "(simulated lab " << record.lab << ": not a hardware measurement)\n";
+
+  // The migration's own checks, before anything is made (the storms it runs ask their own).
+  if (!options.skip_checks) {
+    std::vector<api::CheckResult> checks;
+    {
+      std::shared_ptr<kube::KubeApi> api = make_destination_api(io.get_executor(), ep.kube);
+      auto checked = [&]() -> asio::awaitable<void> {
+        checks = co_await check_migration(*api, plan, ep);
+        api->close();
+      };
+      bool done = false;
+      asio::co_spawn(io, checked(), [&done](std::exception_ptr e) {
+        done = true;
+        if (e) std::rethrow_exception(e);
+      });
+      // Until the checks are answered, not until io runs out of work: the Ctrl-C handler stays armed.
+      while (!done && io.run_one() > 0) {
+      }
+    }
+    json results = json::array();
+    for (const auto& c : checks) {
+      json one = {
+          {"name", c.name}, {"status", std::string(api::to_string(c.status))}, {"finding", c.finding}};
+      if (!c.advice.empty()) one["advice"] = c.advice;
+      results.push_back(std::move(one));
+    }
+    journal->write("checks", {{"results", std::move(results)}});
+    out << "checks before the migration:\n" << engine::check_table(checks);
+    if (auto failed = engine::first_failure(checks)) return finish(1, "error", *failed);
+    if (interrupt.cancelled()) return finish(130, "interrupted", std::nullopt);
+  } else {
+    out << "warning: --skip-checks: the destination was not checked before the migration\n";
+    journal->write("checks_skipped", json::object());
+  }
 
   // Hooks of the nested storms: the same lab as the migration.
   engine::EngineHooks storm_hooks = hooks;

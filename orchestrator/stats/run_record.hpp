@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "providers/api/api_stats.hpp"
 #include "providers/api/milestone.hpp"
 #include "providers/api/platform_facts.hpp"
 
@@ -29,6 +30,7 @@ struct VmRecord {
   std::string id;
   std::string host;
   double clone_s = -1;                // provisioning time, -1 when unknown
+  std::string clone_method;           // how the platform made it (api::Provider::clone_method); "" unknown
   double start_requested_unix_s = 0;  // wall time the start request was written (0: never started)
   std::map<api::Milestone, MilestoneRecord> milestones;
   std::string status = "pending";  // ready | failed | pending | not_started
@@ -70,6 +72,7 @@ struct ScenarioRecord {
   // Provisioning: from the scenario's start to its last VM created (or failed), on the journal's clock.
   std::optional<double> provision_begin_mono, provision_end_mono;
   std::optional<std::uint64_t> storm_api_requests;  // of api_requests, those after provisioning
+  std::optional<api::ApiStats> api_answers;         // what the answers said (runs before it: unset)
   int power_on_calls = 0;                           // batched power-on calls (PowerOnMultiVM_Task)
   std::vector<NotAttempted> not_attempted;
   std::vector<HostMove> moves;

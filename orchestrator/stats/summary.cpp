@@ -7,6 +7,8 @@
 #include <limits>
 #include <map>
 
+#include "orchestrator/stats/api_answers.hpp"
+
 namespace bootstorm::stats {
 namespace {
 
@@ -173,6 +175,7 @@ Summary summarize(const RunRecord& record) {
       s.provisioning_s = std::max(0.0, *sc.provision_end_mono - *sc.provision_begin_mono);
     s.power_on_calls = sc.power_on_calls;
     s.storm_api_requests = sc.storm_api_requests;
+    s.api_answers = sc.api_answers;
     s.not_attempted = sc.not_attempted;
     s.moves = sc.moves;
     const auto total = static_cast<std::size_t>(s.vms);
@@ -186,6 +189,7 @@ Summary summarize(const RunRecord& record) {
       if (vm->start_requested_unix_s > 0 && (first_start <= 0 || vm->start_requested_unix_s < first_start))
         first_start = vm->start_requested_unix_s;
       if (vm->clone_s >= 0) clone_times.push_back(vm->clone_s);
+      if (!vm->clone_method.empty()) ++s.clone_methods[vm->clone_method];
       if (vm->ready_s) {
         s.boot_times_s.push_back(*vm->ready_s);
         last_ready = std::max(last_ready, vm->start_requested_unix_s + *vm->ready_s);
@@ -318,6 +322,8 @@ nlohmann::ordered_json summary_to_json(const Summary& summary) {
     j["fireSkewMs"] = round_us(s.fire_skew_ms);
     j["apiRequests"] = s.api_requests;
     if (s.storm_api_requests) j["stormApiRequests"] = *s.storm_api_requests;
+    if (s.api_answers) j["apiAnswers"] = api_answers_json(*s.api_answers);
+    if (!s.clone_methods.empty()) j["cloneMethods"] = s.clone_methods;
     if (s.start_at_unix_s) j["startAtUnixS"] = std::round(*s.start_at_unix_s * 1e3) / 1e3;
     if (s.start_at_offset_ms) j["startAtOffsetMs"] = round_us(*s.start_at_offset_ms);
     j["timeToAllReadyS"] = optional_number(s.time_to_all_ready_s);
@@ -452,6 +458,12 @@ Expected<Summary> summary_from_json(const nlohmann::json& doc) {
     sc.api_requests = static_cast<std::uint64_t>(r.number(j, "apiRequests", path).value_or(0));
     if (j.contains("stormApiRequests"))
       sc.storm_api_requests = static_cast<std::uint64_t>(r.number(j, "stormApiRequests", path).value_or(0));
+    if (auto a = j.find("apiAnswers"); a != j.end() && a->is_object())
+      sc.api_answers = api_answers_from_json(*a);
+    if (auto m = j.find("cloneMethods"); m != j.end() && m->is_object()) {
+      for (const auto& [method, n] : m->items())
+        if (n.is_number_integer()) sc.clone_methods[method] = n.get<int>();
+    }
     sc.time_to_all_ready_s = r.number(j, "timeToAllReadyS", path);
     if (j.contains("startAtUnixS")) sc.start_at_unix_s = r.number(j, "startAtUnixS", path);
     if (j.contains("startAtOffsetMs")) sc.start_at_offset_ms = r.number(j, "startAtOffsetMs", path);

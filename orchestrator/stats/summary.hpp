@@ -3,6 +3,7 @@
 // evaluation. summarize() is a pure function of the RunRecord, so re-rendering a run from its journal gives
 // byte-identical summaries.
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -64,6 +65,12 @@ struct ScenarioSummary {
   std::optional<double> power_on_spread_ms;
   // Of api_requests, those after provisioning: the starts and the observation (additive "stormApiRequests").
   std::optional<std::uint64_t> storm_api_requests;
+  // What the platform's answers said: 429s, 5xx, Retry-After, APF levels, vCenter's task queue (additive
+  // "apiAnswers", orchestrator/stats/api_answers.hpp).
+  std::optional<api::ApiStats> api_answers;
+  // How the platform made the scenario's VMs, VMs per method (additive "cloneMethods": {"csi-clone": 24});
+  // empty where it did not say.
+  std::map<std::string, int> clone_methods;
   int power_on_calls = 0;                   // batched power-on calls (additive "powerOnCalls")
   std::vector<NotAttempted> not_attempted;  // (additive "notAttempted": [{vm, reason}])
   std::vector<HostMove> moves;              // (additive "hostMoves": [{vm, plannedHost, host}])

@@ -30,6 +30,7 @@ struct CheckRequest {
   std::size_t largest_storm = 0;  // VMs of the largest scenario
   std::size_t total_vms = 0;      // VMs of the whole run (clones that exist together: one scenario at a time)
   std::chrono::milliseconds storm_timeout{0};
+  std::string ready_signal;  // the milestone that counts as ready (guest_agent, ip_assigned, beacon, ...)
 };
 
 // A result, each field named in order; and a failed one carrying an error's message and hint.

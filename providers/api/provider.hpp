@@ -18,6 +18,7 @@
 
 #include "common/cancel.hpp"
 #include "common/expected.hpp"
+#include "providers/api/api_stats.hpp"
 #include "providers/api/check.hpp"
 #include "providers/api/milestone.hpp"
 #include "providers/api/platform_descriptor.hpp"
@@ -134,13 +135,6 @@ struct StartResult {
   int attempts = 1;
 };
 
-// Counters for summary.json ("apiRequests") and the budget tests.
-struct ApiStats {
-  std::uint64_t requests = 0;
-  std::uint64_t errors = 0;
-  std::uint64_t retries = 0;
-};
-
 using MilestoneSink = std::function<void(MilestoneEvent)>;
 
 class Provider {
@@ -199,6 +193,15 @@ class Provider {
 
   // What the provider learned of the platform so far (after connect() and check_inventory()).
   virtual PlatformFacts facts() const { return {}; }
+
+  // How the platform made `vm`, as it answered, once wait_startable() succeeded: vSphere "instant", "linked"
+  // or "full" (the kind of clone task that succeeded: REST has no linked clones, so there "full"); KubeVirt
+  // the clone type CDI recorded on the DataVolume (cdi.kubevirt.io/cloneType: "csi-clone", "snapshot", or
+  // "copy", host-assisted). Empty when the platform did not say.
+  virtual std::string clone_method(const VmHandle& vm) const {
+    (void)vm;
+    return {};
+  }
 };
 
 // True when `name` carries the run id as bootstorm names it: "bs-<run_id>-...". The safety interlock.

@@ -50,7 +50,9 @@ struct ClientOptions {
   // The endpoint is gone: once `unreachable_failures` connection openings in a row (resolve, TCP connect,
   // TLS handshake, timeouts included) have failed over at least `unreachable_span`, `on_unreachable` is
   // called with a sentence naming the endpoint, the count, the span and the last failure. Once per outage:
-  // again only after a connection opened. Called on the client's executor.
+  // again only after a connection opened. Called on the client's executor. During the outage a request whose
+  // connection cannot be opened fails at once instead of retrying (a wait for a server declared gone only
+  // delays the run's end).
   std::size_t unreachable_failures = 5;
   std::chrono::milliseconds unreachable_span{std::chrono::seconds(10)};
   std::function<void(const std::string& message)> on_unreachable;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/http.hpp>
-#include <charconv>
 #include <chrono>
 #include <optional>
 #include <random>
@@ -11,6 +10,7 @@
 #include <string_view>
 #include <system_error>
 
+#include "common/header_text.hpp"
 #include "providers/http/detail/client_impl.hpp"
 
 namespace bootstorm::http {
@@ -24,18 +24,12 @@ namespace {
 constexpr int kMaxStaleRetries = 8;
 constexpr std::chrono::seconds kMaxRetryAfter{300};
 
-// Retry-After in delta-seconds; the HTTP-date form is not used by the APIs we talk to and falls back to
-// backoff.
 std::optional<std::chrono::milliseconds> parse_retry_after(const Response& response) {
   auto value = response.header("Retry-After");
   if (!value) return std::nullopt;
-  std::string_view text = *value;
-  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
-  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
-  long long seconds = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
-  if (ec != std::errc() || ptr != text.data() + text.size() || seconds < 0) return std::nullopt;
-  return std::chrono::milliseconds(std::min<long long>(seconds, kMaxRetryAfter.count()) * 1000);
+  auto seconds = retry_after_delta_seconds(*value);  // an HTTP-date falls back to the backoff
+  if (!seconds) return std::nullopt;
+  return std::chrono::milliseconds(std::min<long long>(*seconds, kMaxRetryAfter.count()) * 1000);
 }
 
 }  // namespace
@@ -112,6 +106,7 @@ awaitable<Expected<Response>> Client::Impl::run(Request request) {
   int attempt = 0;  // counted against RetryPolicy::max_attempts
   int writes = 0;   // every attempt, including transparent resends on dead pooled connections
   int stale_retries = 0;
+  std::vector<RetriedAnswer> retried;  // answers the loop did not hand over, for the caller's statistics
   while (true) {
     ++attempt;
     ++writes;
@@ -119,8 +114,11 @@ awaitable<Expected<Response>> Client::Impl::run(Request request) {
     bool reused = false;
     auto acquired = co_await acquire(deadline, reused, what);
     if (!acquired) {
-      // Nothing was sent when the connection could not be opened: safe to retry whatever the method.
-      if (acquired.error().kind == ErrorKind::connect && attempt < options.retry.max_attempts) {
+      // Nothing was sent when the connection could not be opened: safe to retry whatever the method; but not
+      // once the endpoint was declared gone (on_unreachable): then each request tries once and fails at once,
+      // and the first one that connects again ends the outage.
+      if (acquired.error().kind == ErrorKind::connect && attempt < options.retry.max_attempts &&
+          !unreachable_reported) {
         ++stats.retries;
         co_await sleep(backoff_delay(attempt));
         continue;
@@ -152,14 +150,19 @@ awaitable<Expected<Response>> Client::Impl::run(Request request) {
     release(std::move(connection), keep_alive);
     response.attempts = writes;
     response.reused_connection = reused;
-    bool may_retry = idempotent || (response.status == 503 && options.retry.retry_non_idempotent_on_503);
+    // 429 says the request was refused before it was handled (API Priority and Fairness, a proxy's limit):
+    // sending it again is safe whatever the method.
+    bool may_retry = idempotent || response.status == 429 ||
+                     (response.status == 503 && options.retry.retry_non_idempotent_on_503);
     if (is_retryable_status(response.status) && may_retry && attempt < options.retry.max_attempts) {
       auto delay = backoff_delay(attempt);
       if (auto retry_after = parse_retry_after(response)) delay = std::max(delay, *retry_after);
       ++stats.retries;
+      retried.push_back({response.status, std::move(response.headers)});
       co_await sleep(delay);
       continue;
     }
+    response.retried = std::move(retried);
     co_return response;
   }
 }

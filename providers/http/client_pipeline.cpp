@@ -26,7 +26,8 @@ struct Client::Impl::Batch {
   std::vector<Request> requests;
   std::vector<std::optional<Expected<Response>>> results;
   std::vector<std::size_t> redo;
-  net::steady_timer timer;  // wakes the batch when the last redo finished
+  std::vector<std::optional<RetriedAnswer>> pipelined_answers;  // a retryable answer that sent it to `redo`
+  net::steady_timer timer;                                      // wakes the batch when the last redo finished
   std::size_t redo_pending = 0;
 };
 
@@ -71,6 +72,7 @@ awaitable<bool> Client::Impl::pipeline_exchange(Stream& stream, Connection& conn
       co_return false;
     }
     if (is_retryable_status(response.status) && options.retry.max_attempts > 1) {
+      batch.pipelined_answers[i] = RetriedAnswer{response.status, std::move(response.headers)};
       batch.redo.push_back(i);
     } else {
       batch.results[i] = std::move(response);
@@ -88,7 +90,11 @@ awaitable<bool> Client::Impl::pipeline_exchange(Stream& stream, Connection& conn
 awaitable<void> Client::Impl::redo_one(std::shared_ptr<Impl> self, std::shared_ptr<Batch> batch,
                                        std::size_t index) {
   auto result = co_await self->run(batch->requests[index]);
-  if (result) result->attempts += 1;  // the pipelined attempt
+  if (result) {
+    result->attempts += 1;  // the pipelined attempt
+    if (auto& answer = batch->pipelined_answers[index])
+      result->retried.insert(result->retried.begin(), *answer);
+  }
   batch->results[index] = std::move(result);
   if (--batch->redo_pending == 0) batch->timer.cancel();
 }
@@ -103,6 +109,7 @@ awaitable<std::vector<Expected<Response>>> Client::Impl::pipeline(std::vector<Re
   }
   auto batch = std::make_shared<Batch>(executor);
   batch->results.resize(requests.size());
+  batch->pipelined_answers.resize(requests.size());
   batch->requests = std::move(requests);
   const std::size_t n = batch->requests.size();
   if (n > 1) {

@@ -4,21 +4,11 @@
 
 #include <charconv>
 
+#include "common/header_text.hpp"
 #include "providers/http/server.hpp"
 
 namespace bootstorm::http {
 namespace {
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
 
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -51,7 +41,7 @@ void for_each_query_pair(std::string_view query, Visit&& visit) {
 
 std::optional<std::string_view> find_header(const Headers& headers, std::string_view name) {
   for (const auto& [key, value] : headers) {
-    if (iequals(key, name)) return std::string_view(value);
+    if (equals_ignoring_ascii_case(key, name)) return std::string_view(value);
   }
   return std::nullopt;
 }

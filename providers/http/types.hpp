@@ -36,10 +36,19 @@ struct Request {
   std::optional<std::string_view> header(std::string_view name) const { return find_header(headers, name); }
 };
 
+// An answer the client did not hand over because it sent the request again (429, 502-504): kept so that the
+// caller can count what the server said (throttled, failing), not only the answer that ended the exchange.
+struct RetriedAnswer {
+  int status = 0;
+  Headers headers;
+};
+
 struct Response {
   int status = 0;
   Headers headers;
   std::string body;
+  // Client side only: the answers to earlier attempts of this request that the client retried, oldest first.
+  std::vector<RetriedAnswer> retried;
   // Client side only: how many attempts it took, and whether a pooled connection was reused.
   int attempts = 1;
   bool reused_connection = false;

@@ -169,6 +169,8 @@ void HttpKubeApi::count(const Expected<http::Response>& resp) {
   stats_.requests += static_cast<std::uint64_t>(std::max(1, resp->attempts));
   stats_.retries += static_cast<std::uint64_t>(std::max(0, resp->attempts - 1));
   if (resp->status >= 400) stats_.errors++;
+  for (const auto& earlier : resp->retried) stats_.note_answer(earlier.status, earlier.headers);
+  stats_.note_answer(resp->status, resp->headers);
 }
 
 awaitable<Expected<http::Response>> HttpKubeApi::call(ApiCall call, std::string what) {
@@ -293,6 +295,7 @@ awaitable<WatchOutcome> HttpKubeApi::watch(WatchRequest request, WatchEventHandl
     outcome = co_await watch_here(std::move(request), std::move(on_event), std::move(cancel), std::move(req));
   }
   if (outcome.status >= 400) stats_.errors++;
+  if (outcome.status > 0) stats_.note_answer(outcome.status, {});
   if (outcome.status == 401) creds_->invalidate();
   if (!outcome.result && outcome.result.error().kind == ErrorKind::tls) {
     outcome.result = tls_aware(outcome.result.error(), "watching " + request.target);

@@ -167,10 +167,10 @@ bool parse_into(json& target, std::string_view key, std::string_view raw) {
 
 // Whether WatchDecode::milestone_fields keeps `key` of the object's `section` (metadata or status).
 bool keeps(std::string_view section, std::string_view key) {
-  return section == "metadata"
-             ? (key == "name" || key == "namespace" || key == "uid" || key == "resourceVersion")
-             : (key == "phase" || key == "nodeName" || key == "phaseTransitionTimestamps" ||
-                key == "conditions" || key == "interfaces" || key == "progress");
+  return section == "metadata" ? (key == "name" || key == "namespace" || key == "uid" ||
+                                  key == "resourceVersion" || key == "annotations")
+                               : (key == "phase" || key == "nodeName" || key == "phaseTransitionTimestamps" ||
+                                  key == "conditions" || key == "interfaces" || key == "progress");
 }
 
 // The object with only the milestone fields (see WatchDecode); nullopt when the scanner cannot follow it.

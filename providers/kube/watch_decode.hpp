@@ -21,7 +21,8 @@ struct WatchEvent {
   std::string resource_version() const;  // object's metadata.resourceVersion
 };
 // What decode_watch_line keeps of the event's object. `milestone_fields` keeps only what the observers read
-// (VMI milestones, DataVolume phases): kind, apiVersion, metadata {name, namespace, uid, resourceVersion} and
+// (VMI milestones, DataVolume phases and CDI's clone type): kind, apiVersion, metadata {name, namespace, uid,
+// resourceVersion, annotations} and
 // status {phase, nodeName, phaseTransitionTimestamps, conditions, interfaces, progress}. Everything else is
 // skipped by a scanner without being parsed, which makes a VMI line several times cheaper to decode
 // (bench/kubevirt: watch_decode_bench). ERROR events, and any line the scanner does not follow (escaped keys,

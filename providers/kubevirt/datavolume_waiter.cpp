@@ -26,8 +26,8 @@ DataVolumeWaiter::DataVolumeWaiter(asio::any_io_executor executor, std::shared_p
       namespace_(std::move(ns)),
       run_id_(std::move(run_id)) {}
 
-awaitable<Expected<void>> DataVolumeWaiter::wait(const std::string& vm_name,
-                                                 std::chrono::milliseconds timeout) {
+awaitable<Expected<DataVolumeState>> DataVolumeWaiter::wait(const std::string& vm_name,
+                                                            std::chrono::milliseconds timeout) {
   const std::string dv = datavolume_name(vm_name);
   const auto deadline = steady_clock::now() + timeout;
   ++waiter_count_;
@@ -39,7 +39,7 @@ awaitable<Expected<void>> DataVolumeWaiter::wait(const std::string& vm_name,
   auto last_poll = steady_clock::now();
   while (true) {
     if (auto it = states_.find(dv); it != states_.end()) {
-      if (it->second.succeeded) co_return Expected<void>();
+      if (it->second.succeeded) co_return it->second;
       if (it->second.failed) {
         co_return make_error(
             ErrorKind::api,

@@ -146,6 +146,9 @@ std::string datasource_path(const std::string& ns, const std::string& name) {
 
 DataVolumeState datavolume_state(const json& dv) {
   DataVolumeState st;
+  if (const json* type = json_at(dv, {"metadata", "annotations", "cdi.kubevirt.io/cloneType"});
+      type && type->is_string())
+    st.clone_type = type->get<std::string>();
   const json status = dv.value("status", json::object());
   if (!status.is_object()) return st;
   st.phase = status.value("phase", "");

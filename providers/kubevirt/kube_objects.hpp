@@ -83,6 +83,8 @@ struct DataVolumeState {
   bool succeeded = false;
   bool failed = false;
   std::string detail;  // conditions and progress, verbatim
+  // How CDI clones it (annotation cdi.kubevirt.io/cloneType: csi-clone, snapshot, copy), once it chose.
+  std::string clone_type;
 };
 DataVolumeState datavolume_state(const nlohmann::json& dv);
 

@@ -154,6 +154,7 @@ class KubevirtProvider final : public api::Provider {
   }
   api::ApiStats stats() const override { return impl_->stats(); }
   api::PlatformFacts facts() const override { return impl_->facts(); }
+  std::string clone_method(const api::VmHandle& vm) const override { return impl_->clone_method(vm); }
   awaitable<std::vector<api::CheckResult>> check(const api::CheckRequest& request) override {
     auto impl = impl_;
     co_return co_await impl->check(request);

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/quantity.hpp"
+#include "providers/kube/access_review.hpp"
 #include "providers/kubevirt/detail/provider_impl.hpp"
 #include "providers/kubevirt/launch_pacing.hpp"
 
@@ -21,20 +22,11 @@ api::CheckResult from(const Expected<api::CheckResult>& checked, const std::stri
   return checked ? *checked : api::failed_check(name, checked.error());
 }
 
-// One verb the run uses, as a SelfSubjectAccessReview asks it.
-struct Access {
-  std::string verb, group, resource, subresource, ns;
-  std::string what() const {
-    std::string r = resource + (subresource.empty() ? "" : "/" + subresource);
-    return verb + " " + r + (group.empty() ? "" : "." + group) + (ns.empty() ? "" : " in " + ns);
-  }
-};
-
 }  // namespace
 
 awaitable<api::CheckResult> ProviderImpl::check_access() {
   const std::string& ns = config_.namespace_;
-  std::vector<Access> needed = {
+  std::vector<kube::Access> needed = {
       {"create", "kubevirt.io", "virtualmachines", "", ns},
       {"get", "kubevirt.io", "virtualmachines", "", ns},
       {"delete", "kubevirt.io", "virtualmachines", "", ns},
@@ -55,42 +47,10 @@ awaitable<api::CheckResult> ProviderImpl::check_access() {
     if (dsns != ns) needed.push_back({"create", "cdi.kubevirt.io", "datavolumes", "source", dsns});
   }
   if (namespace_missing_) needed.push_back({"create", "", "namespaces", "", ""});
-  std::vector<std::string> denied;
-  for (const auto& a : needed) {
-    json attributes = {{"verb", a.verb}, {"group", a.group}, {"resource", a.resource}};
-    if (!a.subresource.empty()) attributes["subresource"] = a.subresource;
-    if (!a.ns.empty()) attributes["namespace"] = a.ns;
-    const json review = {{"apiVersion", "authorization.k8s.io/v1"},
-                         {"kind", "SelfSubjectAccessReview"},
-                         {"spec", {{"resourceAttributes", attributes}}}};
-    auto resp = co_await call("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", review.dump(),
-                              "asking whether this user may " + a.what());
-    if (!resp || resp->status == 404 || resp->status == 403) {
-      co_return api::check_result("permissions", api::CheckStatus::unknown,
-                                  "the API server did not answer SelfSubjectAccessReview (" +
-                                      (resp ? "HTTP " + std::to_string(resp->status) : resp.error().message) +
-                                      ")",
-                                  "a missing permission will show at the first call it refuses");
-    }
-    if (resp->status != 201 && resp->status != 200) {
-      co_return api::check_result(
-          "permissions", api::CheckStatus::unknown,
-          kube::status_error(resp->status, resp->body, "SelfSubjectAccessReview").message,
-          "a missing permission will show at the first call it refuses");
-    }
-    json answer = json::parse(resp->body, nullptr, false);
-    const bool allowed = answer.is_object() && answer.contains("status") && answer["status"].is_object() &&
-                         answer["status"].value("allowed", false);
-    if (!allowed) denied.push_back(a.what());
-  }
-  if (!denied.empty()) {
-    co_return api::check_result(
-        "permissions", api::CheckStatus::fail, fmt::format("this user may not {}", fmt::join(denied, "; ")),
-        "grant them to the kubeconfig's user (a Role in " + ns +
-            " such as kubevirt.io:edit, plus get on the golden DataSource's namespace)");
-  }
-  co_return api::check_result("permissions", api::CheckStatus::pass,
-                              fmt::format("all {} verbs the run uses are allowed", needed.size()));
+  if (!api_) co_return api::check_result("permissions", api::CheckStatus::unknown, "not connected");
+  const std::string advice = "grant them to the kubeconfig's user (a Role in " + ns +
+                             " such as kubevirt.io:edit, plus get on the golden DataSource's namespace)";
+  co_return co_await kube::review_access(*api_, needed, advice);
 }
 
 awaitable<api::CheckResult> ProviderImpl::check_quota(std::size_t vms) {

@@ -112,7 +112,15 @@ awaitable<Expected<void>> ProviderImpl::wait_startable(const api::VmHandle& vm,
   if (config_.dry_run) co_return Expected<void>();
   if (!datavolumes_) co_return make_error(ErrorKind::internal, "waiting for a DataVolume before connect");
   auto waiter = datavolumes_;  // held while this coroutine runs
-  co_return co_await waiter->wait(vm.name, timeout);
+  auto done = co_await waiter->wait(vm.name, timeout);
+  if (!done) co_return done.error();
+  if (!done->clone_type.empty()) clone_methods_[vm.id] = done->clone_type;
+  co_return Expected<void>();
+}
+
+std::string ProviderImpl::clone_method(const api::VmHandle& vm) const {
+  auto it = clone_methods_.find(vm.id);
+  return it == clone_methods_.end() ? std::string() : it->second;
 }
 
 }  // namespace bootstorm::kubevirt::detail

@@ -4,10 +4,17 @@
 namespace bootstorm::vsphere {
 namespace {
 
+// The message of http::ClientOptions::on_unreachable, kept for gone() (told from the client's thread).
+struct GoneState {
+  mutable std::mutex mutex;
+  std::optional<std::string> message;
+};
+
 class HttpTransport final : public Transport {
  public:
-  HttpTransport(boost::asio::any_io_executor executor, http::ClientOptions options)
-      : client_(std::move(executor), std::move(options)) {}
+  HttpTransport(boost::asio::any_io_executor executor, http::ClientOptions options,
+                std::shared_ptr<GoneState> gone)
+      : client_(std::move(executor), std::move(options)), gone_(std::move(gone)) {}
 
   boost::asio::awaitable<Expected<http::Response>> send(http::Request request) override {
     co_return co_await client_.request(std::move(request));
@@ -16,9 +23,14 @@ class HttpTransport final : public Transport {
     co_return co_await client_.prewarm(count);
   }
   void close_idle() override { client_.close_idle(); }
+  std::optional<std::string> gone() const override {
+    std::lock_guard lock(gone_->mutex);
+    return gone_->message;
+  }
 
  private:
   http::Client client_;
+  std::shared_ptr<GoneState> gone_;
 };
 
 }  // namespace
@@ -37,8 +49,15 @@ std::unique_ptr<Transport> make_http_transport(boost::asio::any_io_executor exec
   // request in five then fails a read about once in 15,000, instead of once in 125 with three attempts.
   options.retry.max_attempts = 6;
   options.user_agent = "bootstorm-vsphere";
-  options.on_unreachable = config.platform_gone;
-  return std::make_unique<HttpTransport>(std::move(executor), std::move(options));
+  auto gone = std::make_shared<GoneState>();
+  options.on_unreachable = [gone, report = config.platform_gone](const std::string& message) {
+    {
+      std::lock_guard lock(gone->mutex);
+      gone->message = message;
+    }
+    if (report) report(message);
+  };
+  return std::make_unique<HttpTransport>(std::move(executor), std::move(options), gone);
 }
 
 }  // namespace bootstorm::vsphere

@@ -4,6 +4,8 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 
 #include "common/async/token_bucket.hpp"
@@ -22,6 +24,9 @@ class Transport {
   virtual boost::asio::awaitable<Expected<void>> prewarm(std::size_t count) = 0;
   // Closes idle pooled connections (after logout).
   virtual void close_idle() = 0;
+  // Why the server is gone, once connections to it kept failing (http::ClientOptions::on_unreachable);
+  // nullopt while it answers. Waits that cannot end without the server ask it instead of their deadline.
+  virtual std::optional<std::string> gone() const { return std::nullopt; }
 };
 
 // http::Client on config.endpoint with the config's TLS settings (verification on unless
@@ -32,7 +37,8 @@ std::unique_ptr<Transport> make_http_transport(boost::asio::any_io_executor exec
 
 // One exchange of a session (REST or vim25) as the provider's statistics count it: the budget step
 // (async::pay_for_call on `limiter`, which may be nullptr), then `request`; a transport failure is an error,
-// resends by the client are retries. Whether an answer is an error is the session's to count.
+// resends by the client are retries, and every answer counts in ApiStats::note_answer. Whether an answer is
+// an error is the session's to count.
 inline boost::asio::awaitable<Expected<http::Response>> send_counted(Transport& transport,
                                                                      http::Request request,
                                                                      async::RateLimiter* limiter,
@@ -43,8 +49,10 @@ inline boost::asio::awaitable<Expected<http::Response>> send_counted(Transport& 
   auto resp = co_await transport.send(std::move(request));
   if (!resp) {
     ++stats.errors;
-  } else if (resp->attempts > 1) {
-    stats.retries += static_cast<std::uint64_t>(resp->attempts - 1);
+  } else {
+    if (resp->attempts > 1) stats.retries += static_cast<std::uint64_t>(resp->attempts - 1);
+    for (const auto& earlier : resp->retried) stats.note_answer(earlier.status, earlier.headers);
+    stats.note_answer(resp->status, resp->headers);
   }
   co_return resp;
 }

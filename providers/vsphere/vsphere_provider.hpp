@@ -100,6 +100,8 @@ class VsphereProvider final : public api::Provider {
   };
   void set_tuning(const Tuning& tuning) { tuning_ = tuning; }
   api::PlatformFacts facts() const override;
+  // REST clones in full unless instant (VM.CloneSpec has no linked option).
+  std::string clone_method(const api::VmHandle&) const override { return instant() ? "instant" : "full"; }
   boost::asio::awaitable<std::vector<api::CheckResult>> check(const api::CheckRequest& request) override;
 
  private:

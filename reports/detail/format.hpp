@@ -21,8 +21,11 @@ bool several_repeats(const stats::Summary& summary);
 // What the platform did around the boots of one scenario, one plain-text sentence each (escape for the
 // format): how long provisioning took and with which clone kind; the batched power-on calls, how many VMs
 // they did not attempt, and the spread of the per-VM power-on confirmations (the platform's own fan-out);
-// how many VMs ran on another host than planned. Empty when the run recorded none of it.
+// what the answers said (api_answer_sentences); how many VMs ran on another host than planned. Empty when
+// the run recorded none of it.
 std::vector<std::string> platform_sentences(const stats::Summary& summary, const stats::ScenarioSummary& sc);
+// What the platform's answers said (429, 5xx, Retry-After, API Priority and Fairness, vCenter's task queue).
+std::vector<std::string> api_answer_sentences(const api::ApiStats& answers);
 // What produced a simulated run's figures: "bootstorm's lab simulator", or "the simulator govmomi vcsim" for
 // another simulator that said so.
 std::string simulator_source(const stats::RunRecord& record);

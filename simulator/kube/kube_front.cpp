@@ -123,11 +123,16 @@ asio::awaitable<http::ServerResponse> KubeFront::Impl::handle(http::ServerReques
       count_request(request.method + " " + request.path);
       ++stats.injected_errors;
       ++stats.errors;
-      co_return error_response(server_fault(lab.faults().error_status));
+      http::ServerResponse refused = error_response(server_fault(lab.faults().error_status));
+      // APF's rejection: the request was not handled, come back in a second.
+      if (refused.status == 429) refused.headers.emplace_back("Retry-After", "1");
+      name_flow(refused, false);
+      co_return refused;
     }
   }
   static const std::set<std::string> kPublic = {"/version", "/healthz", "/livez", "/readyz"};
-  if (!kPublic.count(request.path) && !authenticated(request)) {
+  const bool probe = kPublic.count(request.path) > 0;
+  if (!probe && !authenticated(request)) {
     count_request(request.method + " " + request.path);
     ++stats.unauthorized;
     ++stats.errors;
@@ -135,11 +140,24 @@ asio::awaitable<http::ServerResponse> KubeFront::Impl::handle(http::ServerReques
   }
   std::string route_key;
   http::ServerResponse response = route_request(request, route_key);
+  name_flow(response, probe);
   count_request(request.method + " " + (route_key.empty() ? request.path : route_key));
   if (request.method == "PUT" && route_key == "virtualmachines/start")
     stats.start_connections.insert(request.connection_id);
   if (response.status >= 400) ++stats.errors;
   co_return response;
+}
+
+void KubeFront::Impl::name_flow(http::ServerResponse& response, bool probe) const {
+  auto uid_of = [&](Kind kind, const char* name) -> std::string {
+    ObjectPtr object = store.get(kind, "", name);
+    return object ? object->object["metadata"].value("uid", "") : "";
+  };
+  const std::string flow_schema = uid_of(Kind::flow_schemas, probe ? kProbesFlowSchema : kGlobalDefault);
+  const std::string level =
+      uid_of(Kind::priority_level_configurations, probe ? kExemptPriorityLevel : kGlobalDefault);
+  if (!flow_schema.empty()) response.headers.emplace_back("X-Kubernetes-PF-FlowSchema-UID", flow_schema);
+  if (!level.empty()) response.headers.emplace_back("X-Kubernetes-PF-PriorityLevel-UID", level);
 }
 
 bool KubeFront::Impl::denied(const std::string& rbac_key) const {

@@ -109,6 +109,9 @@ struct KubeFront::Impl : std::enable_shared_from_this<KubeFront::Impl>, ObjectPu
   http::ServerResponse handle_lab(http::ServerRequest& request);
   // The lab profile's kube.deny holds `rbac_key` ("verb group resource[/subresource]").
   bool denied(const std::string& rbac_key) const;
+  // API Priority and Fairness: names on `response` the FlowSchema and priority level that classified a
+  // request (a probe or not), by UID, as kube-apiserver does on every answer it queued.
+  void name_flow(http::ServerResponse& response, bool probe) const;
   // POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews: answered from kube.deny (201, not stored).
   http::ServerResponse access_review(const std::string& body);
   bool authenticated(const http::ServerRequest& request) const;

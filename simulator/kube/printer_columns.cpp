@@ -127,6 +127,14 @@ std::vector<std::vector<PrinterColumn>> build_columns() {
   set(Kind::cdis, {name_column(), crd_age(), crd_column("Phase", "string", ".status.phase")});
   set(Kind::volume_snapshot_classes, {name_column(), crd_column("Driver", "string", ".driver"),
                                       crd_column("DeletionPolicy", "string", ".deletionPolicy"), crd_age()});
+  // API Priority and Fairness: the built-in printers' columns.
+  set(Kind::flow_schemas,
+      {name_column(), crd_column("PriorityLevel", "string", ".spec.priorityLevelConfiguration.name"),
+       crd_column("MatchingPrecedence", "integer", ".spec.matchingPrecedence"), crd_age()});
+  set(Kind::priority_level_configurations,
+      {name_column(), crd_column("Type", "string", ".spec.type"),
+       crd_column("NominalConcurrencyShares", "integer", ".spec.limited.nominalConcurrencyShares"),
+       crd_age()});
   return all;
 }
 

@@ -184,6 +184,26 @@ std::vector<ResourceType> build_types() {
                                       {},
                                       kMetaFields,
                                       false});
+  set(Kind::flow_schemas, {"flowcontrol.apiserver.k8s.io",
+                           "v1",
+                           "flowschemas",
+                           "flowschema",
+                           "FlowSchema",
+                           false,
+                           {},
+                           {},
+                           kMetaFields,
+                           true});
+  set(Kind::priority_level_configurations, {"flowcontrol.apiserver.k8s.io",
+                                            "v1",
+                                            "prioritylevelconfigurations",
+                                            "prioritylevelconfiguration",
+                                            "PriorityLevelConfiguration",
+                                            false,
+                                            {},
+                                            {},
+                                            kMetaFields,
+                                            true});
   return types;
 }
 

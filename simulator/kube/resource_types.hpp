@@ -1,9 +1,10 @@
 #pragma once
 // The resource types the simulated Kubernetes API serves (core v1, storage.k8s.io/v1 StorageClass,
 // snapshot.storage.k8s.io/v1 VolumeSnapshotClass, kubevirt.io/v1 with the KubeVirt CR,
-// cdi.kubevirt.io/v1beta1 with StorageProfile, forklift.konveyor.io/v1beta1) and the discovery documents
-// derived from them: /api, /api/v1, /apis, /apis/<group>, /apis/<group>/<version>, and a minimal /openapi/v3
-// that tells kubectl the server validates fields itself (so `kubectl apply` does not need a full schema).
+// cdi.kubevirt.io/v1beta1 with StorageProfile, forklift.konveyor.io/v1beta1, flowcontrol.apiserver.k8s.io/v1)
+// and the discovery documents derived from them: /api, /api/v1, /apis, /apis/<group>,
+// /apis/<group>/<version>, and a minimal /openapi/v3 that tells kubectl the server validates fields itself
+// (so `kubectl apply` does not need a full schema).
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -52,6 +53,10 @@ enum class Kind : std::size_t {
   storage_profiles,  // cdi.kubevirt.io/v1beta1 StorageProfile: how CDI clones into a storage class
   volume_snapshot_classes,  // snapshot.storage.k8s.io/v1 VolumeSnapshotClass: what CDI's snapshot clones need
   cdis,                     // cdi.kubevirt.io/v1beta1 CDI: the installation's CR (its version)
+  // flowcontrol.apiserver.k8s.io/v1 API Priority and Fairness: the objects whose UIDs every answer names
+  // (X-Kubernetes-PF-FlowSchema-UID, X-Kubernetes-PF-PriorityLevel-UID).
+  flow_schemas,
+  priority_level_configurations,
   count_
 };
 

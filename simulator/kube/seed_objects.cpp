@@ -110,6 +110,55 @@ void seed_objects(ObjectStore& store, model::Lab& lab, ObjectPublisher& publishe
                                                      {"deletionPolicy", "Delete"}});
   }
 
+  // API Priority and Fairness: the mandatory exempt level and the suggested global-default, with the
+  // FlowSchemas that send probes and everything else to them (as kube-apiserver creates them).
+  publisher.insert(Kind::priority_level_configurations,
+                   {{"apiVersion", "flowcontrol.apiserver.k8s.io/v1"},
+                    {"kind", "PriorityLevelConfiguration"},
+                    {"metadata", {{"name", kExemptPriorityLevel}}},
+                    {"spec", {{"type", "Exempt"}, {"exempt", json::object()}}}});
+  publisher.insert(Kind::priority_level_configurations,
+                   {{"apiVersion", "flowcontrol.apiserver.k8s.io/v1"},
+                    {"kind", "PriorityLevelConfiguration"},
+                    {"metadata", {{"name", kGlobalDefault}}},
+                    {"spec",
+                     {{"type", "Limited"},
+                      {"limited",
+                       {{"nominalConcurrencyShares", 20},
+                        {"lendablePercent", 50},
+                        {"limitResponse",
+                         {{"type", "Queue"},
+                          {"queuing", {{"queues", 128}, {"handSize", 6}, {"queueLengthLimit", 50}}}}}}}}}});
+  auto flow_schema = [&](const char* name, const char* level, int precedence, json rules) {
+    publisher.insert(Kind::flow_schemas, {{"apiVersion", "flowcontrol.apiserver.k8s.io/v1"},
+                                          {"kind", "FlowSchema"},
+                                          {"metadata", {{"name", name}}},
+                                          {"spec",
+                                           {{"priorityLevelConfiguration", {{"name", level}}},
+                                            {"matchingPrecedence", precedence},
+                                            {"distinguisherMethod", {{"type", "ByUser"}}},
+                                            {"rules", std::move(rules)}}}});
+  };
+  flow_schema(
+      kProbesFlowSchema, kExemptPriorityLevel, 2,
+      json::array(
+          {{{"subjects", json::array({{{"kind", "Group"}, {"group", {{"name", "system:unauthenticated"}}}},
+                                      {{"kind", "Group"}, {"group", {{"name", "system:authenticated"}}}}})},
+            {"nonResourceRules",
+             json::array({{{"verbs", {"get"}},
+                           {"nonResourceURLs", {"/healthz", "/readyz", "/livez", "/version"}}}})}}}));
+  flow_schema(
+      kGlobalDefault, kGlobalDefault, 9900,
+      json::array(
+          {{{"subjects", json::array({{{"kind", "Group"}, {"group", {{"name", "system:unauthenticated"}}}},
+                                      {{"kind", "Group"}, {"group", {{"name", "system:authenticated"}}}}})},
+            {"resourceRules", json::array({{{"verbs", {"*"}},
+                                            {"apiGroups", {"*"}},
+                                            {"resources", {"*"}},
+                                            {"clusterScope", true},
+                                            {"namespaces", {"*"}}}})},
+            {"nonResourceRules", json::array({{{"verbs", {"*"}}, {"nonResourceURLs", {"*"}}}})}}}));
+
   int index = 0;
   for (const auto& node : lab.nodes()) {
     const model::Host* host = lab.find_host(node.host_id);

@@ -146,7 +146,7 @@ void Lab::Impl::end_phase(std::uint64_t number, std::size_t index) {
   Vm& vm = vms.at(number);
   const GuestProfile* profile = find_profile(vm.profile);
   const PhaseSpec& phase = profile->phases[index];
-  if (phase.name == profile->agent_phase && !vm.agent_never_starts) {
+  if (phase.name == profile->agent_phase && !vm.agent_never_starts && vm.tools_installed) {
     vm.tools = ToolsState::running;
     set_milestone(vm, Milestone::guest_agent);
     boot_timer(number, profile->ip_delay_s, [this, number] {

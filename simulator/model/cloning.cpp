@@ -60,6 +60,7 @@ Expected<OperationId> Lab::clone_vm(const CloneRequest& request, VmCallback done
     target.cpu_count = source->cpu_count;
     target.memory_mb = source->memory_mb;
     target.guestinfo = source->guestinfo;
+    target.tools_installed = source->tools_installed;
     target.datastore_id = request.datastore_id.empty() ? source->datastore_id : request.datastore_id;
     if (request.kind == CloneKind::linked || request.kind == CloneKind::instant) {
       // The clone's disk is a child of the source's: its boot reads hit the shared base.

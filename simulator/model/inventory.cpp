@@ -95,6 +95,7 @@ void Lab::Impl::build_inventory() {
     vm.name = g.name;
     vm.created_by_front = "lab";
     vm.golden = true;
+    vm.tools_installed = g.tools;
     vm.profile = g.profile;
     vm.guest_os = profile->guest_os;
     vm.cpu_count = profile->cpu_count;
@@ -319,6 +320,7 @@ Expected<std::string> Lab::create_vm(CreateVmSpec spec) {
   vm.labels = std::move(spec.labels);
   vm.annotations = std::move(spec.annotations);
   vm.guestinfo = std::move(spec.guestinfo);
+  vm.tools_installed = spec.tools_installed;
   std::string id = m.insert_vm(std::move(vm)).id;
   m.after_mutation();
   return id;

@@ -59,6 +59,7 @@ struct HostSpec {
   std::string cpu_model = "simulated lab CPU";       // what vCenter shows as summary.hardware.cpuModel
   std::string esxi = "VMware ESXi 8.0.2 build-lab";  // summary.config.product.fullName
   std::vector<std::string> datastores;               // mounted datastores; empty: all
+  bool maintenance = false;  // in maintenance mode: /sdk says so (runtime.inMaintenanceMode)
 };
 
 struct DatastoreSpec {
@@ -116,6 +117,9 @@ struct GoldenVmSpec {
   std::string datastore;
   std::string profile;
   std::string folder;  // empty: the datacenter's default VM folder
+  // VMware Tools installed in the image ("tools: false": not): without them its clones boot, but never report
+  // guest_agent or an IP, and the /sdk front says guestToolsNotInstalled.
+  bool tools = true;
 };
 
 // A golden CDI DataSource + PVC (Kubernetes).
@@ -221,6 +225,9 @@ struct VcenterSpec {
   // What `POST /api/vcenter/vm?action=clone` costs in this lab: "full" copies the disk; "linked" models an
   // array that offloads clones (VAAI fast clone / vVols): only a delta is written. The API is the same.
   std::string clone_kind = "full";
+  // vim25 methods the /sdk front answers MethodNotFound, as a vCenter without them (or a proxy that filters
+  // them) does: e.g. HasPrivilegeOnEntities, to see what a run does when it cannot ask for privileges.
+  std::vector<std::string> unserved_methods;
 };
 
 struct LabSpec {
@@ -345,6 +352,7 @@ struct Vm {
   std::string guest_address;  // the address the guest itself holds (from running on; the beacon reports it)
   std::string host_name;      // guest hostname (guest identity)
   bool golden = false;
+  bool tools_installed = true;  // VMware Tools / the guest agent is in the image (clones inherit it)
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> annotations;
   std::map<std::string, std::string> guestinfo;  // extraConfig-like "guestinfo.*" keys, inherited by clones
@@ -499,6 +507,7 @@ class Lab {
     std::string folder_id, resource_pool_id;
     std::string created_by_front = "kube";
     std::optional<int> cpu_count, memory_mb;
+    bool tools_installed = true;
     std::map<std::string, std::string> labels, annotations, guestinfo;
   };
   Expected<std::string> create_vm(CreateVmSpec spec);

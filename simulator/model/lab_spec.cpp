@@ -260,7 +260,7 @@ void read_profile(Reader& r, const YAML::Node& node, GuestProfile& p) {
 void read_host(Reader& r, const YAML::Node& node, HostSpec& h) {
   if (!r.map(node, "host",
              {"name", "cluster", "inventory", "cores", "coreSpeed", "linkMBps", "busMBps", "memoryGB",
-              "ioLatencyMs", "datastores", "cpuModel", "esxi"})) {
+              "ioLatencyMs", "datastores", "cpuModel", "esxi", "maintenance"})) {
     return;
   }
   r.get(node, "name", h.name, true);
@@ -275,6 +275,7 @@ void read_host(Reader& r, const YAML::Node& node, HostSpec& h) {
   r.get_list(node, "datastores", h.datastores);
   r.get(node, "cpuModel", h.cpu_model);
   r.get(node, "esxi", h.esxi);
+  r.get(node, "maintenance", h.maintenance);
   if (r.ok() && h.cores < 1) r.fail(node["cores"], "'cores' must be >= 1");
   if (r.ok() && h.inventory != "vcenter" && h.inventory != "kube") {
     r.fail(node["inventory"], "'inventory' must be 'vcenter' or 'kube'");
@@ -404,12 +405,13 @@ Expected<LabSpec> parse_lab_spec(std::string_view yaml_text, const std::string& 
       true);
   r.each(root, "goldenVMs", [&](const YAML::Node& item) {
     GoldenVmSpec g;
-    if (r.map(item, "golden VM", {"name", "host", "datastore", "profile", "folder"})) {
+    if (r.map(item, "golden VM", {"name", "host", "datastore", "profile", "folder", "tools"})) {
       r.get(item, "name", g.name, true);
       r.get(item, "host", g.host, true);
       r.get(item, "datastore", g.datastore, true);
       r.get(item, "profile", g.profile, true);
       r.get(item, "folder", g.folder);
+      r.get(item, "tools", g.tools);
     }
     spec.golden_vms.push_back(std::move(g));
   });
@@ -474,7 +476,7 @@ Expected<LabSpec> parse_lab_spec(std::string_view yaml_text, const std::string& 
     if (r.map(vc, "vcenter",
               {"username", "password", "sessionIdleTimeoutS", "maxSessionsPerUser", "maxConcurrentOperations",
                "hostCostUnits", "cloneCost", "powerCost", "listLimit", "legacyRest", "cloneKind", "roles",
-               "users"})) {
+               "users", "unservedMethods"})) {
       r.get(vc, "username", spec.vcenter.username);
       r.get(vc, "password", spec.vcenter.password);
       r.get_positive(vc, "sessionIdleTimeoutS", spec.vcenter.session_idle_timeout_s);
@@ -486,6 +488,7 @@ Expected<LabSpec> parse_lab_spec(std::string_view yaml_text, const std::string& 
       r.get(vc, "listLimit", spec.vcenter.list_limit);
       r.get(vc, "legacyRest", spec.vcenter.legacy_rest);
       r.get(vc, "cloneKind", spec.vcenter.clone_kind);
+      r.get_list(vc, "unservedMethods", spec.vcenter.unserved_methods);
       read_access_control(r, vc, spec.vcenter);
       if (r.ok() && spec.vcenter.clone_kind != "full" && spec.vcenter.clone_kind != "linked") {
         r.fail(vc["cloneKind"], "'cloneKind' must be 'full' or 'linked'");

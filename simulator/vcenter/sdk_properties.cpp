@@ -60,6 +60,9 @@ std::vector<std::string> known_properties(const std::string& type) {
             "runtime.host",
             "runtime.bootTime",
             "guest.toolsRunningStatus",
+            "guest.toolsVersionStatus2",
+            "config.tools.toolsVersion",
+            "summary.storage.committed",
             "guest.ipAddress",
             "guest.net",
             "snapshot",
@@ -266,7 +269,7 @@ std::optional<std::string> VcenterFront::Impl::sdk_property(const vim25::MoRef& 
                  h->connection_state == "CONNECTED" ? "connected" : "disconnected");
     if (path == "runtime.powerState")
       return val("HostSystemPowerState", h->power_state == "POWERED_ON" ? "poweredOn" : "poweredOff");
-    if (path == "runtime.inMaintenanceMode") return val("xsd:boolean", "false");
+    if (path == "runtime.inMaintenanceMode") return val("xsd:boolean", h->spec.maintenance ? "true" : "false");
     if (path == "hardware.memorySize" || path == "summary.hardware.memorySize")
       return val("xsd:long",
                  std::to_string(static_cast<std::int64_t>(h->spec.memory_gb * 1024.0 * 1024 * 1024)));
@@ -321,6 +324,18 @@ std::optional<std::string> VcenterFront::Impl::sdk_property(const vim25::MoRef& 
     if (path == "guest.toolsRunningStatus")
       return val("xsd:string",
                  vm->tools == model::ToolsState::running ? "guestToolsRunning" : "guestToolsNotRunning");
+    // Installed Tools of the image: open-vm-tools 12.3.5 (build number 12357) and current, or none.
+    if (path == "guest.toolsVersionStatus2")
+      return val("xsd:string", vm->tools_installed ? "guestToolsCurrent" : "guestToolsNotInstalled");
+    if (path == "config.tools.toolsVersion") return val("xsd:int", vm->tools_installed ? "12357" : "0");
+    // The space its files take: the image's used disk, or a linked or instant clone's delta disk.
+    if (path == "summary.storage.committed") {
+      const model::GuestProfile* profile = lab.find_profile(vm->profile);
+      const double mb = !profile                        ? 0.0
+                        : vm->base_datastore_id.empty() ? profile->disk_used_gb * 1000
+                                                        : profile->linked_delta_mb;
+      return val("xsd:long", std::to_string(static_cast<std::int64_t>(mb * 1024 * 1024)));
+    }
     if (path == "guest.ipAddress") {
       if (vm->ip.empty()) return std::string();  // unset: the property is listed without a value
       return val("xsd:string", vm->ip);

@@ -241,6 +241,13 @@ boost::asio::awaitable<ServerResponse> VcenterFront::Impl::sdk_call(const Server
                        vim25::xml_escape(self.value));
   };
 
+  // A method this lab plays a vCenter without (an older release, or a proxy that filters it).
+  const auto& unserved = lab.spec().vcenter.unserved_methods;
+  if (std::find(unserved.begin(), unserved.end(), method) != unserved.end()) {
+    co_return sdk_fault("MethodNotFound", fmt::format("Method {} is not served by this vCenter.", method),
+                        self_as("receiver") + "<method>" + vim25::xml_escape(method) + "</method>");
+  }
+
   if (method == "RetrieveServiceContent") {
     co_return sdk_ok(
         response_element("RetrieveServiceContentResponse", sdk_service_content("returnval", "")));

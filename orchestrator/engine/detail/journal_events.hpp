@@ -18,6 +18,7 @@ inline constexpr const char* checks = "checks";
 inline constexpr const char* scenario_started = "scenario_started";
 inline constexpr const char* vm_created = "vm_created";
 inline constexpr const char* vm_provision_failed = "vm_provision_failed";
+inline constexpr const char* vm_startable = "vm_startable";
 inline constexpr const char* storm_fired = "storm_fired";
 // From the provider (api::kNote*): one batched power-on call with its per-VM results; a VM that runs on
 // another host than planned.
@@ -65,6 +66,7 @@ inline constexpr const char* repeat = "repeat";
 inline constexpr const char* vms = "vms";
 inline constexpr const char* hosts = "hosts";
 inline constexpr const char* api_requests = "apiRequests";
+inline constexpr const char* api_answers = "apiAnswers";
 inline constexpr const char* storm_api_requests =
     "stormApiRequests";  // after provisioning: start and observe
 inline constexpr const char* errors = "errors";
@@ -73,6 +75,7 @@ inline constexpr const char* vm = "vm";
 inline constexpr const char* id = "id";
 inline constexpr const char* host = "host";
 inline constexpr const char* clone_s = "cloneS";
+inline constexpr const char* clone_method = "cloneMethod";
 inline constexpr const char* reason = "reason";
 // storm_fired
 inline constexpr const char* fire_skew_ms = "fireSkewMs";

@@ -17,6 +17,7 @@
 #include "orchestrator/migrate/forklift_objects.hpp"
 #include "orchestrator/migrate/migration_plan.hpp"
 #include "orchestrator/migrate/migration_record.hpp"
+#include "providers/api/check.hpp"
 #include "providers/kube/kube_api.hpp"
 #include "providers/kube/kube_config.hpp"
 
@@ -42,6 +43,13 @@ struct ResolvedEndpoints {
 
 Expected<ResolvedEndpoints> resolve_endpoints(const MigrationPlan& plan, const engine::EngineHooks& hooks,
                                               boost::asio::any_io_executor executor);
+
+// The migration's own checks (checks.cpp): the destination's API, Forklift, the namespaces, every verb the
+// migration and its cleanup use, and whether the cluster reaches the vCenter (unknown: only Forklift can
+// tell). Read-only; a failure ends the checks that depend on it.
+boost::asio::awaitable<std::vector<api::CheckResult>> check_migration(kube::KubeApi& api,
+                                                                      const MigrationPlan& plan,
+                                                                      const ResolvedEndpoints& ep);
 
 // The destination cluster's API (destination_api.cpp): no request budget, 8 connections, 60 s per call.
 std::unique_ptr<kube::KubeApi> make_destination_api(boost::asio::any_io_executor executor,

@@ -29,9 +29,10 @@ class DataVolumeWaiter : public std::enable_shared_from_this<DataVolumeWaiter> {
   DataVolumeWaiter(boost::asio::any_io_executor executor, std::shared_ptr<kube::KubeApi> api, std::string ns,
                    std::string run_id);
 
-  // Until the DataVolume of `vm_name` has succeeded; an error naming CDI's reason when it failed, or at
-  // `timeout` with the last state seen.
-  boost::asio::awaitable<Expected<void>> wait(const std::string& vm_name, std::chrono::milliseconds timeout);
+  // Until the DataVolume of `vm_name` has succeeded, then its state (with the clone type CDI recorded); an
+  // error naming CDI's reason when it failed, or at `timeout` with the last state seen.
+  boost::asio::awaitable<Expected<DataVolumeState>> wait(const std::string& vm_name,
+                                                         std::chrono::milliseconds timeout);
   // Provisioning is over: stop the watch now unless someone still waits.
   void stop_if_idle();
   // The provider goes away: stop the watch and wake every waiter.

@@ -55,6 +55,7 @@ class ProviderImpl : public std::enable_shared_from_this<ProviderImpl> {
   boost::asio::awaitable<Expected<api::VmHandle>> provision(const api::VmSpec& spec);
   boost::asio::awaitable<Expected<void>> wait_startable(const api::VmHandle& vm,
                                                         std::chrono::milliseconds timeout);
+  std::string clone_method(const api::VmHandle& vm) const;
 
   // start_burst.cpp
   boost::asio::awaitable<Expected<void>> prepare_storm(std::size_t expected_starts);
@@ -126,7 +127,8 @@ class ProviderImpl : public std::enable_shared_from_this<ProviderImpl> {
   std::shared_ptr<StartPipeline> start_pipeline_;  // made by the first pipelined start of a burst
   std::size_t burst_starts_ = 0;  // starts in flight at once in the coming burst (prepare_storm)
 
-  std::shared_ptr<DataVolumeWaiter> datavolumes_;  // made by connect()
+  std::shared_ptr<DataVolumeWaiter> datavolumes_;     // made by connect()
+  std::map<std::string, std::string> clone_methods_;  // VM id -> CDI's clone type, once startable
   api::PlatformFacts facts_;
   CloneForecast clone_forecast_;
   std::string golden_size_;  // the golden PVC's capacity ("40Gi"; "" unknown)

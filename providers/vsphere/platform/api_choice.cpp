@@ -157,6 +157,10 @@ api::PlatformFacts ApiChoosingProvider::facts() const {
   return chosen_ ? chosen_->facts() : api::PlatformFacts{};
 }
 
+std::string ApiChoosingProvider::clone_method(const api::VmHandle& vm) const {
+  return chosen_ ? chosen_->clone_method(vm) : std::string();
+}
+
 asio::awaitable<std::vector<api::CheckResult>> ApiChoosingProvider::check(const api::CheckRequest& request) {
   if (!chosen_) co_return std::vector<api::CheckResult>{api::failed_check("API", not_connected())};
   co_return co_await chosen_->check(request);

@@ -43,6 +43,7 @@ class ApiChoosingProvider final : public api::Provider {
   boost::asio::awaitable<void> disconnect() override;
   api::ApiStats stats() const override;
   api::PlatformFacts facts() const override;
+  std::string clone_method(const api::VmHandle& vm) const override;
   boost::asio::awaitable<std::vector<api::CheckResult>> check(const api::CheckRequest& request) override;
 
  private:

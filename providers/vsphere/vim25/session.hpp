@@ -66,6 +66,16 @@ class Session {
   void set_limiter(async::RateLimiter* limiter) { limiter_ = limiter; }
   async::RateLimiter* limiter() const { return limiter_; }
   api::ApiStats stats() const { return stats_; }
+  // Why vCenter is gone (Transport::gone), nullopt while it answers.
+  std::optional<std::string> gone() const { return transport_.gone(); }
+  // A task followed to its end, and how long it was seen waiting in vCenter's queue (info.state "queued").
+  void count_task(bool queued, double queued_s) {
+    ++stats_.tasks;
+    if (queued) {
+      ++stats_.tasks_queued;
+      stats_.task_queue_s += queued_s;
+    }
+  }
   std::uint64_t logins() const { return logins_; }
 
  private:

@@ -137,7 +137,17 @@ asio::awaitable<Expected<std::vector<TaskOutcome>>> TaskWatcher::wait_all(
 
 void TaskWatcher::apply(Waiter& waiter, const std::string& name, const Value& value) {
   TaskOutcome& o = waiter.outcome;
-  if (name == "info.state") o.state = value.text;
+  if (name == "info.state") {
+    o.state = value.text;
+    const auto now = std::chrono::steady_clock::now();
+    if (o.state == "queued" && !waiter.queued_since) {
+      waiter.queued_since = now;
+      waiter.was_queued = true;
+    } else if (o.state != "queued" && waiter.queued_since) {
+      waiter.queued_s += std::chrono::duration<double>(now - *waiter.queued_since).count();
+      waiter.queued_since.reset();
+    }
+  }
   if (name == "info.result") o.result = value;
   if (name == "info.error") o.error = fault_error(fault_of(value), waiter.what);
 }
@@ -177,6 +187,12 @@ asio::awaitable<Expected<void>> TaskWatcher::read_unseen(std::uint64_t wait) {
 
 void TaskWatcher::finish(const MoRef& task, Waiter& waiter) {
   waiter.done = true;
+  if (waiter.queued_since) {
+    waiter.queued_s +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - *waiter.queued_since).count();
+    waiter.queued_since.reset();
+  }
+  session_.count_task(waiter.was_queued, waiter.queued_s);
   if (waiter.on_end) waiter.on_end(waiter.outcome);
   waiter.timer.cancel();
   waiters_.erase(task);
@@ -224,6 +240,13 @@ asio::awaitable<void> TaskWatcher::poll() {
         }
         if (ready) continue;
         fail_all(ready.error());
+        break;
+      }
+      // Nothing will end while vCenter is gone: say so now, not at the tasks' deadline.
+      if (auto gone = session_.gone()) {
+        fail_all(make_error(ErrorKind::connect, "the vCenter tasks could not be followed: " + *gone,
+                            "the journal is kept: when vCenter is back, `bootstorm cleanup` removes what the "
+                            "run created"));
         break;
       }
       if (++failures >= kMaxWaitFailures) {

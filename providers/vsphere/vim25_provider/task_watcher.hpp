@@ -21,6 +21,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/async/semaphore.hpp"
@@ -60,6 +61,10 @@ class TaskWatcher {
     std::function<void(const TaskOutcome&)> on_end;
     bool done = false;
     bool seen = false;  // an update of the task came
+    // vCenter's queue: when the task was first seen "queued", and for how long it was seen so in all.
+    std::optional<std::chrono::steady_clock::time_point> queued_since;
+    bool was_queued = false;
+    double queued_s = 0;
     // Waits sent when its filter existed (none counts until CreateFilter has answered).
     std::uint64_t filtered_at = std::numeric_limits<std::uint64_t>::max();
   };

@@ -1,10 +1,12 @@
 // Vim25Provider::check, `bootstorm check` on vSphere's SOAP API: the API and its build, the inventory (hosts
 // connected and out of maintenance, the golden VM and the snapshot linked clones need, the datastore), the
-// user's privileges (HasPrivilegeOnEntities), and the hosts' memory for their share of the clones.
+// user's privileges (HasPrivilegeOnEntities), the golden VM's VMware Tools, the datastore's free space for
+// the clones, and the hosts' memory for their share of them.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <cmath>
+#include <optional>
 
 #include "providers/vsphere/vim25_provider/vim25_provider.hpp"
 
@@ -60,6 +62,109 @@ boost::asio::awaitable<api::CheckResult> Vim25Provider::check_host_memory(const 
                                               : "every host has memory for its VMs; " + fullest);
 }
 
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+// A number property (xsd:long, xsd:int) of `object`; nullopt when unset.
+std::optional<double> number_of(const ObjectContent& object, const std::string& path) {
+  const Value* v = object.prop(path);
+  if (!v || v->text.empty()) return std::nullopt;
+  return std::atof(v->text.c_str());
+}
+
+}  // namespace
+
+boost::asio::awaitable<std::vector<api::CheckResult>> Vim25Provider::check_golden_and_datastore(
+    const api::CheckRequest& request) {
+  std::vector<api::CheckResult> out;
+  const std::vector<MoRef> golden{golden_}, datastore{datastore_};
+  const std::string vm_type = "VirtualMachine", datastore_type = "Datastore";
+  const std::vector<std::string> vm_paths{"guest.toolsVersionStatus2", "summary.config.memorySizeMB",
+                                          "summary.storage.committed"},
+      datastore_paths{"name", "summary.freeSpace", "summary.capacity"};
+  auto vm = co_await read(golden, vm_type, vm_paths);
+  if (!vm || vm->empty()) {
+    out.push_back(api::check_result("golden VM Tools", api::CheckStatus::unknown,
+                                    "the golden VM " + config_.golden_vm + " could not be read",
+                                    vm ? std::string() : vm.error().what()));
+    out.push_back(
+        api::check_result("datastore space", api::CheckStatus::unknown, "the golden VM's size is unknown"));
+    co_return out;
+  }
+  const ObjectContent& g = vm->front();
+
+  // VMware Tools: vCenter remembers the installed version of a powered-off VM.
+  const Value* tools = g.prop("guest.toolsVersionStatus2");
+  const bool needs_tools = request.ready_signal == "guest_agent" || request.ready_signal == "ip_assigned";
+  if (!tools || tools->text.empty()) {
+    out.push_back(api::check_result(
+        "golden VM Tools", api::CheckStatus::unknown,
+        "vCenter does not say whether VMware Tools are installed in " + config_.golden_vm,
+        needs_tools ? "without them no clone reaches " + request.ready_signal : std::string()));
+  } else if (tools->text == "guestToolsNotInstalled") {
+    const std::string finding = config_.golden_vm + " has no VMware Tools (" + tools->text +
+                                "): its clones will report no guest_agent and no IP address";
+    out.push_back(needs_tools
+                      ? api::check_result("golden VM Tools", api::CheckStatus::fail, finding,
+                                          "install VMware Tools (open-vm-tools) in the golden VM, or "
+                                          "make ready.signal beacon or running")
+                      : api::check_result("golden VM Tools", api::CheckStatus::warn, finding,
+                                          "ready.signal " + request.ready_signal +
+                                              " does not need them; guest milestones will be missing"));
+  } else {
+    out.push_back(api::check_result("golden VM Tools", api::CheckStatus::pass,
+                                    config_.golden_vm + ": VMware Tools installed (" + tools->text + ")"));
+  }
+
+  // Free space: a full clone copies the golden VM's disks; every clone but an instant one gets a swap file
+  // the size of its memory; a linked or instant clone's delta disk grows with the guest's writes, bounded
+  // here by 1 GiB.
+  auto ds = co_await read(datastore, datastore_type, datastore_paths);
+  const std::optional<double> free =
+      ds && !ds->empty() ? number_of(ds->front(), "summary.freeSpace") : std::nullopt;
+  const std::optional<double> capacity =
+      ds && !ds->empty() ? number_of(ds->front(), "summary.capacity") : std::nullopt;
+  const std::string ds_name =
+      ds && !ds->empty() && ds->front().prop("name") ? ds->front().prop("name")->text : datastore_.value;
+  const std::optional<double> memory_mb = number_of(g, "summary.config.memorySizeMB");
+  const std::optional<double> committed = number_of(g, "summary.storage.committed");
+  std::optional<double> per_clone;
+  if (config_.clone_type == "instant") {
+    per_clone = 1.0 * kGiB;
+  } else if (memory_mb && config_.clone_type == "linked") {
+    per_clone = *memory_mb * 1024 * 1024 + 1.0 * kGiB;
+  } else if (memory_mb && committed) {
+    per_clone = *memory_mb * 1024 * 1024 + *committed;
+  }
+  if (!free || !per_clone) {
+    out.push_back(api::check_result("datastore space", api::CheckStatus::unknown,
+                                    !free
+                                        ? "datastore " + ds_name + " did not say how much space it has free"
+                                        : "the size of " + config_.golden_vm + "'s clones could not be read",
+                                    "check that datastore " + ds_name + " has room for the clones yourself"));
+    co_return out;
+  }
+  const auto n = static_cast<double>(request.total_vms);
+  const double need = *per_clone * n;
+  const std::string finding =
+      fmt::format("datastore {} has {:.1f} GiB free{}; {} {} clone{} need about {:.1f} GiB", ds_name,
+                  *free / kGiB, capacity ? fmt::format(" of {:.1f} GiB", *capacity / kGiB) : std::string(),
+                  request.total_vms, config_.clone_type, request.total_vms == 1 ? "" : "s", need / kGiB);
+  if (need > *free) {
+    out.push_back(
+        api::check_result("datastore space", api::CheckStatus::fail, finding,
+                          "free space, name a larger datastore (golden.datastore), or run fewer VMs"));
+  } else if (need > 0.9 * *free) {
+    out.push_back(api::check_result("datastore space", api::CheckStatus::warn, finding,
+                                    "the clones would leave the datastore nearly full; a full datastore "
+                                    "stops every VM on it"));
+  } else {
+    out.push_back(api::check_result("datastore space", api::CheckStatus::pass, finding));
+  }
+  co_return out;
+}
+
 boost::asio::awaitable<std::vector<api::CheckResult>> Vim25Provider::check(const api::CheckRequest& request) {
   std::vector<api::CheckResult> out;
   out.push_back(api::check_result(
@@ -94,6 +199,8 @@ boost::asio::awaitable<std::vector<api::CheckResult>> Vim25Provider::check(const
         fmt::format("the user holds all {} privileges the run uses, on the objects it uses them on",
                     privileges->privileges)));
   }
+  auto golden_and_datastore = co_await check_golden_and_datastore(request);
+  for (auto& r : golden_and_datastore) out.push_back(std::move(r));
   co_await learn_hosts();
   auto memory = co_await check_host_memory(request);
   out.push_back(std::move(memory));

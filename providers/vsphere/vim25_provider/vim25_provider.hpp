@@ -69,6 +69,9 @@ class Vim25Provider final : public api::Provider {
   boost::asio::awaitable<void> disconnect() override;
   api::ApiStats stats() const override;
   api::PlatformFacts facts() const override { return facts_; }
+  // The kind of clone task that made it: vCenter fails a linked clone it cannot make (no snapshot) rather
+  // than copy the disks.
+  std::string clone_method(const api::VmHandle&) const override { return config_.clone_type; }
 
  private:
   struct Host {
@@ -126,6 +129,10 @@ class Vim25Provider final : public api::Provider {
   // ---- checks (vim25_preflight.cpp) ----
   // The placement hosts' memory against their VMs' configured memory (ESXi overcommits: a warning).
   boost::asio::awaitable<api::CheckResult> check_host_memory(const api::CheckRequest& request);
+  // The golden VM's VMware Tools (the guest_agent and ip_assigned signals need them) and the datastore's
+  // free space for the run's clones.
+  boost::asio::awaitable<std::vector<api::CheckResult>> check_golden_and_datastore(
+      const api::CheckRequest& request);
 
   // ---- privileges (vim25_privileges.cpp) ----
   struct NeededPrivilege {

@@ -1,8 +1,8 @@
 #pragma once
 // Internal to bootstorm::sim_kube: the objects a lab's cluster has before any client comes — the system
 // namespaces and the golden images' namespaces, the KubeVirt and CDI CRs, the StorageClasses with their CDI
-// StorageProfiles (and the driver's VolumeSnapshotClass), a Node per lab node, and per golden image its PVC
-// and DataSource.
+// StorageProfiles (and the driver's VolumeSnapshotClass), API Priority and Fairness's defaults, a Node per
+// lab node, and per golden image its PVC and DataSource.
 #include "simulator/kube/detail/object_publisher.hpp"
 #include "simulator/kube/object_store.hpp"
 #include "simulator/model/lab.hpp"
@@ -13,6 +13,13 @@ namespace bootstorm::sim::kube {
 // hyperconverged).
 inline constexpr const char* kKubeVirtNamespace = "kubevirt";
 inline constexpr const char* kKubeVirtName = "kubevirt";
+
+// API Priority and Fairness as a cluster's defaults classify the lab's clients: health and version probes by
+// the FlowSchema "probes" at the priority level "exempt", every other request by "global-default" at
+// "global-default". The answers name them by UID (kube_front.cpp).
+inline constexpr const char* kProbesFlowSchema = "probes";
+inline constexpr const char* kExemptPriorityLevel = "exempt";
+inline constexpr const char* kGlobalDefault = "global-default";
 
 // Stores the seed objects of `lab` (a namespace that exists already is kept).
 void seed_objects(ObjectStore& store, model::Lab& lab, ObjectPublisher& publisher);

@@ -141,6 +141,25 @@ TEST_F(MigrateE2E, ExamplePlanThenStormWritesMigrationAndCompareReports) {
     for (const auto& s : v["steps"]) sum += s["durationS"].get<double>();
     EXPECT_NEAR(sum, v["totalS"].get<double>(), 1.5) << v.dump();
   }
+  // The migration's own checks ran first and were journaled: nothing failed.
+  EXPECT_NE(r.out.find("checks before the migration:"), std::string::npos) << r.out;
+  {
+    std::istringstream journal(read_file(run / "journal.jsonl"));
+    std::size_t checks = 0;
+    for (std::string line; std::getline(journal, line);) {
+      const json e = json::parse(line, nullptr, false);
+      if (!e.is_object() || e.value("type", "") != "checks") continue;
+      ++checks;
+      std::set<std::string> names;
+      for (const auto& c : e["results"]) {
+        names.insert(c["name"].get<std::string>());
+        EXPECT_NE(c["status"], "fail") << c.dump();
+      }
+      for (const char* name : {"API", "Forklift", "namespaces", "permissions", "vCenter from the cluster"})
+        EXPECT_TRUE(names.count(name)) << name << " " << e.dump();
+    }
+    EXPECT_EQ(checks, 1u);
+  }
   const std::string md = read_file(run / "migration.md");
   EXPECT_NE(md.find("simulated lab"), std::string::npos);
   EXPECT_NE(md.find("| DiskTransfer |"), std::string::npos);
@@ -185,6 +204,39 @@ TEST_F(MigrateE2E, ExamplePlanThenStormWritesMigrationAndCompareReports) {
   EXPECT_NE(compare.find("vSphere desktops"), std::string::npos) << compare;
   EXPECT_NE(compare.find("OpenShift desktops"), std::string::npos) << compare;
   std::cout << r.out;
+}
+
+// A user who may not create Forklift Plans: the migration's checks say so before anything is made (no Secret,
+// no Provider, no namespace), exit 1, and the journal keeps the checks.
+TEST_F(MigrateE2E, AUserWhoMayNotCreatePlansIsStoppedByTheChecksBeforeAnythingIsMade) {
+  ASSERT_NO_FATAL_FAILURE(
+      restart_lab_with("small", "\nkube:\n", "\nkube:\n  deny: [\"create forklift.konveyor.io plans\"]\n"));
+  const fs::path plan = dir_ / "denied.yaml";
+  write_file(plan,
+             "apiVersion: bootstorm.io/v1\nkind: MigrationPlan\nname: denied\n"
+             "source: {endpoint: 'lab:" +
+                 state_.string() + "'}\ndestination: {endpoint: 'lab:" + state_.string() +
+                 "', namespace: openshift-mtv}\n"
+                 "vms: {names: [tiny-golden]}\n"
+                 "networkMap: [{source: VM Network, destination: {type: pod}}]\n"
+                 "storageMap: [{source: lab-ds01, destination: {storageClass: lab-rbd}}]\n"
+                 "targetNamespace: migrated\n");
+  const fs::path out = dir_ / "runs";
+  Result r = bootstorm({"migrate", plan.string(), "--out", out.string()});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("check permissions failed: this user may not create plans.forklift.konveyor.io in "
+                       "openshift-mtv"),
+            std::string::npos)
+      << r.out << r.err;
+  auto runs = subdirs(out);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_NE(read_file(runs[0] / "journal.jsonl").find("\"type\":\"checks\""), std::string::npos);
+  for (const char* kind : {"secrets", "providers.forklift.konveyor.io", "plans.forklift.konveyor.io"}) {
+    Result listed = kubectl({"get", kind, "-n", "openshift-mtv", "-o", "name"});
+    EXPECT_EQ(listed.exit_code, 0) << listed.err;
+    EXPECT_EQ(listed.out, "") << kind;
+  }
+  EXPECT_TRUE(namespace_object("migrated").is_null()) << "the target namespace was created";
 }
 
 TEST_F(MigrateE2E, DiskTransferFaultFailsOneVmAndCleanupKeepsTheSources) {

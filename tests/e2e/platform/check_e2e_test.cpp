@@ -75,6 +75,10 @@ TEST_F(CheckE2E, TheExamplePlansPassOnTheEmbeddedLabs) {
                                   : line_of(r.out, "privileges");
     EXPECT_EQ(asked.rfind("PASS", 0), 0u) << r.out;
     EXPECT_NE(asked.find("all "), std::string::npos) << r.out;
+    if (std::string(example).find("consolidation") != std::string::npos) {
+      EXPECT_EQ(line_of(r.out, "golden VM Tools").rfind("PASS", 0), 0u) << r.out;
+      EXPECT_EQ(line_of(r.out, "datastore space").rfind("PASS", 0), 0u) << r.out;
+    }
   }
 }
 
@@ -203,6 +207,72 @@ TEST_F(CheckE2E, AHeldBackStartBurstIsAWarningNotAFailure) {
       << r.out;
   EXPECT_NE(burst.find("about 3 waves"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("1 warnings"), std::string::npos) << r.out;
+}
+
+// vSphere's golden VM, datastore and hosts, on a lab whose golden VM lacks VMware Tools, whose datastore is
+// nearly full, whose placement host is in maintenance mode; and a vCenter that does not answer which
+// privileges the user holds.
+TEST_F(CheckE2E, VsphereGoldenWithoutToolsAFullDatastoreMaintenanceAndUnaskablePrivilegesAreSaidSo) {
+  ASSERT_NO_FATAL_FAILURE(restart_lab_with(
+      "small", "  - {name: tiny-golden, host: host-01, datastore: lab-ds01, profile: tiny}\n",
+      "  - {name: tiny-golden, host: host-01, datastore: lab-ds01, profile: tiny, tools: false}\n"));
+  auto vsphere_plan = [&](const std::string& name, const std::string& clone, int vms,
+                          const std::string& signal) {
+    const fs::path path = dir_ / (name + ".yaml");
+    write_file(path, "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: " + name +
+                         "\nplatform: {kind: vsphere, api: vim25, endpoint: \"lab:" + state_.string() +
+                         "\"}\ngolden: {vm: tiny-golden, clone: " + clone +
+                         "}\nscenarios:\n  - name: one\n    placement: [{host: host-01, vms: " +
+                         std::to_string(vms) +
+                         "}]\nstorm: {mode: simultaneous, timeout: 2m}\nready: {signal: " + signal +
+                         "}\noutput: " + (dir_ / "runs").string() + "\n");
+    return path;
+  };
+  // Tools: the guest_agent signal cannot be reached; with `running` they are not needed.
+  auto agent = bootstorm({"check", vsphere_plan("agent", "linked", 2, "guest_agent").string()});
+  EXPECT_EQ(agent.exit_code, 1) << agent.out << agent.err;
+  const std::string tools = line_of(agent.out, "golden VM Tools");
+  EXPECT_EQ(tools.rfind("FAIL", 0), 0u) << agent.out;
+  EXPECT_NE(tools.find("tiny-golden has no VMware Tools (guestToolsNotInstalled)"), std::string::npos)
+      << agent.out;
+  auto running = bootstorm({"check", vsphere_plan("running", "linked", 2, "running").string()});
+  EXPECT_EQ(running.exit_code, 0) << running.out << running.err;
+  EXPECT_EQ(line_of(running.out, "golden VM Tools").rfind("WARN", 0), 0u) << running.out;
+  EXPECT_EQ(line_of(running.out, "datastore space").rfind("PASS", 0), 0u) << running.out;
+
+  // The small lab's datastore holds 10,000,000 GB: full clones of the tiny profile (1 GB, 256 MB of
+  // memory: about 0.25 GiB each) only fail past that, so the datastore shrinks to half a GB instead.
+  ASSERT_NO_FATAL_FAILURE(restart_lab_with(
+      "small", "{name: lab-ds01, MBps: 1000000, iops: 100000000, latencyMs: 0.05, capacityGB: 10000000}",
+      "{name: lab-ds01, MBps: 1000000, iops: 100000000, latencyMs: 0.05, capacityGB: 0.5}"));
+  auto full = bootstorm({"check", vsphere_plan("full", "full", 4, "running").string()});
+  EXPECT_EQ(full.exit_code, 1) << full.out << full.err;
+  const std::string space = line_of(full.out, "datastore space");
+  EXPECT_EQ(space.rfind("FAIL", 0), 0u) << full.out;
+  EXPECT_NE(space.find("4 full clones need about"), std::string::npos) << full.out;
+  EXPECT_NE(space.find("datastore lab-ds01 has "), std::string::npos) << full.out;
+
+  // A placement host in maintenance mode: the inventory check fails naming it.
+  ASSERT_NO_FATAL_FAILURE(restart_lab_with(
+      "small", "  - {name: host-01, cluster: lab-cluster,", "  - {name: host-01, maintenance: true, cluster: lab-cluster,"));
+  auto maintenance = bootstorm({"check", vsphere_plan("maintenance", "linked", 2, "running").string()});
+  EXPECT_EQ(maintenance.exit_code, 1) << maintenance.out << maintenance.err;
+  const std::string inventory = line_of(maintenance.out, "inventory");
+  EXPECT_EQ(inventory.rfind("FAIL", 0), 0u) << maintenance.out;
+  EXPECT_NE(inventory.find("host host-01 in vCenter https://"), std::string::npos) << maintenance.out;
+  EXPECT_NE(inventory.find("is in maintenance mode"), std::string::npos) << maintenance.out;
+
+  // A vCenter that does not serve HasPrivilegeOnEntities: the privileges are unknown, not passed.
+  ASSERT_NO_FATAL_FAILURE(
+      restart_lab_with("small", "  sessionIdleTimeoutS: 1800\n",
+                       "  sessionIdleTimeoutS: 1800\n  unservedMethods: [HasPrivilegeOnEntities]\n"));
+  auto unasked = bootstorm({"check", vsphere_plan("unasked", "linked", 2, "guest_agent").string()});
+  EXPECT_EQ(unasked.exit_code, 0) << unasked.out << unasked.err;
+  const std::string privileges = line_of(unasked.out, "privileges");
+  EXPECT_EQ(privileges.rfind("UNKNOWN", 0), 0u) << unasked.out;
+  EXPECT_NE(privileges.find("did not answer which privileges the user holds"), std::string::npos)
+      << unasked.out;
+  EXPECT_NE(privileges.find("MethodNotFound"), std::string::npos) << unasked.out;
 }
 
 TEST_F(CheckE2E, RunAsksTheChecksFirstJournalsThemAndStopsBeforeCreatingAnything) {

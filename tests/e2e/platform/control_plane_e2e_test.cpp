@@ -1,7 +1,9 @@
 // Where the time went, against a throttled control plane (issue 22): the lab's virt-controller paces its
 // launches by the KubeVirt CR's rate limiter; `check` predicts the pacing as a warning; the run is reported
 // "delayed by the control plane" with the phase breakdown, and each VM's control-plane phase agrees with the
-// lab's truth (its scheduled time minus its start received) within the milestones' resolution.
+// lab's truth (its scheduled time minus its start received) within the milestones' resolution. A control
+// plane that refuses (429 from API Priority and Fairness, with Retry-After) is counted from its answers, and
+// a vCenter that queues its tasks from theirs.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -24,6 +26,10 @@ using bootstorm::test_support::LabCliTest;
 using bootstorm::test_support::read_file;
 using bootstorm::test_support::write_file;
 using nlohmann::json;
+
+std::string fmt_throttled(std::uint64_t throttled, std::uint64_t answers) {
+  return "API answers: " + std::to_string(throttled) + " of " + std::to_string(answers) + " throttled (429)";
+}
 
 class ControlPlaneE2E : public LabCliTest {
  protected:
@@ -120,6 +126,97 @@ TEST_F(ControlPlaneE2E, AThrottledVirtControllerIsReportedAsDelayByTheControlPla
   std::sort(waits.begin(), waits.end());
   EXPECT_GT(waits.back(), 4.5);
   EXPECT_LT(waits.front(), 0.5);
+}
+
+TEST_F(ControlPlaneE2E, ThrottledStartsAreCountedFromTheAnswersWithTheirPriorityLevel) {
+  ASSERT_NO_FATAL_FAILURE(start_lab("small"));
+  if (!have_kubectl()) BOOTSTORM_MISSING_KUBECTL("it sets the lab's faults and reads its APF objects");
+  // Every fourth start call is refused as API Priority and Fairness refuses: 429 with Retry-After: 1. Only
+  // the run's start subresources are hit (not KubeVirt's version, read before the scenario), so every
+  // refusal falls inside the scenario the summary accounts for.
+  set_faults({{"errorRate", 0.25},
+              {"errorStatus", 429},
+              {"paths", {"/apis/subresources.kubevirt.io/v1/namespaces/bootstorm-refused/"}}});
+  const fs::path out = dir_ / "out";
+  const fs::path plan = dir_ / "refused.yaml";
+  write_file(plan,
+             "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: refused\n"
+             "platform: {kind: kubevirt, endpoint: \"lab:" +
+                 state_.string() +
+                 "\"}\n"
+                 "golden: {dataSource: {name: fedora-golden, namespace: golden}}\n"
+                 "namespace: bootstorm-refused\n"
+                 "scenarios:\n  - name: eight\n    placement: [{host: worker-0, vms: 8}]\n"
+                 "storm: {mode: simultaneous, timeout: 2m, settle: 0s}\n"
+                 // Cleanup's stop calls would be refused too, after the scenario's account was written.
+                 "ready: {signal: guest_agent}\ncleanup: never\noutput: " +
+                 out.string() + "\n");
+  auto r = bootstorm({"run", plan.string(), "--yes", "--out", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;  // a refused start is sent again after the second asked for
+  const fs::path run_dir = run_dir_in(out);
+  ASSERT_FALSE(run_dir.empty());
+
+  const json stats = lab_get("/_lab/stats");
+  const std::uint64_t refused = stats.value("injectedErrors", 0u);
+  ASSERT_GT(refused, 0u) << "the fault never hit: " << stats.dump();
+  const json summary = json::parse(read_file(run_dir / "summary.json"));
+  const json& answers = summary["scenarios"][0]["apiAnswers"];
+  ASSERT_TRUE(answers.is_object()) << summary["scenarios"][0].dump();
+  EXPECT_EQ(answers["throttled"].get<std::uint64_t>(), refused) << answers.dump();
+  EXPECT_EQ(answers["retryAfterAnswers"].get<std::uint64_t>(), refused) << answers.dump();
+  EXPECT_DOUBLE_EQ(answers["retryAfterS"].get<double>(), static_cast<double>(refused));
+  EXPECT_EQ(answers["serverErrors"].get<std::uint64_t>(), 0u) << answers.dump();
+
+  // The priority level the answers named is the lab's global-default, by its UID.
+  const json level = kube_json({"get", "prioritylevelconfigurations", "global-default", "-o", "json"});
+  const std::string uid = level["metadata"]["uid"];
+  ASSERT_TRUE(answers.contains("priorityLevels")) << answers.dump();
+  EXPECT_TRUE(answers["priorityLevels"].contains(uid)) << uid << " " << answers.dump();
+  const json schema = kube_json({"get", "flowschemas", "global-default", "-o", "json"});
+  EXPECT_TRUE(answers["flowSchemas"].contains(schema["metadata"]["uid"].get<std::string>()))
+      << answers.dump();
+
+  const std::string report = read_file(run_dir / "report.md");
+  EXPECT_NE(report.find(fmt_throttled(refused, answers["answers"].get<std::uint64_t>())), std::string::npos)
+      << report;
+  EXPECT_NE(report.find("API Priority and Fairness: priority level " + uid), std::string::npos) << report;
+}
+
+TEST_F(ControlPlaneE2E, VcenterTasksThatWaitedInItsQueueAreCounted) {
+  // A vCenter that runs one operation at a time: the provider's two clones per host wait for each other in
+  // vCenter's queue, where the task watcher sees them "queued".
+  ASSERT_NO_FATAL_FAILURE(restart_lab_with("small", "sessionIdleTimeoutS: 1800",
+                                           "sessionIdleTimeoutS: 1800\n  maxConcurrentOperations: 1"));
+  const fs::path out = dir_ / "out";
+  const fs::path plan = dir_ / "queued.yaml";
+  write_file(plan,
+             "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: queued\n"
+             "platform: {kind: vsphere, api: vim25, endpoint: \"lab:" +
+                 state_.string() +
+                 "\"}\n"
+                 "golden: {vm: tiny-golden, clone: linked}\n"
+                 "scenarios:\n  - name: six\n    placement: [{host: host-01, vms: 6}]\n"
+                 "storm: {mode: simultaneous, timeout: 2m, settle: 0s}\n"
+                 "ready: {signal: guest_agent}\ncleanup: always\noutput: " +
+                 out.string() + "\n");
+  auto r = bootstorm({"run", plan.string(), "--yes", "--out", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const fs::path run_dir = run_dir_in(out);
+  ASSERT_FALSE(run_dir.empty());
+  const json summary = json::parse(read_file(run_dir / "summary.json"));
+  const json& answers = summary["scenarios"][0]["apiAnswers"];
+  ASSERT_TRUE(answers.contains("tasks")) << answers.dump();
+  // Six clones and the batched power-on, at least; some of them waited.
+  EXPECT_GE(answers["tasks"].get<std::uint64_t>(), 7u) << answers.dump();
+  EXPECT_GE(answers["tasksQueued"].get<std::uint64_t>(), 1u) << answers.dump();
+  EXPECT_LE(answers["tasksQueued"].get<std::uint64_t>(), answers["tasks"].get<std::uint64_t>());
+  EXPECT_GT(answers["taskQueueS"].get<double>(), 0.0) << answers.dump();
+  const std::string report = read_file(run_dir / "report.md");
+  EXPECT_NE(report.find("vCenter tasks: " + std::to_string(answers["tasks"].get<std::uint64_t>()) +
+                        " followed, " + std::to_string(answers["tasksQueued"].get<std::uint64_t>()) +
+                        " waited in vCenter's queue ("),
+            std::string::npos)
+      << report;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -173,12 +174,28 @@ TEST_F(PlatformE2E, EachRunRecordsHowCdiClonedAndCompareWarnsWhenTwoRunsClonedDi
       EXPECT_EQ(dv["metadata"]["annotations"]["cdi.kubevirt.io/cloneType"], method) << dv.dump();
     const json summary = json::parse(read_file(runs.back() / "summary.json"));
     EXPECT_EQ(summary["platform"]["cloneMethod"], method) << summary["platform"].dump();
+    // Per VM, as CDI recorded it on each DataVolume: in the journal and counted per scenario.
+    EXPECT_EQ(summary["scenarios"][0]["cloneMethods"], json({{method, 3}})) << summary["scenarios"][0].dump();
+    std::size_t journaled = 0;
+    {
+      std::istringstream journal(read_file(runs.back() / "journal.jsonl"));
+      for (std::string line; std::getline(journal, line);) {
+        const json event = json::parse(line, nullptr, false);
+        if (!event.is_object() || event.value("type", "") != "vm_startable") continue;
+        EXPECT_EQ(event.value("cloneMethod", ""), method) << line;
+        ++journaled;
+      }
+    }
+    EXPECT_EQ(journaled, 3u);
+    EXPECT_NE(read_file(runs.back() / "report.md").find("Provisioning: 3 " + method + " clones in "),
+              std::string::npos);
     EXPECT_EQ(summary["platform"]["storageClass"], "lab-rbd") << summary["platform"].dump();
     EXPECT_NE(read_file(runs.back() / "report.md").find("CDI clones by " + method), std::string::npos);
   }
   auto c = bootstorm({"compare", runs[0].string(), runs[1].string(), "--out", (dir_ / "compared").string()});
   ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
   EXPECT_NE(c.err.find("clone method: csi-clone vs copy"), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("clone method used: csi-clone vs copy"), std::string::npos) << c.err;
 }
 
 }  // namespace

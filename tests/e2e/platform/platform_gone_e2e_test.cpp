@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -30,21 +31,25 @@ class PlatformGoneE2E : public LabCliTest {
  protected:
   PlatformGoneE2E() : LabCliTest("platform-gone-e2e") {}
 
-  // Starts a three-VM KubeVirt run on the served lab and kills the lab once the journal holds `event`.
-  // Returns the run's process; `run_dir` is its run directory.
-  std::unique_ptr<Child> run_and_kill_lab_at(const std::string& event, fs::path& run_dir) {
+  // Starts a three-VM run on the served lab (KubeVirt, or vSphere on vim25) and kills the lab once the
+  // journal holds `event`. Returns the run's process; `run_dir` is its run directory.
+  std::unique_ptr<Child> run_and_kill_lab_at(const std::string& event, fs::path& run_dir,
+                                             const std::string& platform) {
     const fs::path out = dir_ / "out";
     const fs::path plan = dir_ / "plan.yaml";
-    write_file(plan,
-               "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: gone\n"
-               "platform: {kind: kubevirt, endpoint: \"lab:" +
-                   state_.string() +
-                   "\"}\ngolden: {dataSource: {name: fedora-golden, namespace: golden}}\n"
-                   "namespace: bootstorm-gone\n"
-                   "scenarios:\n  - name: three\n    placement: [{host: worker-0, vms: 3}]\n"
-                   "storm: {mode: simultaneous, timeout: 10m, settle: 0s}\n"
-                   "ready: {signal: guest_agent}\ncleanup: always\noutput: " +
-                   out.string() + "\n");
+    const std::string where =
+        platform == "kubevirt"
+            ? "platform: {kind: kubevirt, endpoint: \"lab:" + state_.string() +
+                  "\"}\ngolden: {dataSource: {name: fedora-golden, namespace: golden}}\n"
+                  "namespace: bootstorm-gone\n"
+                  "scenarios:\n  - name: three\n    placement: [{host: worker-0, vms: 3}]\n"
+            : "platform: {kind: vsphere, api: vim25, endpoint: \"lab:" + state_.string() +
+                  "\"}\ngolden: {vm: tiny-golden, clone: linked}\n"
+                  "scenarios:\n  - name: three\n    placement: [{host: host-01, vms: 3}]\n";
+    write_file(plan, "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: gone\n" + where +
+                         "storm: {mode: simultaneous, timeout: 10m, settle: 0s}\n"
+                         "ready: {signal: guest_agent}\ncleanup: always\noutput: " +
+                         out.string() + "\n");
     auto run = spawn_bootstorm({"run", plan.string(), "--yes", "--out", out.string()});
     const auto deadline = Clock::now() + std::chrono::seconds(60);
     while (Clock::now() < deadline) {
@@ -67,28 +72,29 @@ class PlatformGoneE2E : public LabCliTest {
   // On the small lab with `from` replaced by `to`: the run, the lab killed at `event`, ends as it should.
   // Returns the run directory.
   fs::path expect_gone_when_killed_at(const std::string& from, const std::string& to,
-                                      const std::string& event) {
+                                      const std::string& event, const std::string& platform = "kubevirt") {
     restart_lab_with("small", from, to);
     if (HasFatalFailure()) return {};
-    const std::string kube_url = endpoints_["kube"];
+    const std::string url = endpoints_[platform == "kubevirt" ? "kube" : "vcenter"];
     fs::path run_dir;
-    auto run = run_and_kill_lab_at(event, run_dir);
+    auto run = run_and_kill_lab_at(event, run_dir, platform);
     if (run_dir.empty()) return {};
-    expect_stopped_saying_gone(*run, run_dir, kube_url);
+    expect_stopped_saying_gone(*run, run_dir, url);
     return run_dir;
   }
 
   // The run ends within the unreachable window plus the waits that notice it, saying what went away.
-  void expect_stopped_saying_gone(Child& run, const fs::path& run_dir, const std::string& kube_url) {
+  void expect_stopped_saying_gone(Child& run, const fs::path& run_dir, const std::string& url) {
     const auto killed = Clock::now();
     auto rc = run.wait_for(std::chrono::seconds(90));
     ASSERT_TRUE(rc.has_value()) << "the run did not stop within 90 s of the lab's death: " << run.err();
     const double took = std::chrono::duration<double>(Clock::now() - killed).count();
+    std::cout << "the run stopped " << took << " s after the lab's death\n";
     EXPECT_EQ(*rc, 1) << run.out() << run.err();
     EXPECT_GE(took, 9.0) << "stopped before 10 s of failures: " << run.err();
     EXPECT_LT(took, 45.0) << run.err();
     const std::string said = run.out() + run.err();
-    EXPECT_NE(said.find("the API server at " + kube_url + " is gone: "), std::string::npos) << said;
+    EXPECT_NE(said.find("the API server at " + url + " is gone: "), std::string::npos) << said;
     EXPECT_NE(said.find("bootstorm cleanup " + run_dir.string()), std::string::npos) << said;
     // The journal is whole and says how the run ended; nothing was deleted.
     std::istringstream journal(read_file(run_dir / "journal.jsonl"));
@@ -121,6 +127,14 @@ TEST_F(PlatformGoneE2E, ALabKilledMidProvisioningStopsTheRunSayingTheApiServerIs
   // Clones take two minutes: the run sits in provisioning when the lab dies.
   const fs::path run_dir =
       expect_gone_when_killed_at("cloneOverheadS: 0.005", "cloneOverheadS: 120", "scenario_started");
+  ASSERT_FALSE(run_dir.empty());
+  EXPECT_EQ(read_file(run_dir / "journal.jsonl").find("\"storm_fired\""), std::string::npos);
+}
+
+TEST_F(PlatformGoneE2E, AVcenterKilledMidProvisioningStopsTheRunSayingItIsGone) {
+  // Linked clones take two minutes: the run waits on vCenter's clone tasks when the lab dies.
+  const fs::path run_dir = expect_gone_when_killed_at("cloneOverheadS: 0.005", "cloneOverheadS: 120",
+                                                      "scenario_started", "vsphere");
   ASSERT_FALSE(run_dir.empty());
   EXPECT_EQ(read_file(run_dir / "journal.jsonl").find("\"storm_fired\""), std::string::npos);
 }

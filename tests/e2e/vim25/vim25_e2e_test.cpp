@@ -87,6 +87,7 @@ TEST_F(Vim25E2e, AutoSpeaksVim25AndSaysSoInTheReport) {
             std::string::npos);
   EXPECT_NE(read_file(r.run_dir / "journal.jsonl").find("\"type\":\"platform_connected\""),
             std::string::npos);
+  EXPECT_EQ(summary["scenarios"][0]["cloneMethods"], json({{"linked", 2}})) << summary["scenarios"][0].dump();
 }
 
 TEST_F(Vim25E2e, RestOnRequestStillRunsTheStorm) {
@@ -94,6 +95,10 @@ TEST_F(Vim25E2e, RestOnRequestStillRunsTheStorm) {
   ASSERT_EQ(r.exit_code, 0) << r.all();
   EXPECT_NE(r.all().find("platform API: REST (/api) — platform.api rest"), std::string::npos) << r.all();
   EXPECT_NE(r.all().find("2/2 ready"), std::string::npos) << r.all();
+  // The plan asks for linked clones; REST has none, so the run says what it really made.
+  const json summary = json::parse(read_file(r.run_dir / "summary.json"));
+  EXPECT_EQ(summary["scenarios"][0]["cloneMethods"], json({{"full", 2}})) << summary["scenarios"][0].dump();
+  EXPECT_NE(read_file(r.run_dir / "report.md").find("Provisioning: 2 full clones in "), std::string::npos);
 }
 
 TEST_F(Vim25E2e, AWrongPasswordEndsBeforeAnythingIsCreated) {

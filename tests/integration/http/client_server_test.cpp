@@ -222,6 +222,39 @@ TEST(HttpClientServer, AnEndpointRefusingConnectionsInARowForTheSpanIsReportedGo
   EXPECT_NE(reports[0].find("(last: cannot connect to"), std::string::npos) << reports[0];
 }
 
+// Once the endpoint is declared gone, a request whose connection cannot be opened fails at its first
+// attempt: retrying against a server that is gone would only delay the end of the run.
+TEST(HttpClientServer, AGoneEndpointFailsARequestAtItsFirstAttempt) {
+  net::io_context io;
+  const unsigned short port = refused_port(io);
+  ClientOptions options;
+  options.base_url = "http://127.0.0.1:" + std::to_string(port);
+  options.retry.max_attempts = 4;
+  options.retry.initial_backoff = 100ms;
+  options.unreachable_failures = 2;
+  options.unreachable_span = 1ms;
+  int reports = 0;
+  options.on_unreachable = [&](const std::string&) { ++reports; };
+  Client client(io.get_executor(), options);
+  run(io, [&]() -> net::awaitable<void> {
+    // Before the outage it retries with backoff (100 ms); its second failure declares the outage, and then
+    // the request ends without the two attempts it had left.
+    const auto before = std::chrono::steady_clock::now();
+    auto first = co_await client.request(Request("GET", "/"));
+    CO_ASSERT(!first);
+    EXPECT_GE(std::chrono::steady_clock::now() - before, 90ms);
+    EXPECT_EQ(reports, 1);
+    // During the outage: one attempt, no backoff.
+    const std::uint64_t retries = client.stats().retries;
+    const auto during = std::chrono::steady_clock::now();
+    auto second = co_await client.request(Request("GET", "/"));
+    CO_ASSERT(!second);
+    EXPECT_LT(std::chrono::steady_clock::now() - during, 90ms);
+    EXPECT_EQ(client.stats().retries, retries);
+  });
+  EXPECT_EQ(reports, 1);
+}
+
 TEST(HttpClientServer, RetriesIdempotentRequestOn503HonouringRetryAfter) {
   net::io_context io;
   int calls = 0;
@@ -250,6 +283,43 @@ TEST(HttpClientServer, RetriesIdempotentRequestOn503HonouringRetryAfter) {
   });
   EXPECT_EQ(calls, 2);
   EXPECT_EQ(client.stats().retries, 1u);
+}
+
+// 429 means the request was refused before it was handled (API Priority and Fairness): a POST is sent again
+// too, and the refusals the client swallowed are handed over with the answer that ended the exchange.
+TEST(HttpClientServer, ResendsARefusedPostAndHandsOverTheRefusals) {
+  net::io_context io;
+  int calls = 0;
+  Server server(io.get_executor(), ServerOptions{}, [&](ServerRequest&) -> net::awaitable<ServerResponse> {
+    if (++calls <= 2) {
+      ServerResponse refused = text(429, "too many requests");
+      refused.headers.emplace_back("Retry-After", "0");
+      refused.headers.emplace_back("X-Kubernetes-PF-PriorityLevel-UID", "level-" + std::to_string(calls));
+      co_return refused;
+    }
+    co_return text(201, "created");
+  });
+  ASSERT_TRUE(server.start());
+  Client client(io.get_executor(), client_options(server));
+  run(io, [&]() -> net::awaitable<void> {
+    Request create("POST", "/things", "{}");
+    auto response = co_await client.request(std::move(create));
+    if (!response) {
+      ADD_FAILURE() << response.error().what();
+      co_return;
+    }
+    EXPECT_EQ(response->status, 201);
+    EXPECT_EQ(response->attempts, 3);
+    EXPECT_EQ(response->retried.size(), 2u);
+    for (std::size_t i = 0; i < std::min<std::size_t>(2, response->retried.size()); ++i) {
+      EXPECT_EQ(response->retried[i].status, 429);
+      EXPECT_EQ(
+          std::string(
+              find_header(response->retried[i].headers, "x-kubernetes-pf-prioritylevel-uid").value_or("")),
+          "level-" + std::to_string(i + 1));
+    }
+  });
+  EXPECT_EQ(calls, 3);
 }
 
 TEST(HttpClientServer, RetriesUpToMaxAttemptsThenReturnsTheStatus) {
@@ -305,30 +375,35 @@ TEST(HttpClientServer, DoesNotRetryNonIdempotentPostOn503) {
   EXPECT_EQ(client.stats().retries, 3u);
 }
 
-TEST(HttpClientServer, PolicyCanRetryNonIdempotentOn503Only) {
-  net::io_context io;
-  int calls = 0;
-  Server server(io.get_executor(), ServerOptions{},
-                [&](ServerRequest& request) -> net::awaitable<ServerResponse> {
-                  ++calls;
-                  co_return text(request.path == "/503" ? 503 : 429, "no");
-                });
-  ASSERT_TRUE(server.start());
-  ClientOptions options = client_options(server);
-  options.retry.retry_non_idempotent_on_503 = true;
-  options.retry.max_attempts = 2;
-  Client client(io.get_executor(), options);
-  run(io, [&]() -> net::awaitable<void> {
-    auto on_503 = co_await client.request(Request("POST", "/503"));
-    auto on_429 = co_await client.request(Request("POST", "/429"));
-    if (!on_503 || !on_429) {
-      ADD_FAILURE() << "request failed";
-      co_return;
-    }
-    EXPECT_EQ(on_503->attempts, 2);
-    EXPECT_EQ(on_429->attempts, 1);
-  });
-  EXPECT_EQ(calls, 3);
+// A POST answered 503 may have been handled (a proxy in front of a busy server): the policy decides. One
+// answered 429 was refused before it was handled: it is sent again whatever the policy.
+TEST(HttpClientServer, PolicyCanRetryNonIdempotentOn503AndA429IsAlwaysRetried) {
+  for (const bool on_503_policy : {false, true}) {
+    net::io_context io;
+    int calls = 0;
+    Server server(io.get_executor(), ServerOptions{},
+                  [&](ServerRequest& request) -> net::awaitable<ServerResponse> {
+                    ++calls;
+                    co_return text(request.path == "/503" ? 503 : 429, "no");
+                  });
+    ASSERT_TRUE(server.start());
+    ClientOptions options = client_options(server);
+    options.retry.retry_non_idempotent_on_503 = on_503_policy;
+    options.retry.max_attempts = 2;
+    Client client(io.get_executor(), options);
+    run(io, [&]() -> net::awaitable<void> {
+      auto on_503 = co_await client.request(Request("POST", "/503"));
+      auto on_429 = co_await client.request(Request("POST", "/429"));
+      if (!on_503 || !on_429) {
+        ADD_FAILURE() << "request failed";
+        co_return;
+      }
+      EXPECT_EQ(on_503->attempts, on_503_policy ? 2 : 1);
+      EXPECT_EQ(on_429->attempts, 2);
+      EXPECT_EQ(on_429->retried.size(), 1u);
+    });
+    EXPECT_EQ(calls, on_503_policy ? 4 : 3);
+  }
 }
 
 // A hand-written server that answers the first request of its first connection, then reads the second one

@@ -38,6 +38,8 @@ void write_sample_run(Journal& j) {
                          {"id", "vm-2"},
                          {"host", "h1"},
                          {"cloneS", 1.25}});
+  j.write("vm_startable",
+          {{"scenario", "S"}, {"repeat", 1}, {"vm", "bs-abc123-s-001"}, {"cloneMethod", "linked"}});
   j.write("vm_provision_failed", {{"scenario", "S"},
                                   {"repeat", 1},
                                   {"vm", "bs-abc123-s-003"},
@@ -75,11 +77,13 @@ void write_sample_run(Journal& j) {
   }
   j.write("vm_failed",
           {{"vm", "bs-abc123-s-002"}, {"reason", "timeout waiting for guest_agent after 600 s"}});
-  j.write("scenario_ended", {{"scenario", "S"},
-                             {"repeat", 1},
-                             {"apiRequests", 42},
-                             {"stormApiRequests", 5},
-                             {"errors", json::array({"bs-abc123-s-003: datastore full"})}});
+  j.write("scenario_ended",
+          {{"scenario", "S"},
+           {"repeat", 1},
+           {"apiRequests", 42},
+           {"stormApiRequests", 5},
+           {"apiAnswers", {{"answers", 40}, {"throttled", 3}, {"priorityLevels", {{"pl", 40}}}}},
+           {"errors", json::array({"bs-abc123-s-003: datastore full"})}});
   j.write("vm_deleted", {{"vm", "bs-abc123-s-001"}, {"id", "vm-1"}});
 }
 
@@ -131,6 +135,11 @@ TEST(Journal, ReplayRebuildsTheRunRecord) {
   ASSERT_TRUE(r.vms[0].ready_s);
   EXPECT_DOUBLE_EQ(*r.vms[0].ready_s, 7.5);  // first observation wins
   EXPECT_DOUBLE_EQ(r.vms[0].clone_s, 1.5);
+  EXPECT_EQ(r.vms[0].clone_method, "linked");
+  EXPECT_EQ(r.vms[1].clone_method, "");  // the platform did not say
+  ASSERT_TRUE(r.scenarios[0].api_answers);
+  EXPECT_EQ(r.scenarios[0].api_answers->throttled, 3u);
+  EXPECT_EQ(r.scenarios[0].api_answers->priority_levels.at("pl"), 40u);
   EXPECT_DOUBLE_EQ(r.vms[0].start_requested_unix_s, 1796032800.0);
   EXPECT_EQ(r.vms[1].status, "failed");
   EXPECT_EQ(r.vms[1].reason, "timeout waiting for guest_agent after 600 s");
@@ -163,7 +172,7 @@ TEST(Journal, EveryLineHasTimeMonoAndType) {
     last_mono = e["mono"].get<double>();
     ++n;
   }
-  EXPECT_EQ(n, 18);  // every event write_sample_run wrote
+  EXPECT_EQ(n, 19);  // every event write_sample_run wrote
 }
 
 TEST(Journal, TruncatedLastLineIsTolerated) {

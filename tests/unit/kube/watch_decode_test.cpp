@@ -85,5 +85,23 @@ TEST(WatchLines, CompactedLinesDecodeToTheSameEvent) {
   EXPECT_EQ(decoded->resource_version(), "99");
 }
 
+// CDI records on a DataVolume how it clones (cdi.kubevirt.io/cloneType): the milestone fields keep the
+// annotations, not the labels or the spec.
+TEST(WatchLines, MilestoneFieldsKeepTheAnnotations) {
+  const std::string line =
+      R"({"type":"MODIFIED","object":{"kind":"DataVolume","apiVersion":"cdi.kubevirt.io/v1beta1",)"
+      R"("metadata":{"name":"dv","namespace":"ns","resourceVersion":"7","labels":{"bootstorm.io/run":"r"},)"
+      R"("annotations":{"cdi.kubevirt.io/cloneType":"csi-clone"}},"spec":{"source":{"pvc":{"name":"g"}}},)"
+      R"("status":{"phase":"Succeeded","progress":"100.0%"}}})";
+  for (const std::string& text : {line, compact_watch_line(line).value_or("")}) {
+    auto decoded = decode_watch_line(text, WatchDecode::milestone_fields);
+    ASSERT_TRUE(decoded) << text;
+    const json& meta = decoded->object["metadata"];
+    EXPECT_EQ(meta["annotations"]["cdi.kubevirt.io/cloneType"], "csi-clone") << text;
+    EXPECT_FALSE(meta.contains("labels")) << text;
+    EXPECT_FALSE(decoded->object.contains("spec")) << text;
+  }
+}
+
 }  // namespace
 }  // namespace bootstorm::kube

@@ -119,6 +119,26 @@ TEST_F(Compare, SameScenarioAcrossRunsIsLabelledByRun) {
   EXPECT_TRUE(phase_growth(runs).empty());
 }
 
+// The clone methods the platform said it used travel through summary.json; runs that used different ones
+// are flagged, runs that did not say are not.
+TEST_F(Compare, RunsWhoseVmsWereClonedDifferentlyAreFlagged) {
+  stats::RunRecord smart = fixture_record(), copied = fixture_record(), silent = fixture_record();
+  smart.run_id = "smart";
+  copied.run_id = "copied";
+  silent.run_id = "silent";
+  for (auto& vm : smart.vms) vm.clone_method = "csi-clone";
+  for (auto& vm : copied.vms) vm.clone_method = vm.name.back() == '1' ? "csi-clone" : "copy";
+  auto a = load_run(write(smart, "smart"));
+  auto b = load_run(write(copied, "copied"));
+  auto c = load_run(write(silent, "silent"));
+  ASSERT_TRUE(a && b && c);
+  const auto warnings = platform_warnings({*a, *b});
+  ASSERT_EQ(warnings.size(), 1u) << ::testing::PrintToString(warnings);
+  EXPECT_EQ(warnings[0], "run smart vs run copied: clone method used: csi-clone vs copy, csi-clone");
+  EXPECT_TRUE(platform_warnings({*a, *c}).empty());
+  EXPECT_TRUE(platform_warnings({*a, *a}).empty());
+}
+
 TEST_F(Compare, ErrorsAreUsageErrors) {
   std::ostringstream out, err;
   CompareOptions missing;

@@ -158,6 +158,33 @@ TEST_F(Render, MarkdownReportContents) {
   EXPECT_NE(md.find(kGeneratedAt), std::string::npos);
 }
 
+// What the answers said, in both reports: throttling with Retry-After, the APF priority level, vCenter's
+// queue.
+TEST_F(Render, WhatTheAnswersSaidIsInBothReports) {
+  api::ApiStats answers;
+  for (int i = 0; i < 3; ++i) answers.note_answer(200, {{"X-Kubernetes-PF-PriorityLevel-UID", "pl-uid"}});
+  answers.note_answer(429, {{"Retry-After", "1"}, {"X-Kubernetes-PF-PriorityLevel-UID", "pl-uid"}});
+  answers.tasks = 10;
+  answers.tasks_queued = 4;
+  answers.task_queue_s = 2.0;
+  record.scenarios[0].api_answers = answers;
+  const stats::Summary with_answers = stats::summarize(record);
+  const std::string md = render_report_md(record, with_answers, kGeneratedAt);
+  EXPECT_NE(md.find("API answers: 1 of 4 throttled (429), 0 server errors (5xx); 1 answer asked to wait "
+                    "(Retry-After, 1 s in all)."),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("API Priority and Fairness: priority level pl-uid (4 answers)"), std::string::npos) << md;
+  EXPECT_NE(md.find("vCenter tasks: 10 followed, 4 waited in vCenter's queue (2.0 s in all, 0.50 s each on "
+                    "average)."),
+            std::string::npos)
+      << md;
+  const std::string html = render_report_html(record, with_answers, kGeneratedAt);
+  EXPECT_NE(html.find("API Priority and Fairness: priority level pl-uid"), std::string::npos);
+  // The fixture's run recorded none of it: no such sentence.
+  EXPECT_EQ(render_report_md(record, summary, kGeneratedAt).find("API answers:"), std::string::npos);
+}
+
 TEST_F(Render, JunitOneTestcasePerSloAndScenario) {
   const std::string xml = render_junit_xml(record, summary);
   EXPECT_EQ(tag_balance_problem(xml.substr(xml.find("?>") + 2)), "");

@@ -220,6 +220,31 @@ TEST(Summarize, WhatThePlatformIsAndWhereTheFiguresCameFrom) {
   EXPECT_EQ(old_back->run.source, "simulated");
 }
 
+// What the answers said travels from the journal's record to summary.json and back unchanged; a run that
+// recorded none of it has no "apiAnswers".
+TEST(SummaryJson, ApiAnswersRoundTrip) {
+  RunRecord r = record();
+  api::ApiStats answers;
+  answers.note_answer(429, {{"Retry-After", "1"}, {"X-Kubernetes-PF-PriorityLevel-UID", "pl-1"}});
+  answers.note_answer(200, {{"X-Kubernetes-PF-FlowSchema-UID", "fs-1"}});
+  answers.tasks = 4;
+  answers.tasks_queued = 2;
+  answers.task_queue_s = 1.25;
+  r.scenarios[0].api_answers = answers;
+  const auto j = summary_to_json(summarize(r));
+  const auto& a = j["scenarios"][0]["apiAnswers"];
+  EXPECT_EQ(a["answers"], 2);
+  EXPECT_EQ(a["throttled"], 1);
+  EXPECT_EQ(a["retryAfterAnswers"], 1);
+  EXPECT_EQ(a["priorityLevels"]["pl-1"], 1);
+  EXPECT_EQ(a["flowSchemas"]["fs-1"], 1);
+  EXPECT_EQ(a["tasksQueued"], 2);
+  EXPECT_FALSE(j["scenarios"][1].contains("apiAnswers"));
+  auto back = summary_from_json(j);
+  ASSERT_TRUE(back.has_value()) << back.error().what();
+  EXPECT_EQ(summary_to_json(*back).dump(), j.dump());
+}
+
 TEST(SummaryJson, RejectsOtherSchemas) {
   auto r = summary_from_json(nlohmann::json{{"schemaVersion", 2}, {"scenarios", nlohmann::json::array()}});
   ASSERT_FALSE(r.has_value());

@@ -1,0 +1,58 @@
+// ApiStats: what the answers said, counted and subtracted.
+#include "providers/api/api_stats.hpp"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using bootstorm::api::ApiStats;
+
+TEST(ApiStats, CountsThrottlingServerErrorsRetryAfterAndPriorityLevels) {
+  ApiStats s;
+  s.note_answer(200,
+                {{"x-kubernetes-pf-flowschema-uid", "fs-1"}, {"X-Kubernetes-PF-PriorityLevel-UID", "pl-1"}});
+  s.note_answer(429, {{"Retry-After", " 2 "}, {"X-Kubernetes-PF-PriorityLevel-UID", "pl-1"}});
+  s.note_answer(503,
+                {{"retry-after", "Fri, 31 Dec 1999 23:59:59 GMT"}});  // asks to wait, for how long unknown
+  s.note_answer(500, {});
+  s.note_answer(404, {{"X-Kubernetes-PF-PriorityLevel-UID", ""}});
+  EXPECT_EQ(s.answers, 5u);
+  EXPECT_EQ(s.throttled, 1u);
+  EXPECT_EQ(s.server_errors, 2u);
+  EXPECT_EQ(s.asked_to_wait, 2u);
+  EXPECT_DOUBLE_EQ(s.retry_after_s, 2.0);
+  EXPECT_EQ(s.flow_schemas, (std::map<std::string, std::uint64_t>{{"fs-1", 1}}));
+  EXPECT_EQ(s.priority_levels, (std::map<std::string, std::uint64_t>{{"pl-1", 2}}));
+  EXPECT_TRUE(s.any_answer_signal());
+}
+
+TEST(ApiStats, SinceKeepsOnlyWhatCameAfterTheSnapshotAndAddsUp) {
+  ApiStats s;
+  s.requests = 10;
+  s.note_answer(200, {{"X-Kubernetes-PF-PriorityLevel-UID", "pl-1"}});
+  s.tasks = 3;
+  const ApiStats before = s;
+  s.requests = 15;
+  s.note_answer(429, {{"Retry-After", "1"}, {"X-Kubernetes-PF-PriorityLevel-UID", "pl-2"}});
+  s.note_answer(200, {{"X-Kubernetes-PF-PriorityLevel-UID", "pl-1"}});
+  s.tasks = 5;
+  s.tasks_queued = 1;
+  s.task_queue_s = 0.5;
+  const ApiStats d = s.since(before);
+  EXPECT_EQ(d.requests, 5u);
+  EXPECT_EQ(d.answers, 2u);
+  EXPECT_EQ(d.throttled, 1u);
+  EXPECT_EQ(d.priority_levels, (std::map<std::string, std::uint64_t>{{"pl-1", 1}, {"pl-2", 1}}));
+  EXPECT_EQ(d.tasks, 2u);
+  EXPECT_EQ(d.tasks_queued, 1u);
+  EXPECT_DOUBLE_EQ(d.task_queue_s, 0.5);
+  EXPECT_FALSE(before.since(before).any_answer_signal());
+
+  ApiStats total = d;
+  total += d;
+  EXPECT_EQ(total.throttled, 2u);
+  EXPECT_EQ(total.priority_levels.at("pl-2"), 2u);
+  EXPECT_DOUBLE_EQ(total.retry_after_s, 2.0);
+}
+
+}  // namespace
