@@ -441,6 +441,7 @@ TEST_F(DeployRbacOnLab, RbacAllowsExactlyTheCallsTheProvidersMake) {
   std::set<std::string> justified = {
       "create cdi.kubevirt.io datavolumes/source",  // CDI's clone authorization (SubjectAccessReview)
       "get core persistentvolumeclaims",            // golden image given as a PVC
+      "list core resourcequotas",  // the quota check reads an existing namespace's (this run's is new)
       "update subresources.kubevirt.io virtualmachines/stop",  // stopping running desktops
       "list cdi.kubevirt.io datasources",                      // DataSource lookup fallback
       "get cdi.kubevirt.io datavolumes",                       // a DataVolume read when its watch lags
