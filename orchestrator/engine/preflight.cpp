@@ -7,6 +7,7 @@
 #include <cctype>
 
 #include "orchestrator/engine/barrier.hpp"
+#include "orchestrator/engine/detail/journal_events.hpp"
 
 namespace bootstorm::engine {
 
@@ -90,6 +91,18 @@ std::string check_table(const std::vector<api::CheckResult>& results) {
     out += fmt::format("{:<7} {:<{}}  {}\n", status, r.name, width, r.finding);
     if (r.status != api::CheckStatus::pass && !r.advice.empty())
       out += fmt::format("{:<7} {:<{}}  \u2192 {}\n", "", "", width, r.advice);
+  }
+  return out;
+}
+
+nlohmann::json checks_json(const std::vector<api::CheckResult>& results) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& c : results) {
+    nlohmann::json one = {{detail::fields::name, c.name},
+                          {detail::fields::status, std::string(api::to_string(c.status))},
+                          {detail::fields::finding, c.finding}};
+    if (!c.advice.empty()) one[detail::fields::advice] = c.advice;
+    out.push_back(std::move(one));
   }
   return out;
 }

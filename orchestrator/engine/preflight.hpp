@@ -1,6 +1,7 @@
 #pragma once
 // The checks before a run (`bootstorm check`; `run` before it creates anything): what the engine answers
 // itself, free of I/O, and how the results are shown and turned into the run's error.
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +26,10 @@ api::CheckResult start_burst_check(const plan::StormPlan& plan, const api::Capab
 // The results as the console shows them: one line per check (result, name, finding), the advice of every
 // check that did not pass under it.
 std::string check_table(const std::vector<api::CheckResult>& results);
+
+// The results as the journal's `checks` event carries them: [{name, status, finding, advice}] (advice only
+// when there is one). `run` and `migrate` journal them alike.
+nlohmann::json checks_json(const std::vector<api::CheckResult>& results);
 
 // The run's error when a check failed: "check <name> failed: <finding>" with its advice (every other failed
 // check named too); nullopt when none failed.

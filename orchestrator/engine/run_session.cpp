@@ -406,15 +406,7 @@ asio::awaitable<void> RunSession::run_scenario(const plan::Scenario& scenario, i
 
 void RunSession::record_checks(const std::vector<api::CheckResult>& checks) {
   result.checks = checks;
-  json results = json::array();
-  for (const auto& c : checks) {
-    json one = {{fields::name, c.name},
-                {fields::status, std::string(api::to_string(c.status))},
-                {fields::finding, c.finding}};
-    if (!c.advice.empty()) one[fields::advice] = c.advice;
-    results.push_back(std::move(one));
-  }
-  emit(events::checks, {{fields::results, std::move(results)}});
+  emit(events::checks, {{fields::results, checks_json(checks)}});
   progress_.finish();
   // `bootstorm check` prints its own table; a run shows it in its log.
   if (!options_.check_only) spdlog::info("checks before the run:\n{}", check_table(checks));

@@ -58,7 +58,6 @@ asio::awaitable<std::vector<api::CheckResult>> check_migration(kube::KubeApi& ap
                                     "forklift.konveyor.io/v1beta1 is served (MTV is installed)"));
   }
 
-  bool creates_namespaces = false;
   std::vector<std::string> existing, created;
   for (const std::string& ns : {plan.destination.namespace_, plan.target_namespace}) {
     auto got = co_await kube::get_object(api, namespace_path(ns), "reading namespace " + ns);
@@ -68,7 +67,6 @@ asio::awaitable<std::vector<api::CheckResult>> check_migration(kube::KubeApi& ap
     }
     (got->has_value() ? existing : created).push_back(ns);
   }
-  creates_namespaces = !created.empty();
   std::string finding;
   for (const auto& ns : existing) finding += (finding.empty() ? "" : "; ") + ns + " exists";
   for (const auto& ns : created) finding += (finding.empty() ? "" : "; ") + ns + " will be created";
@@ -77,7 +75,8 @@ asio::awaitable<std::vector<api::CheckResult>> check_migration(kube::KubeApi& ap
   const std::string advice = "grant them to the kubeconfig's user (Forklift's objects in " +
                              plan.destination.namespace_ + ", virtualmachines in " + plan.target_namespace +
                              ")";
-  out.push_back(co_await kube::review_access(api, migration_verbs(plan, creates_namespaces), advice));
+  const std::vector<kube::Access> needed = migration_verbs(plan, !created.empty());
+  out.push_back(co_await kube::review_access(api, needed, advice));
 
   out.push_back(api::check_result(
       "vCenter from the cluster", api::CheckStatus::unknown,

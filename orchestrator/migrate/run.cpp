@@ -190,14 +190,7 @@ MigrateResult run_migration(const MigrationPlan& plan, const MigrateOptions& opt
       while (!done && io.run_one() > 0) {
       }
     }
-    json results = json::array();
-    for (const auto& c : checks) {
-      json one = {
-          {"name", c.name}, {"status", std::string(api::to_string(c.status))}, {"finding", c.finding}};
-      if (!c.advice.empty()) one["advice"] = c.advice;
-      results.push_back(std::move(one));
-    }
-    journal->write("checks", {{"results", std::move(results)}});
+    journal->write("checks", {{"results", engine::checks_json(checks)}});
     out << "checks before the migration:\n" << engine::check_table(checks);
     if (auto failed = engine::first_failure(checks)) return finish(1, "error", *failed);
     if (interrupt.cancelled()) return finish(130, "interrupted", std::nullopt);

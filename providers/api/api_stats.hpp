@@ -44,7 +44,6 @@ struct ApiStats {
   ApiStats since(const ApiStats& earlier) const;
   // Another account added to this one (shards of one run).
   ApiStats& operator+=(const ApiStats& more);
-  bool any_answer_signal() const { return throttled > 0 || server_errors > 0 || asked_to_wait > 0; }
 };
 
 }  // namespace bootstorm::api

@@ -269,7 +269,8 @@ std::optional<std::string> VcenterFront::Impl::sdk_property(const vim25::MoRef& 
                  h->connection_state == "CONNECTED" ? "connected" : "disconnected");
     if (path == "runtime.powerState")
       return val("HostSystemPowerState", h->power_state == "POWERED_ON" ? "poweredOn" : "poweredOff");
-    if (path == "runtime.inMaintenanceMode") return val("xsd:boolean", h->spec.maintenance ? "true" : "false");
+    if (path == "runtime.inMaintenanceMode")
+      return val("xsd:boolean", h->spec.maintenance ? "true" : "false");
     if (path == "hardware.memorySize" || path == "summary.hardware.memorySize")
       return val("xsd:long",
                  std::to_string(static_cast<std::int64_t>(h->spec.memory_gb * 1024.0 * 1024 * 1024)));

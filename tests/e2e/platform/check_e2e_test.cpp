@@ -253,8 +253,8 @@ TEST_F(CheckE2E, VsphereGoldenWithoutToolsAFullDatastoreMaintenanceAndUnaskableP
   EXPECT_NE(space.find("datastore lab-ds01 has "), std::string::npos) << full.out;
 
   // A placement host in maintenance mode: the inventory check fails naming it.
-  ASSERT_NO_FATAL_FAILURE(restart_lab_with(
-      "small", "  - {name: host-01, cluster: lab-cluster,", "  - {name: host-01, maintenance: true, cluster: lab-cluster,"));
+  ASSERT_NO_FATAL_FAILURE(restart_lab_with("small", "  - {name: host-01, cluster: lab-cluster,",
+                                           "  - {name: host-01, maintenance: true, cluster: lab-cluster,"));
   auto maintenance = bootstorm({"check", vsphere_plan("maintenance", "linked", 2, "running").string()});
   EXPECT_EQ(maintenance.exit_code, 1) << maintenance.out << maintenance.err;
   const std::string inventory = line_of(maintenance.out, "inventory");

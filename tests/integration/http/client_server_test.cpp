@@ -237,12 +237,11 @@ TEST(HttpClientServer, AGoneEndpointFailsARequestAtItsFirstAttempt) {
   options.on_unreachable = [&](const std::string&) { ++reports; };
   Client client(io.get_executor(), options);
   run(io, [&]() -> net::awaitable<void> {
-    // Before the outage it retries with backoff (100 ms); its second failure declares the outage, and then
+    // Before the outage it retries once (with backoff); its second failure declares the outage, and then
     // the request ends without the two attempts it had left.
-    const auto before = std::chrono::steady_clock::now();
     auto first = co_await client.request(Request("GET", "/"));
     CO_ASSERT(!first);
-    EXPECT_GE(std::chrono::steady_clock::now() - before, 90ms);
+    EXPECT_EQ(client.stats().retries, 1u);
     EXPECT_EQ(reports, 1);
     // During the outage: one attempt, no backoff.
     const std::uint64_t retries = client.stats().retries;
