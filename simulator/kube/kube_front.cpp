@@ -595,7 +595,7 @@ void KubeFront::Impl::start() {
   subscription = lab.subscribe([weak](const model::VmEvent& event) {
     if (auto self = weak.lock(); self && self->alive) self->virt_handler.on_lab_event(event);
   });
-  seed_objects(store, lab, *this);
+  seed_objects(store, lab, *this, options.monitoring_route_host);
   forklift = make_forklift_controller(make_front_cluster_state(*this));
 }
 

@@ -42,6 +42,10 @@ struct KubeFrontOptions {
   std::size_t max_events = 10000;
   // Forklift: VMs migrated at once across all migrations (forklift-controller's controller_max_vm_inflight).
   std::size_t forklift_max_vm_inflight = 20;
+  // The host of OpenShift's thanos-querier Route in openshift-monitoring: where the lab's Prometheus query
+  // API listens ("127.0.0.1:<port>": unlike a real Route's, it carries the listener's port). Empty: no Route,
+  // as on a cluster without OpenShift's monitoring stack.
+  std::string monitoring_route_host;
 };
 
 class KubeFront {

@@ -135,6 +135,12 @@ std::vector<std::vector<PrinterColumn>> build_columns() {
       {name_column(), crd_column("Type", "string", ".spec.type"),
        crd_column("NominalConcurrencyShares", "integer", ".spec.limited.nominalConcurrencyShares"),
        crd_age()});
+  // Route: the columns `oc get route` prints.
+  set(Kind::routes,
+      {name_column(), crd_column("Host/Port", "string", ".spec.host"),
+       crd_column("Path", "string", ".spec.path"), crd_column("Services", "string", ".spec.to.name"),
+       crd_column("Port", "string", ".spec.port.targetPort"),
+       crd_column("Termination", "string", ".spec.tls.termination")});
   return all;
 }
 

@@ -204,6 +204,8 @@ std::vector<ResourceType> build_types() {
                                             {},
                                             kMetaFields,
                                             true});
+  set(Kind::routes,
+      {"route.openshift.io", "v1", "routes", "route", "Route", true, {}, {}, kMetaFields, true});
   return types;
 }
 

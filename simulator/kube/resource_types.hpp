@@ -57,6 +57,8 @@ enum class Kind : std::size_t {
   // (X-Kubernetes-PF-FlowSchema-UID, X-Kubernetes-PF-PriorityLevel-UID).
   flow_schemas,
   priority_level_configurations,
+  routes,  // route.openshift.io/v1 Route: where OpenShift exposes a service (the monitoring stack's query
+           // API)
   count_
 };
 

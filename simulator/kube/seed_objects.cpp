@@ -18,7 +18,8 @@ namespace bootstorm::sim::kube {
 
 using json = nlohmann::json;
 
-void seed_objects(ObjectStore& store, model::Lab& lab, ObjectPublisher& publisher) {
+void seed_objects(ObjectStore& store, model::Lab& lab, ObjectPublisher& publisher,
+                  const std::string& monitoring_host) {
   std::string ts = format_time(publisher.now());
   auto add_namespace = [&](const std::string& name) {
     if (store.get(Kind::namespaces, "", name)) return;
@@ -260,6 +261,30 @@ void seed_objects(ObjectStore& store, model::Lab& lab, ObjectPublisher& publishe
                       {"metadata", {{"name", name}, {"namespace", ns}, {"labels", labels}}},
                       {"spec", {{"source", source}}},
                       {"status", status}});
+  }
+
+  // OpenShift's monitoring stack, as its query API is reached from outside the cluster: the thanos-querier
+  // Route (re-encrypt TLS, port "web") that `oc get route -n openshift-monitoring` lists.
+  if (!monitoring_host.empty()) {
+    add_namespace(kMonitoringNamespace);
+    json ingress = {{"host", monitoring_host}, {"routerName", "default"}, {"wildcardPolicy", "None"}};
+    set_condition(ingress, "Admitted", true, "", "", ts, /*with_probe_time=*/false);
+    publisher.insert(
+        Kind::routes,
+        {{"apiVersion", "route.openshift.io/v1"},
+         {"kind", "Route"},
+         {"metadata",
+          {{"name", kThanosQuerierRoute},
+           {"namespace", kMonitoringNamespace},
+           {"labels", {{"app.kubernetes.io/name", "thanos-query"}}}}},
+         {"spec",
+          {{"host", monitoring_host},
+           {"path", "/api"},
+           {"to", {{"kind", "Service"}, {"name", "thanos-querier"}, {"weight", 100}}},
+           {"port", {{"targetPort", "web"}}},
+           {"tls", {{"termination", "reencrypt"}, {"insecureEdgeTerminationPolicy", "Redirect"}}},
+           {"wildcardPolicy", "None"}}},
+         {"status", {{"ingress", json::array({ingress})}}}});
   }
 }
 

@@ -17,6 +17,7 @@
 #include "common/log.hpp"
 #include "providers/http/client.hpp"
 #include "simulator/kube/kube_front.hpp"
+#include "simulator/monitoring/prometheus_front.hpp"
 #include "simulator/vcenter/vcenter_front.hpp"
 
 namespace bootstorm::sim {
@@ -87,8 +88,10 @@ struct LabServer::Impl {
   // Owned here, not by the kube server's handler: the handler's last copy dies with the server's coroutine
   // frames when the io_context is destroyed — after the lab — and the front must unsubscribe from a live lab.
   std::unique_ptr<kube::KubeFront> kube_front;
+  std::unique_ptr<monitoring::PrometheusFront> prometheus_front;
   std::unique_ptr<http::Server> vcenter_server;
   std::unique_ptr<http::Server> kube_server;
+  std::unique_ptr<http::Server> prometheus_server;
   std::map<std::string, std::shared_ptr<http::Client>> beacon_clients;  // per origin
   BeaconStats beacon;  // touched on the lab thread; read after a run_on_lab round trip
   bool running = false;
@@ -180,12 +183,23 @@ Expected<std::unique_ptr<LabServer>> LabServer::start(LabServerOptions options) 
       std::make_unique<http::Server>(impl->io.get_executor(), vc_options, impl->vcenter_front->handler());
   if (auto started = impl->vcenter_server->start(); !started) return started.error();
 
+  // The monitoring stack's query API first: the Kubernetes front lists its address as a Route.
+  impl->prometheus_front = std::make_unique<monitoring::PrometheusFront>(*impl->lab);
+  http::ServerOptions prometheus_options = vc_options;
+  prometheus_options.port = options.prometheus_port;
+  impl->prometheus_server = std::make_unique<http::Server>(impl->io.get_executor(), prometheus_options,
+                                                           impl->prometheus_front->handler());
+  if (auto started = impl->prometheus_server->start(); !started) return started.error();
+
   // The Kubernetes front (KubeVirt, CDI, Forklift) unless the caller plugs in its own handler.
   http::Handler kube_handler;
   if (options.kube_handler_factory) {
     kube_handler = options.kube_handler_factory(*impl->lab);
   } else {
-    impl->kube_front = std::make_unique<kube::KubeFront>(*impl->lab);
+    kube::KubeFrontOptions kube_front_options;
+    kube_front_options.monitoring_route_host =
+        fmt::format("{}:{}", options.bind_address, impl->prometheus_server->port());
+    impl->kube_front = std::make_unique<kube::KubeFront>(*impl->lab, std::move(kube_front_options));
     kube_handler = impl->kube_front->handler();
   }
   http::ServerOptions kube_options = vc_options;
@@ -196,6 +210,7 @@ Expected<std::unique_ptr<LabServer>> LabServer::start(LabServerOptions options) 
 
   impl->endpoints.vcenter_url = impl->vcenter_server->base_url();
   impl->endpoints.kube_url = impl->kube_server->base_url();
+  impl->endpoints.prometheus_url = impl->prometheus_server->base_url();
   impl->endpoints.ca_pem = pki.ca_cert_pem;
   impl->endpoints.username = impl->spec.vcenter.username;
   impl->endpoints.password = impl->spec.vcenter.password;
@@ -222,6 +237,7 @@ void LabServer::stop() {
   asio::post(m.io, [&m, &done] {
     m.vcenter_server->stop_now();
     m.kube_server->stop_now();
+    m.prometheus_server->stop_now();
     m.lab->shutdown();
     for (auto& [origin, client] : m.beacon_clients) client->close_idle();
     done.set_value();
@@ -276,11 +292,15 @@ Expected<void> LabServer::write_state(const std::string& dir) const {
       !r) {
     return r;
   }
-  const nlohmann::json endpoints{
-      {"vcenter", impl_->endpoints.vcenter_url},  {"kube", impl_->endpoints.kube_url},
-      {"kubeconfig", kubeconfig.string()},        {"caFile", ca.string()},
-      {"username", impl_->endpoints.username},    {"password", impl_->endpoints.password},
-      {"kubeToken", impl_->endpoints.kube_token}, {"lab", impl_->spec.name}};
+  const nlohmann::json endpoints{{"vcenter", impl_->endpoints.vcenter_url},
+                                 {"kube", impl_->endpoints.kube_url},
+                                 {"prometheus", impl_->endpoints.prometheus_url},
+                                 {"kubeconfig", kubeconfig.string()},
+                                 {"caFile", ca.string()},
+                                 {"username", impl_->endpoints.username},
+                                 {"password", impl_->endpoints.password},
+                                 {"kubeToken", impl_->endpoints.kube_token},
+                                 {"lab", impl_->spec.name}};
   // Written last and atomically (rename): its presence means the lab is listening.
   const fs::path tmp = base / "endpoints.json.tmp";
   if (auto r = write_file(tmp, endpoints.dump(2) + "\n", true); !r) return r;

@@ -26,10 +26,13 @@ class VcenterFront;
 struct Endpoints {
   std::string vcenter_url;  // "https://127.0.0.1:PORT"
   std::string kube_url;     // "https://127.0.0.1:PORT"
-  std::string ca_pem;       // the CA that signed both servers' certificates
-  std::string username;     // vCenter user
-  std::string password;     // vCenter password (registered as a secret)
-  std::string kube_token;   // bearer token for the kube front (registered as a secret)
+  // The Prometheus query API (simulator/monitoring), also listed by the kube front as OpenShift's
+  // thanos-querier Route in openshift-monitoring.
+  std::string prometheus_url;
+  std::string ca_pem;      // the CA that signed both servers' certificates
+  std::string username;    // vCenter user
+  std::string password;    // vCenter password (registered as a secret)
+  std::string kube_token;  // bearer token for the kube front (registered as a secret)
 };
 
 struct LabServerOptions {
@@ -39,6 +42,7 @@ struct LabServerOptions {
   std::string bind_address = "127.0.0.1";
   unsigned short vcenter_port = 0;  // 0: ephemeral
   unsigned short kube_port = 0;
+  unsigned short prometheus_port = 0;
   // Builds the kube server's handler over the lab (called once, before the lab thread starts, so it may use
   // the lab freely; the handler runs on the lab's thread). Whatever the handler owns (e.g. the front of
   // kube::make_kube_handler) lives as long as the server and is destroyed before the lab.
@@ -58,7 +62,8 @@ class LabServer {
   const model::LabSpec& spec() const;
 
   // Writes DIR/endpoints.json, DIR/kubeconfig (bearer token, CA data) and DIR/ca.pem (creates DIR).
-  // endpoints.json: {"vcenter", "kube", "kubeconfig", "caFile", "username", "password", "kubeToken", "lab"}.
+  // endpoints.json: {"vcenter", "kube", "prometheus", "kubeconfig", "caFile", "username", "password",
+  // "kubeToken", "lab"}.
   Expected<void> write_state(const std::string& dir) const;
 
   // Stops both servers and the lab thread (idempotent).

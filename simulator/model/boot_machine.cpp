@@ -65,6 +65,7 @@ void Lab::Impl::reach_running(std::uint64_t number, bool boot_guest) {
   }
   vm.current_phase = vm.never_boots ? "firmware" : "";
   vm.guest_address = guest_ip(number);
+  meter_vm_running(number);
   set_milestone(vm, Milestone::running);
   if (auto cb = std::move(boot.on_running)) {
     boot.on_running = nullptr;
@@ -112,14 +113,16 @@ void Lab::Impl::start_phase(std::uint64_t number, std::size_t index) {
     const double io_mb = profile->io_size_kb / 1000.0;
     // Little's law on the guest's queue: rate <= outstanding I/Os x I/O size / per-I/O latency.
     const double cap = profile->outstanding_ios * io_mb / ((hs.io_latency_ms + ds.latency_ms) / 1000.0);
-    const int cls = class_for(
-        {{link_res(h), 1.0}, {bus_res(h), 1.0}, {ds_bw_res(d), 1.0}, {ds_iops_res(d), 1.0 / io_mb}}, cap);
+    const int cls =
+        class_for({{link_res(h), 1.0}, {bus_res(h), 1.0}, {ds_bw_res(d), 1.0}, {ds_iops_res(d), 1.0 / io_mb}},
+                  cap, {IoPath{h, d, /*write=*/false, 1.0, io_mb, profile->outstanding_ios}});
     ++boot.pending_parts;
     auto holder = std::make_shared<std::uint64_t>(0);
     *holder = add_flow(cls, mb, [this, number, holder, part_done] {
       if (auto it = boots.find(number); it != boots.end()) forget_id(it->second.flows, *holder);
       part_done();
     });
+    meter_vm_flow(*holder, number, mb);
     boot.flows.push_back(*holder);
   }
   const double cpu = phase.cpu_core_s * scale;
@@ -309,6 +312,7 @@ Expected<void> Lab::power_off(std::string_view id, DoneCallback on_off) {
   m.boot_timer(n, profile->power_off_s, [&m, n] {
     Vm& v = m.vms.at(n);
     m.release_host(v);
+    m.meter_vm_stopped(n, /*deleted=*/false);
     v.power = PowerState::powered_off;
     v.tools = ToolsState::not_running;
     v.ip.clear();

@@ -10,6 +10,23 @@
 
 namespace bootstorm::sim::model {
 
+namespace {
+
+// A clone's data as storage I/O (1 MB I/Os): twice through the datastore is a copy (read, then write), once
+// is a delta written; the host's link carries as many directions as it was charged for.
+std::vector<IoPath> clone_paths(double ds_coef, double link_coef, std::size_t host, std::size_t datastore) {
+  std::vector<IoPath> paths;
+  if (ds_coef >= 2) {
+    paths.push_back(IoPath{host, datastore, /*write=*/false});
+    paths.push_back(IoPath{link_coef >= 2 ? host : kNoIndex, datastore, /*write=*/true});
+  } else {
+    paths.push_back(IoPath{host, datastore, /*write=*/true});
+  }
+  return paths;
+}
+
+}  // namespace
+
 bool Lab::Impl::clone_fault(const std::string& host_id, std::string_view name) {
   const std::size_t h = host_index(host_id);
   if (h < hosts.size() && listed(faults.clone_failure_hosts, hosts[h].spec.name)) return true;
@@ -178,20 +195,21 @@ Expected<OperationId> Lab::clone_vm(const CloneRequest& request, VmCallback done
     }
     (*callback)(*id);
   };
-  m.schedule_at(
-      m.now_ + profile->clone_overhead_s, [this, fails, key, name = request.name, uses = std::move(uses), mb,
-                                           callback, record, finish = std::move(finish)]() mutable {
-        Impl& im = *impl_;
-        if (fails) {
-          // Surfaces after the task overhead, like a vCenter task that errors out.
-          im.reserved_names.erase(key);
-          im.clone_records[record].failed = true;
-          (*callback)(make_error(ErrorKind::api, fmt::format("Clone of '{}' failed (injected fault).", name),
-                                 "Clear the lab's clone_failure faults or retry."));
-          return;
-        }
-        im.add_flow(im.class_for(uses, kInf), mb, std::move(finish));
-      });
+  auto paths = clone_paths(ds_coef, link_coef, uses_link && h < m.hosts.size() ? h : kNoIndex, d);
+  m.schedule_at(m.now_ + profile->clone_overhead_s, [this, fails, key, name = request.name,
+                                                     uses = std::move(uses), mb, paths = std::move(paths),
+                                                     callback, record, finish = std::move(finish)]() mutable {
+    Impl& im = *impl_;
+    if (fails) {
+      // Surfaces after the task overhead, like a vCenter task that errors out.
+      im.reserved_names.erase(key);
+      im.clone_records[record].failed = true;
+      (*callback)(make_error(ErrorKind::api, fmt::format("Clone of '{}' failed (injected fault).", name),
+                             "Clear the lab's clone_failure faults or retry."));
+      return;
+    }
+    im.add_flow(im.class_for(uses, kInf, std::move(paths)), mb, std::move(finish));
+  });
   m.after_mutation();
   return op;
 }
@@ -241,18 +259,20 @@ Expected<OperationId> Lab::clone_volume(const VolumeCloneRequest& request, DoneC
   const OperationId op = m.next_operation++;
   const bool fails = m.clone_fault(host_id, image->spec.name);
   auto callback = std::make_shared<DoneCallback>(std::move(done));
-  m.schedule_at(m.now_ + profile->clone_overhead_s, [this, fails, uses = std::move(uses), mb, d, callback] {
-    Impl& im = *impl_;
-    if (fails) {
-      (*callback)(make_error(ErrorKind::api, "Volume clone failed (injected fault).",
-                             "Clear the lab's clone_failure faults or retry."));
-      return;
-    }
-    im.add_flow(im.class_for(uses, kInf), mb, [&im, d, mb, callback] {
-      if (d < im.datastores.size()) im.datastores[d].used_gb += mb / 1000;
-      (*callback)(Expected<void>{});
-    });
-  });
+  auto paths = clone_paths(ds_coef, link_coef, uses_link && h < m.hosts.size() ? h : kNoIndex, d);
+  m.schedule_at(m.now_ + profile->clone_overhead_s,
+                [this, fails, uses = std::move(uses), mb, d, callback, paths = std::move(paths)]() mutable {
+                  Impl& im = *impl_;
+                  if (fails) {
+                    (*callback)(make_error(ErrorKind::api, "Volume clone failed (injected fault).",
+                                           "Clear the lab's clone_failure faults or retry."));
+                    return;
+                  }
+                  im.add_flow(im.class_for(uses, kInf, std::move(paths)), mb, [&im, d, mb, callback] {
+                    if (d < im.datastores.size()) im.datastores[d].used_gb += mb / 1000;
+                    (*callback)(Expected<void>{});
+                  });
+                });
   m.after_mutation();
   return op;
 }

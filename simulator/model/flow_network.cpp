@@ -12,13 +12,18 @@
 
 namespace bootstorm::sim::model {
 
-int Lab::Impl::class_for(std::vector<std::pair<int, double>> uses, double cap) {
+int Lab::Impl::class_for(std::vector<std::pair<int, double>> uses, double cap, std::vector<IoPath> paths) {
   std::string key = fmt::format("{}", cap);
   for (const auto& [r, c] : uses) key += fmt::format("|{}:{}", r, c);
+  for (const auto& p : paths) {
+    key += fmt::format("|io:{}:{}:{}:{}:{}:{}", static_cast<long long>(p.host),
+                       static_cast<long long>(p.datastore), p.write, p.mb_per_work, p.io_mb, p.queue);
+  }
   auto it = class_index.find(key);
   if (it != class_index.end()) return it->second;
   FlowClass cls;
   cls.uses = std::move(uses);
+  cls.paths = std::move(paths);
   cls.cap = cap;
   classes.push_back(std::move(cls));
   const int index = static_cast<int>(classes.size() - 1);
@@ -42,6 +47,7 @@ void Lab::Impl::remove_flow(std::uint64_t id) {
   auto it = flows.find(id);
   if (it == flows.end()) return;
   settle(now_);
+  meter_flow_ended(id, /*completed=*/false);
   --classes[it->second.cls].count;
   flows.erase(it);
   dirty = true;
@@ -49,11 +55,21 @@ void Lab::Impl::remove_flow(std::uint64_t id) {
 }
 
 void Lab::Impl::settle(double t) {
+  // Rates are constant until the next recompute, so the counters at a grid instant on the way are exact.
+  while (meter_grid_due(t)) {
+    advance_service(meter_grid_time());
+    meter_sample();
+  }
+  advance_service(t);
+}
+
+void Lab::Impl::advance_service(double t) {
   const double dt = t - settled_at;
   if (dt <= 0) return;
   for (auto& c : classes) {
     if (c.count > 0 && c.rate < kInf) c.service += c.rate * dt;
   }
+  meter_advance(dt);
   settled_at = t;
 }
 
@@ -99,6 +115,7 @@ void Lab::Impl::complete_due_flows() {
       if (c.finishes.empty() || c.finishes.top().first > c.service + slack) break;
       const std::uint64_t id = c.finishes.top().second;
       c.finishes.pop();
+      meter_flow_ended(id, /*completed=*/true);
       auto it = flows.find(id);
       done.push_back(std::move(it->second.done));
       flows.erase(it);
@@ -118,12 +135,14 @@ Expected<OperationId> Lab::start_data_flow(const DataFlowRequest& request, DoneC
   if (request.mb < 0)
     return make_error(ErrorKind::invalid_input, "A data flow cannot move a negative amount.");
   std::map<int, double> coefficients;
+  std::vector<std::size_t> host_indexes, datastore_indexes;
   for (const auto& id : request.host_ids) {
     const Host* host = find_host(id);
     if (!host) return make_error(ErrorKind::not_found, fmt::format("Host '{}' not found.", id));
     const std::size_t h = m.host_index(host->id);
     coefficients[m.link_res(h)] += 1;
     coefficients[m.bus_res(h)] += 1;
+    host_indexes.push_back(h);
   }
   for (const auto& id : request.datastore_ids) {
     const Datastore* ds = find_datastore(id);
@@ -131,13 +150,24 @@ Expected<OperationId> Lab::start_data_flow(const DataFlowRequest& request, DoneC
     const std::size_t d = m.datastore_index(ds->id);
     coefficients[m.ds_bw_res(d)] += 1;
     coefficients[m.ds_iops_res(d)] += 1;  // large sequential chunks: one I/O per MB
+    datastore_indexes.push_back(d);
+  }
+  // As storage I/O, a transfer reads its first datastore through its first host and writes the next ones
+  // through the next hosts; a host listed beyond the datastores carries the data on its link alone.
+  std::vector<IoPath> paths;
+  for (std::size_t i = 0; i < std::max(host_indexes.size(), datastore_indexes.size()); ++i) {
+    IoPath path;
+    path.host = i < host_indexes.size() ? host_indexes[i] : kNoIndex;
+    path.datastore = i < datastore_indexes.size() ? datastore_indexes[i] : kNoIndex;
+    path.write = i > 0;
+    paths.push_back(path);
   }
   if (coefficients.empty()) {
     return make_error(ErrorKind::invalid_input, "A data flow must cross at least one host or datastore.");
   }
   std::vector<std::pair<int, double>> uses(coefficients.begin(), coefficients.end());
   const OperationId op = m.next_operation++;
-  const int cls = m.class_for(std::move(uses), kInf);
+  const int cls = m.class_for(std::move(uses), kInf, std::move(paths));
   auto callback = std::make_shared<DoneCallback>(std::move(done));
   const std::uint64_t flow = m.add_flow(cls, request.mb, [&m, op, callback] {
     auto it = m.data_flows.find(op);

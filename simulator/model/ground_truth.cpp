@@ -7,7 +7,67 @@
 
 namespace bootstorm::sim::model {
 
-std::string Lab::truth_json() const {
+namespace {
+
+nlohmann::json samples_json(const IoHistory& history) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& s : history.samples) {
+    const IoCounters& c = s.total;
+    out.push_back(nlohmann::json::array(
+        {s.at, c.read_bytes, c.write_bytes, c.read_ios, c.write_ios, c.read_seconds, c.write_seconds}));
+  }
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json Lab::Impl::storage_truth_json(const StorageTelemetry& t) const {
+  nlohmann::json host_list = nlohmann::json::array();
+  for (std::size_t h = 0; h < hosts.size(); ++h) {
+    nlohmann::json per_datastore = nlohmann::json::object();
+    for (std::size_t d = 0; d < datastores.size(); ++d) {
+      const IoHistory& pair = t.host_datastores[h * datastores.size() + d];
+      if (!pair.samples.empty()) per_datastore[datastores[d].spec.name] = samples_json(pair);
+    }
+    host_list.push_back({{"name", hosts[h].spec.name},
+                         {"id", hosts[h].id},
+                         {"linkMBps", hosts[h].spec.link_mbps},
+                         {"link", samples_json(t.host_links[h])},
+                         {"datastores", std::move(per_datastore)}});
+  }
+  nlohmann::json datastore_list = nlohmann::json::array();
+  for (std::size_t d = 0; d < datastores.size(); ++d) {
+    datastore_list.push_back({{"name", datastores[d].spec.name},
+                              {"id", datastores[d].id},
+                              {"samples", samples_json(t.datastores[d])}});
+  }
+  nlohmann::json vm_list = nlohmann::json::array();
+  for (const auto& series : t.vms) {
+    nlohmann::json entry{{"name", series.name},
+                         {"id", series.vm_id},
+                         {"begin", series.begin},
+                         {"deleted", series.deleted},
+                         {"samples", samples_json(series.history)}};
+    if (series.end) entry["end"] = *series.end;
+    if (!series.namespace_.empty()) entry["namespace"] = series.namespace_;
+    if (!series.node.empty()) entry["node"] = series.node;
+    if (const std::size_t h = host_index(series.host_id); h < hosts.size())
+      entry["host"] = hosts[h].spec.name;
+    if (const std::size_t d = datastore_index(series.datastore_id); d < datastores.size()) {
+      entry["datastore"] = datastores[d].spec.name;
+    }
+    vm_list.push_back(std::move(entry));
+  }
+  return {
+      {"step", t.step},
+      {"sampledUntil", t.sampled_until},
+      {"columns", {"at", "readBytes", "writeBytes", "readIOs", "writeIOs", "readSeconds", "writeSeconds"}},
+      {"hosts", std::move(host_list)},
+      {"datastores", std::move(datastore_list)},
+      {"vms", std::move(vm_list)}};
+}
+
+std::string Lab::truth_json() {
   nlohmann::json vms = nlohmann::json::array();
   for (const auto& [number, vm] : impl_->vms) {
     if (!vm.start_received) continue;
@@ -46,7 +106,9 @@ std::string Lab::truth_json() const {
     if (c.failed) entry["failed"] = true;
     clones.push_back(std::move(entry));
   }
-  nlohmann::json truth{{"vms", std::move(vms)}, {"clones", std::move(clones)}};
+  nlohmann::json truth{{"vms", std::move(vms)},
+                       {"clones", std::move(clones)},
+                       {"storage", impl_->storage_truth_json(storage_telemetry())}};
   for (const auto& [key, section] : impl_->truth_sections) {
     nlohmann::json value = nlohmann::json::parse(section(), nullptr, /*allow_exceptions=*/false);
     if (!value.is_discarded()) truth[key] = std::move(value);

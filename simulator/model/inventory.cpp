@@ -354,6 +354,7 @@ Expected<void> Lab::delete_vm(std::string_view id) {
   m.cancel_boot(*number, "the VM was deleted");
   auto it = m.vms.find(*number);
   if (it == m.vms.end()) return {};  // a cancellation callback deleted it already
+  m.meter_vm_stopped(*number, /*deleted=*/true);
   Vm vm = std::move(it->second);
   m.vms.erase(it);
   m.vm_by_name.erase(name_key(vm.namespace_, vm.name));

@@ -82,6 +82,7 @@ Lab::Lab(LabSpec spec, LabOptions options) : impl_(std::make_unique<Impl>()) {
     m.timer = std::make_unique<boost::asio::steady_timer>(m.options.executor);
   }
   m.build_inventory();
+  m.meter_start(m.now_);
 }
 
 Lab::~Lab() {

@@ -230,6 +230,15 @@ struct VcenterSpec {
   std::vector<std::string> unserved_methods;
 };
 
+// How the lab's monitoring samples its storage counters (see simulator/README.md, "Storage telemetry").
+struct TelemetrySpec {
+  // Prometheus's scrape interval for the kubevirt_vmi_storage_* counters, in whole milliseconds.
+  double scrape_interval_s = 15;
+  // vCenter's real-time statistics interval (PerfProviderSummary.refreshRate), in whole seconds. A real
+  // vCenter's is 20 s; a lab for quick tests may shorten it.
+  double vcenter_interval_s = 20;
+};
+
 struct LabSpec {
   std::string name;
   std::string description;
@@ -245,6 +254,7 @@ struct LabSpec {
   std::vector<GoldenImageSpec> golden_images;
   KubeSpec kube;
   VcenterSpec vcenter;
+  TelemetrySpec telemetry;
   Faults faults;
 };
 
@@ -434,6 +444,54 @@ struct PowerOnOptions {
   double control_plane_wait_s = 0;
 };
 
+// ---------------------------------------------------------------------------------------------------------
+// Storage telemetry: what the disks, links and arrays did, as exact integrals of the model's flows.
+
+// Cumulative I/O since the counters began.
+struct IoCounters {
+  double read_bytes = 0, write_bytes = 0;
+  double read_ios = 0, write_ios = 0;
+  // Summed I/O latency (each I/O's service time added up). By Little's law that is the queue depth held,
+  // integrated over time: mean latency = read_seconds / read_ios.
+  double read_seconds = 0, write_seconds = 0;
+  IoCounters& operator+=(const IoCounters& other);
+  bool operator==(const IoCounters&) const = default;
+};
+
+struct IoSample {
+  double at = 0;  // unix seconds, an instant of the storage grid
+  IoCounters total;
+};
+
+// Counters on the storage grid (StorageTelemetry::step). Only the instants at which they had changed are
+// kept: the value at a grid instant t is the last sample at or before t, zero before the first.
+struct IoHistory {
+  std::vector<IoSample> samples;
+  IoCounters at(double t) const;
+};
+
+// One boot's disk I/O, from running (the VMI is Running / the VM is POWERED_ON: the counters begin at zero)
+// to power-off or deletion. A VM that boots again begins a new series.
+struct VmIoSeries {
+  std::string vm_id, name, namespace_;
+  std::string node;          // kube VMs
+  std::string host_id;       // where it ran
+  std::string datastore_id;  // where its boot reads were served
+  double begin = 0;
+  std::optional<double> end;
+  bool deleted = false;  // ended by deletion (vCenter drops a destroyed VM's statistics)
+  IoHistory history;
+};
+
+struct StorageTelemetry {
+  double step = 5;           // the grid, s: gcd(scrape interval, 20 s), on multiples of it in unix time
+  double sampled_until = 0;  // the last grid instant sampled; nothing later is known yet
+  std::vector<IoHistory> host_links;       // by index of Lab::hosts(): the host's HBA link
+  std::vector<IoHistory> datastores;       // by index of Lab::datastores(): everything the array served
+  std::vector<IoHistory> host_datastores;  // [host index * datastore count + datastore index]
+  std::vector<VmIoSeries> vms;             // in the order the boots reached running
+};
+
 using OperationId = std::uint64_t;
 using SubscriptionId = std::uint64_t;
 using VmCallback = std::function<void(Expected<std::string>)>;  // new VM id, or why it failed
@@ -571,7 +629,12 @@ class Lab {
   // destination host's HBA), so that a test can compare what provisioning cost by clone kind.
   // Every entry also has "visible": {<milestone>: <unix s>} (see Vm::visible) and, when a front pushed the
   // change to a client, "delivered": {...} and "written": {...} (see Vm::delivered, Vm::written).
-  std::string truth_json() const;
+  // "storage" holds the storage counters sampled up to now (storage_telemetry()): {"step", "sampledUntil",
+  // "columns": [at, readBytes, writeBytes, readIOs, writeIOs, readSeconds, writeSeconds], "hosts": [{"name",
+  // "id", "linkMBps", "link": [samples], "datastores": {<name>: [samples]}}], "datastores": [{"name", "id",
+  // "samples"}], "vms": [{"name", "id", "namespace", "node", "host", "datastore", "begin", "end", "deleted",
+  // "samples"}]}, each sample an array in the order of "columns", kept only where the counters changed.
+  std::string truth_json();
   // A front pushed milestone `m` of VM `id` to a client at `at` (unix s); the first call per boot wins.
   void note_milestone_delivered(std::string_view id, Milestone m, double at);
   // The write that delivered milestone `m` of VM `id` completed at `at` (unix s).
@@ -579,6 +642,11 @@ class Lab {
   // Adds a top-level section to truth_json(): `json_text()` returns a JSON value (fronts' own ground truth,
   // e.g. the Forklift controller's "migrations"). An empty function removes the section.
   void set_truth_section(const std::string& key, std::function<std::string()> json_text);
+
+  // ---- Storage telemetry (storage_meter.cpp) ----
+  // Samples the counters up to now and returns them. The fronts' monitoring APIs (Prometheus, vCenter's
+  // PerformanceManager) and the truth's "storage" section read this, never the flows.
+  const StorageTelemetry& storage_telemetry();
 
   // ---- Introspection (tests, benches) ----
   struct FlowStats {

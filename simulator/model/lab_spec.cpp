@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -357,7 +358,8 @@ Expected<LabSpec> parse_lab_spec(std::string_view yaml_text, const std::string& 
   LabSpec spec;
   if (!r.map(root, "lab profile",
              {"name", "description", "seed", "datacenter", "clusters", "folders", "resourcePools", "hosts",
-              "datastores", "profiles", "goldenVMs", "goldenImages", "kube", "vcenter", "faults"})) {
+              "datastores", "profiles", "goldenVMs", "goldenImages", "kube", "vcenter", "telemetry",
+              "faults"})) {
     return r.error();
   }
   r.get(root, "name", spec.name, true);
@@ -500,6 +502,21 @@ Expected<LabSpec> parse_lab_spec(std::string_view yaml_text, const std::string& 
       }
       if (r.ok() && (v.clone_cost > v.host_cost_units || v.power_cost > v.host_cost_units)) {
         r.fail(vc, "an operation cannot cost more than hostCostUnits");
+      }
+    }
+  }
+  if (const YAML::Node telemetry = root["telemetry"]; telemetry) {
+    if (r.map(telemetry, "telemetry", {"scrapeIntervalS", "vcenterIntervalS"})) {
+      r.get_positive(telemetry, "scrapeIntervalS", spec.telemetry.scrape_interval_s);
+      r.get_positive(telemetry, "vcenterIntervalS", spec.telemetry.vcenter_interval_s);
+      const double ms = spec.telemetry.scrape_interval_s * 1000;
+      if (r.ok() && (ms < 1000 || std::abs(ms - std::round(ms)) > 1e-6)) {
+        r.fail(telemetry["scrapeIntervalS"], "'scrapeIntervalS' must be at least 1 s, in whole milliseconds");
+      }
+      const double vc = spec.telemetry.vcenter_interval_s;
+      if (r.ok() && (vc < 1 || std::abs(vc - std::round(vc)) > 1e-9)) {
+        r.fail(telemetry["vcenterIntervalS"],
+               "'vcenterIntervalS' must be a whole number of seconds, at least 1");
       }
     }
   }

@@ -72,6 +72,7 @@ std::vector<std::string> known_properties(const std::string& type) {
   if (type == "ContainerView" || type == "ListView") return {"view"};
   if (type == "VirtualMachineSnapshot") return {"vm", "childSnapshot"};
   if (type == "CustomFieldsManager") return {"field"};
+  if (type == "PerformanceManager") return {"description", "historicalInterval", "perfCounter"};
   if (type == "HostSystem")
     return {"name",
             "parent",
@@ -81,7 +82,7 @@ std::vector<std::string> known_properties(const std::string& type) {
             "hardware.memorySize",
             "vm"};
   if (type == "Datastore")
-    return {"name", "parent", "summary.capacity", "summary.freeSpace", "summary.accessible"};
+    return {"name", "parent", "summary.capacity", "summary.freeSpace", "summary.accessible", "summary.url"};
   if (type == "Datacenter")
     return {"name", "parent", "vmFolder", "hostFolder", "datastoreFolder", "networkFolder"};
   if (type == "ClusterComputeResource") return {"name", "parent", "host", "resourcePool"};
@@ -100,6 +101,7 @@ std::string VcenterFront::Impl::sdk_type_of(std::string_view id) const {
     return sdk_snapshots.count(std::string(id)) ? "VirtualMachineSnapshot" : "";
   if (id == "CustomFieldsManager") return "CustomFieldsManager";
   if (id == "ServiceInstance") return "ServiceInstance";
+  if (id == "PerfMgr") return "PerformanceManager";
   if (auto view = sdk_views.find(std::string(id)); view != sdk_views.end())
     return view->second.list ? "ListView" : "ContainerView";
   if (id == lab.datacenter().id) return "Datacenter";
@@ -178,6 +180,7 @@ std::vector<vim25::MoRef> VcenterFront::Impl::sdk_contents(const vim25::MoRef& c
 std::optional<std::string> VcenterFront::Impl::sdk_property(const vim25::MoRef& obj,
                                                             std::string_view path) const {
   const model::Datacenter& dc = lab.datacenter();
+  if (auto perf = sdk_perf_property(obj, path)) return perf;  // sdk_performance.cpp
   if (obj.type == "Task") {
     auto task = sdk_tasks.find(obj.value);
     if (task == sdk_tasks.end()) return std::nullopt;

@@ -382,6 +382,9 @@ boost::asio::awaitable<ServerResponse> VcenterFront::Impl::sdk_call(const Server
     if (method == "Destroy_Task") co_return sdk_destroy(self, user);
     co_return sdk_reconfigure(call, self, user);
   }
+  if (self.type == "PerformanceManager") {
+    if (auto answer = sdk_performance_call(method, call, self)) co_return std::move(*answer);
+  }
   co_return sdk_fault("MethodNotFound",
                       fmt::format("Method {} is not served by the simulated lab's vim25 endpoint.", method),
                       self_as("receiver") + "<method>" + vim25::xml_escape(method) + "</method>");

@@ -3,8 +3,9 @@ agrees on a version from /sdk/vimServiceVersions.xml, logs in, reads the Service
 out, with the faults a vCenter answers for a wrong password and for a session that is gone; container views
 read with RetrievePropertiesEx; and a linked-clone storm the way a pyVmomi script runs one: a snapshot, linked
 clones (CloneVM_Task), PowerOnMultiVM_Task, the guests watched with WaitForUpdatesEx, Destroy_Task, each task
-followed with pyVim.task.WaitForTask (WaitForUpdates and property reads). So the lab speaks vim25 as VMware's
-SDK expects, not only as bootstorm's client does.
+followed with pyVim.task.WaitForTask (WaitForUpdates and property reads); and the PerformanceManager's
+real-time storage statistics of a storm read with QueryPerf. So the lab speaks vim25 as VMware's SDK expects,
+not only as bootstorm's client does.
 """
 import json
 import ssl
@@ -177,6 +178,102 @@ class PyVmomi(LabTestCase):
         context = ssl.create_default_context(cafile=self.lab.ca_file)
         with urllib.request.urlopen(self.lab.endpoints["vcenter"] + path, context=context) as r:
             return json.load(r)
+
+    def test_performance_manager_real_time_storage_statistics_of_a_storm(self):
+        si = self.connect()
+        content = si.RetrieveContent()
+        pm = content.perfManager
+        counters = {c.key: "%s.%s.%s" % (c.groupInfo.key, c.nameInfo.key, c.rollupType) for c in pm.perfCounter}
+        by_name = {name: key for key, name in counters.items()}
+        for name in ("virtualDisk.read.average", "virtualDisk.totalReadLatency.average",
+                     "datastore.read.average", "storageAdapter.read.average"):
+            self.assertIn(name, by_name)
+        self.assertEqual([i.samplingPeriod for i in pm.historicalInterval], [300, 1800, 7200, 86400])
+
+        # A small storm: two full clones of the golden VM, powered on together.
+        vms_view = content.viewManager.CreateContainerView(content.rootFolder, [vim.VirtualMachine], True)
+        golden = [vm for vm in vms_view.view if vm.name == "tiny-golden"][0]
+        datacenter = content.rootFolder.childEntity[0]
+        spec = vim.vm.CloneSpec(location=vim.vm.RelocateSpec(pool=golden.resourcePool), powerOn=False,
+                                template=False)
+        clone_tasks = [golden.CloneVM_Task(folder=golden.parent, name="pyvmomi-perf-%d" % i, spec=spec)
+                       for i in range(2)]
+        pyVim_task.WaitForTasks(clone_tasks, si=si)
+        clones = [t.info.result for t in clone_tasks]
+        multi = datacenter.PowerOnMultiVM_Task(vm=clones)
+        self.assertEqual(pyVim_task.WaitForTask(multi, si=si), "success")
+        pyVim_task.WaitForTasks([a.task for a in multi.info.result.attempted], si=si)
+        powered_on = time.time()
+        vm = clones[0]
+
+        def prop(obj, kind, path):  # a nested path: pyVmomi's accessors ask for whole top-level properties
+            spec = PC.FilterSpec(objectSet=[PC.ObjectSpec(obj=obj)],
+                                 propSet=[PC.PropertySpec(type=kind, pathSet=[path])])
+            return content.propertyCollector.RetrieveContents([spec])[0].propSet[0].val
+
+        self.assertEqual(prop(vm, vim.VirtualMachine, "runtime.powerState"), "poweredOn")
+
+        # The real-time interval: vCenter's 20 s, shortened by the small lab (telemetry.vcenterIntervalS).
+        summary = pm.QueryPerfProviderSummary(entity=vm)
+        self.assertTrue(summary.currentSupported)
+        interval = summary.refreshRate
+        self.assertTrue(1 <= interval <= 20, interval)
+        disk_counters = [key for key, name in counters.items() if name.startswith("virtualDisk.")]
+        query = vim.PerformanceManager.QuerySpec(
+            entity=vm, intervalId=interval,
+            metricId=[vim.PerformanceManager.MetricId(counterId=key, instance="*") for key in disk_counters])
+        # Wait for a real-time sample after the boot.
+        deadline, result = time.time() + 60, []
+        while time.time() < deadline:
+            result = pm.QueryPerf(querySpec=[query])
+            if result and result[0].sampleInfo[-1].timestamp.timestamp() >= powered_on + 1:
+                break
+            time.sleep(1)
+        self.assertEqual(len(result), 1)
+        metric = result[0]
+        self.assertIsInstance(metric, vim.PerformanceManager.EntityMetric)
+        self.assertEqual(metric.entity, vm)
+        for info in metric.sampleInfo:
+            self.assertEqual(info.interval, interval)
+            self.assertEqual((int(info.timestamp.timestamp()) % interval, info.timestamp.microsecond), (0, 0))
+        instances = set()
+        for series in metric.value:
+            self.assertIsInstance(series, vim.PerformanceManager.IntSeries)
+            self.assertIn(series.id.counterId, counters)
+            self.assertEqual(len(series.value), len(metric.sampleInfo))
+            self.assertTrue(all(v >= 0 for v in series.value), series)
+            instances.add(series.id.instance)
+        self.assertEqual(instances, {"", "scsi0:0"})
+        reads = [s for s in metric.value
+                 if s.id.counterId == by_name["virtualDisk.read.average"] and s.id.instance == "scsi0:0"][0]
+        self.assertGreater(sum(reads.value), 0)  # the boot read its disk
+        query.maxSample = 1
+        self.assertEqual(len(pm.QueryPerf(querySpec=[query])[0].sampleInfo), 1)
+
+        # The host: its datastores by VMFS uuid (as their url names them) and its one FC HBA.
+        host = prop(vm, vim.VirtualMachine, "runtime.host")
+        uuids = {ds.summary.url.split("/")[-2]: ds.name for ds in host.datastore}
+        self.assertTrue(all(ds.summary.url.startswith("ds:///vmfs/volumes/") for ds in host.datastore))
+        available = pm.QueryAvailablePerfMetric(entity=host, intervalId=interval)
+        datastore_instances = {m.instance for m in available if m.counterId == by_name["datastore.read.average"]}
+        self.assertEqual(datastore_instances, set(uuids) | {""})
+        adapters = prop(host, vim.HostSystem, "config.storageDevice.hostBusAdapter")
+        self.assertEqual(len(adapters), 1)
+        self.assertIsInstance(adapters[0], vim.host.FibreChannelHba)
+        self.assertEqual(adapters[0].device, "vmhba1")
+        self.assertGreater(adapters[0].speed, 0)
+        host_query = vim.PerformanceManager.QuerySpec(entity=host, intervalId=interval, maxSample=3, metricId=[
+            vim.PerformanceManager.MetricId(counterId=by_name["storageAdapter.read.average"], instance="vmhba1")])
+        host_metric = pm.QueryPerf(querySpec=[host_query])[0]
+        self.assertEqual(host_metric.value[0].id.instance, "vmhba1")
+        self.assertTrue(all(v >= 0 for v in host_metric.value[0].value))
+
+        pyVim_task.WaitForTasks([vm.PowerOffVM_Task() for vm in clones], si=si)
+        pyVim_task.WaitForTasks([vm.Destroy_Task() for vm in clones], si=si)
+        # vCenter drops a destroyed VM's statistics.
+        with self.assertRaises(vmodl.fault.ManagedObjectNotFound):
+            pm.QueryPerf(querySpec=[query])
+        pyVim_connect.Disconnect(si)
 
     def test_the_service_description_names_the_endpoint(self):
         context = ssl.create_default_context(cafile=self.lab.ca_file)

@@ -21,7 +21,13 @@ inline constexpr const char* kProbesFlowSchema = "probes";
 inline constexpr const char* kExemptPriorityLevel = "exempt";
 inline constexpr const char* kGlobalDefault = "global-default";
 
-// Stores the seed objects of `lab` (a namespace that exists already is kept).
-void seed_objects(ObjectStore& store, model::Lab& lab, ObjectPublisher& publisher);
+// OpenShift's monitoring stack: the Route to its query API (Thanos Querier), in this namespace.
+inline constexpr const char* kMonitoringNamespace = "openshift-monitoring";
+inline constexpr const char* kThanosQuerierRoute = "thanos-querier";
+
+// Stores the seed objects of `lab` (a namespace that exists already is kept). `monitoring_host` is the
+// thanos-querier Route's host ("" for a cluster without OpenShift's monitoring stack).
+void seed_objects(ObjectStore& store, model::Lab& lab, ObjectPublisher& publisher,
+                  const std::string& monitoring_host);
 
 }  // namespace bootstorm::sim::kube

@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <queue>
 #include <random>
@@ -48,6 +49,38 @@ inline std::optional<std::uint64_t> vm_number(std::string_view id) {
   return n;
 }
 
+// Where one unit of a flow's work goes as storage I/O: `mb_per_work` MB read from or written to `datastore`
+// through `host`'s link (either may be kNoIndex), in I/Os of `io_mb`, with `queue` I/Os outstanding per flow.
+inline constexpr std::size_t kNoIndex = static_cast<std::size_t>(-1);
+struct IoPath {
+  std::size_t host = kNoIndex;
+  std::size_t datastore = kNoIndex;
+  bool write = false;
+  double mb_per_work = 1;
+  double io_mb = 1;
+  double queue = 1;
+};
+
+// The storage counters' live state (storage_meter.cpp): advanced with the flows, sampled on the grid.
+struct StorageMeter {
+  // A guest's boot reads: attributed to the series of the boot that issued them.
+  struct VmFlow {
+    std::size_t series = 0;
+    int cls = 0;
+    double start_service = 0;
+    double started_at = 0;
+    double work = 0;
+  };
+  std::int64_t next_grid = 0;  // index of the next grid instant (next_grid * step)
+  bool changed = false;        // counters moved since the last sample
+  std::vector<IoCounters> host_links, datastores, host_datastores;
+  std::unordered_map<std::uint64_t, VmFlow> vm_flows;          // by flow id
+  std::unordered_map<std::uint64_t, std::size_t> open_series;  // by VM number
+  std::vector<IoCounters> folded;                              // by series: ended flows' I/O
+  std::unordered_set<std::size_t> touched;                     // series folded since the last sample
+  StorageTelemetry published;
+};
+
 struct Lab::Impl {
   // A class of interchangeable flows: same resources, same coefficients, same cap. Max-min fairness gives
   // them the same rate, so the class keeps one cumulative per-flow "service" counter and a heap of finish
@@ -55,6 +88,7 @@ struct Lab::Impl {
   // O(flows), which is what lets 10,000 booting VMs fit.
   struct FlowClass {
     std::vector<std::pair<int, double>> uses;
+    std::vector<IoPath> paths;  // its storage I/O; empty for CPU
     double cap = kInf;
     double rate = 0;     // per flow, MB/s or reference-core-s/s
     double service = 0;  // per-flow work done since the class was created
@@ -160,6 +194,7 @@ struct Lab::Impl {
   std::shared_ptr<bool> alive = std::make_shared<bool>(true);
   bool processing = false;
   FlowStats stats;
+  StorageMeter meter;
 
   // ---- resources ----
   int cpu_res(std::size_t host) const { return static_cast<int>(host * 3); }
@@ -194,10 +229,12 @@ struct Lab::Impl {
   void arm_timer();
 
   // ---- flows (flow_network.cpp) ----
-  int class_for(std::vector<std::pair<int, double>> uses, double cap);
+  int class_for(std::vector<std::pair<int, double>> uses, double cap, std::vector<IoPath> paths = {});
   std::uint64_t add_flow(int cls, double work, std::function<void()> done);
   void remove_flow(std::uint64_t id);
+  // Advances every class's service (and the storage counters) to t, sampling the storage grid on the way.
   void settle(double t);
+  void advance_service(double t);
   void recompute();
   void drop_cancelled(FlowClass& c);
   void complete_due_flows();
@@ -218,6 +255,19 @@ struct Lab::Impl {
   // running, then the boot phases.
   Expected<void> power_on(std::uint64_t number, DoneCallback on_running, const PowerOnOptions& options);
   void resume_instant_clone(std::uint64_t number);
+
+  // ---- storage counters (storage_meter.cpp) ----
+  void meter_start(double t);
+  void meter_advance(double dt);  // the I/O classes' share of advance_service
+  bool meter_grid_due(double t);  // a grid instant <= t must be sampled (skips idle stretches)
+  double meter_grid_time() const;
+  void meter_sample();  // at meter_grid_time(), after advance_service to it
+  void meter_vm_flow(std::uint64_t flow, std::uint64_t vm_number, double work);
+  void meter_flow_ended(std::uint64_t flow, bool completed);  // completed, or removed before
+  void meter_vm_running(std::uint64_t number);
+  void meter_vm_stopped(std::uint64_t number, bool deleted);
+  // The truth's "storage" section (ground_truth.cpp).
+  nlohmann::json storage_truth_json(const StorageTelemetry& telemetry) const;
 
   // ---- cloning (cloning.cpp) ----
   bool clone_fault(const std::string& host_id, std::string_view name);

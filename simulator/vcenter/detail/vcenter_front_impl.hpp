@@ -166,6 +166,17 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
   http::ServerResponse sdk_result_page(const std::string& response, std::vector<std::string> objects,
                                        std::size_t page);
 
+  // ---- the PerformanceManager (sdk_performance.cpp): real-time statistics of the storage telemetry ----
+  // When the front began: a host's real-time samples start at the first interval boundary after it.
+  double sdk_perf_since = lab.now();
+  // A PerformanceManager method (QueryPerf, QueryPerfCounter, ...); nullopt: not one this front serves.
+  std::optional<http::ServerResponse> sdk_performance_call(std::string_view method,
+                                                           const vsphere::vim25::XmlNode& call,
+                                                           const vsphere::vim25::MoRef& self);
+  // The PerformanceManager's properties, and those of datastores and hosts that name what its instances
+  // measure (a datastore's url and VMFS uuid, a host's mounted datastores and HBA); nullopt: none of these.
+  std::optional<std::string> sdk_perf_property(const vsphere::vim25::MoRef& obj, std::string_view path) const;
+
   // ---- the PropertyCollector's filters and WaitForUpdatesEx (sdk_updates.cpp) ----
   std::map<std::string, SdkCollector> sdk_collectors;  // by collector id
   std::uint64_t sdk_collector_counter = 0;
