@@ -61,6 +61,26 @@ boost::asio::awaitable<Expected<void>> Provider::remove_run_artifacts(const std:
   co_return Expected<void>{};  // most platforms make nothing but the VMs
 }
 
+Expected<std::unique_ptr<TelemetrySource>> Provider::telemetry_source(const TelemetrySettings&) {
+  return make_error(ErrorKind::not_found, "this platform's provider reads no storage telemetry");
+}
+
+boost::asio::awaitable<Expected<double>> TelemetrySource::sample_step_s(const TelemetryRequest&) {
+  co_return 20.0;
+}
+
+const char* to_string(StorageSubject subject) noexcept {
+  switch (subject) {
+    case StorageSubject::vm:
+      return "vm";
+    case StorageSubject::host:
+      return "host";
+    case StorageSubject::datastore:
+      return "datastore";
+  }
+  return "vm";
+}
+
 std::optional<Error> refuse_unnamed_create(const std::string& name, const std::string& run_id) {
   if (name_carries_run_id(name, run_id)) return std::nullopt;
   return make_error(ErrorKind::invalid_input, "refusing to create VM " + name +

@@ -65,6 +65,11 @@ struct PlatformDescriptor {
   std::vector<std::string> power_on_modes;
   std::string default_power_on;
 
+  // telemetry.source: the storage telemetry the kind's provider reads (besides auto and none), and whether
+  // its source takes telemetry.endpoint, tokenFile and caFile (a query API found or named, bearer tokens).
+  std::vector<std::string> telemetry_sources;
+  bool telemetry_endpoint = false;
+
   // The top-level namespace key (where the VMs are created).
   bool has_namespace = false;
 

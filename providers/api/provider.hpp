@@ -23,6 +23,7 @@
 #include "providers/api/milestone.hpp"
 #include "providers/api/platform_descriptor.hpp"
 #include "providers/api/platform_facts.hpp"
+#include "providers/api/telemetry.hpp"
 
 namespace bootstorm::api {
 
@@ -202,6 +203,11 @@ class Provider {
     (void)vm;
     return {};
   }
+
+  // The platform's storage telemetry for `settings` (after connect()), or why there is none (the platform has
+  // no monitoring this provider reads, the plan asked for a source the platform does not offer). The source
+  // may use the provider's sessions: it must not outlive the provider. The default has none.
+  virtual Expected<std::unique_ptr<TelemetrySource>> telemetry_source(const TelemetrySettings& settings);
 };
 
 // True when `name` carries the run id as bootstorm names it: "bs-<run_id>-...". The safety interlock.

@@ -19,6 +19,9 @@ api::PlatformDescriptor descriptor() {
   d.clone_kinds = {"auto", "copy", "snapshot", "csi-clone"};
   d.default_clone = "auto";
   d.has_namespace = true;
+  // The cluster's Prometheus (OpenShift: Thanos Querier behind its Route; elsewhere telemetry.endpoint).
+  d.telemetry_sources = {"prometheus"};
+  d.telemetry_endpoint = true;
   // One list + watch of VirtualMachineInstances (kubevirt_provider.cpp).
   d.observed_milestones = {"scheduled", "running", "guest_agent", "ip_assigned"};
   return d;

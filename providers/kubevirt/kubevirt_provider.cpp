@@ -155,6 +155,10 @@ class KubevirtProvider final : public api::Provider {
   api::ApiStats stats() const override { return impl_->stats(); }
   api::PlatformFacts facts() const override { return impl_->facts(); }
   std::string clone_method(const api::VmHandle& vm) const override { return impl_->clone_method(vm); }
+  Expected<std::unique_ptr<api::TelemetrySource>> telemetry_source(
+      const api::TelemetrySettings& settings) override {
+    return impl_->telemetry_source(settings);
+  }
   awaitable<std::vector<api::CheckResult>> check(const api::CheckRequest& request) override {
     auto impl = impl_;
     co_return co_await impl->check(request);

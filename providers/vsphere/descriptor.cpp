@@ -27,6 +27,7 @@ api::PlatformDescriptor descriptor() {
   // vim25: one Datacenter.PowerOnMultiVM_Task for the starts that arrive together, or one PowerOnVM_Task
   // each.
   d.power_on_modes = {"multi", "each"};
+  d.telemetry_sources = {"vsphere-perf"};
   d.default_power_on = "multi";
   // Power state from a filtered list poll, Tools and guest identity from per-VM polls (vsphere_observe.cpp).
   d.observed_milestones = {"running", "guest_agent", "ip_assigned"};

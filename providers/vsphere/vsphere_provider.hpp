@@ -102,6 +102,12 @@ class VsphereProvider final : public api::Provider {
   api::PlatformFacts facts() const override;
   // REST clones in full unless instant (VM.CloneSpec has no linked option).
   std::string clone_method(const api::VmHandle&) const override { return instant() ? "instant" : "full"; }
+  // vCenter's statistics (PerformanceManager) are a vim25 API: REST has none.
+  Expected<std::unique_ptr<api::TelemetrySource>> telemetry_source(const api::TelemetrySettings&) override {
+    return make_error(ErrorKind::not_found,
+                      "vCenter's REST API has no storage statistics (PerformanceManager is vim25 only)",
+                      "set platform.api: vim25 (or auto, on a vCenter with /sdk) for storage telemetry");
+  }
   boost::asio::awaitable<std::vector<api::CheckResult>> check(const api::CheckRequest& request) override;
 
  private:

@@ -57,6 +57,9 @@ class ProviderImpl : public std::enable_shared_from_this<ProviderImpl> {
                                                         std::chrono::milliseconds timeout);
   std::string clone_method(const api::VmHandle& vm) const;
 
+  // telemetry.cpp
+  Expected<std::unique_ptr<api::TelemetrySource>> telemetry_source(const api::TelemetrySettings& settings);
+
   // start_burst.cpp
   boost::asio::awaitable<Expected<void>> prepare_storm(std::size_t expected_starts);
   boost::asio::awaitable<Expected<api::StartResult>> start(const api::VmHandle& vm);

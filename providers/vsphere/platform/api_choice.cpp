@@ -161,6 +161,12 @@ std::string ApiChoosingProvider::clone_method(const api::VmHandle& vm) const {
   return chosen_ ? chosen_->clone_method(vm) : std::string();
 }
 
+Expected<std::unique_ptr<api::TelemetrySource>> ApiChoosingProvider::telemetry_source(
+    const api::TelemetrySettings& settings) {
+  if (!chosen_) return not_connected();
+  return chosen_->telemetry_source(settings);
+}
+
 asio::awaitable<std::vector<api::CheckResult>> ApiChoosingProvider::check(const api::CheckRequest& request) {
   if (!chosen_) co_return std::vector<api::CheckResult>{api::failed_check("API", not_connected())};
   co_return co_await chosen_->check(request);

@@ -44,6 +44,8 @@ class ApiChoosingProvider final : public api::Provider {
   api::ApiStats stats() const override;
   api::PlatformFacts facts() const override;
   std::string clone_method(const api::VmHandle& vm) const override;
+  Expected<std::unique_ptr<api::TelemetrySource>> telemetry_source(
+      const api::TelemetrySettings& settings) override;
   boost::asio::awaitable<std::vector<api::CheckResult>> check(const api::CheckRequest& request) override;
 
  private:

@@ -9,6 +9,7 @@
 #include "common/log.hpp"
 #include "providers/vsphere/vim25/decode.hpp"
 #include "providers/vsphere/vim25/messages.hpp"
+#include "providers/vsphere/vim25_provider/vim25_telemetry.hpp"
 
 namespace bootstorm::vsphere::vim25 {
 
@@ -70,6 +71,29 @@ asio::awaitable<void> Vim25Provider::disconnect() {
 
 api::ApiStats Vim25Provider::stats() const {
   return session_.stats();
+}
+
+Expected<std::unique_ptr<api::TelemetrySource>> Vim25Provider::telemetry_source(
+    const api::TelemetrySettings& settings) {
+  if (settings.source == "auto" || settings.source == kPerfSourceName) {
+    if (settings.interval_s && *settings.interval_s != kRealtimeIntervalS)
+      spdlog::warn("telemetry.interval {} s: vCenter's real-time statistics come every {} s, and so do these",
+                   *settings.interval_s, kRealtimeIntervalS);
+    return std::unique_ptr<api::TelemetrySource>(
+        std::make_unique<Vim25PerfSource>(*this, std::weak_ptr<const void>(alive_)));
+  }
+  if (settings.source == "prometheus") {
+    return make_error(
+        ErrorKind::invalid_input,
+        "telemetry.source prometheus: vSphere keeps its storage statistics in vCenter, not in a "
+        "Prometheus",
+        "vSphere offers telemetry.source: vsphere-perf (vCenter's PerformanceManager), or auto");
+  }
+  if (settings.source == "none")
+    return make_error(ErrorKind::not_found, "telemetry off (telemetry.source: none)");
+  return make_error(ErrorKind::invalid_input,
+                    "telemetry.source " + settings.source + " is not one vSphere offers",
+                    "use auto, vsphere-perf or none");
 }
 
 asio::awaitable<Expected<std::vector<ObjectContent>>> Vim25Provider::read(const std::vector<MoRef>& objects,

@@ -72,8 +72,15 @@ class Vim25Provider final : public api::Provider {
   // The kind of clone task that made it: vCenter fails a linked clone it cannot make (no snapshot) rather
   // than copy the disks.
   std::string clone_method(const api::VmHandle&) const override { return config_.clone_type; }
+  // "auto" and "vsphere-perf": vCenter's real-time statistics (Vim25PerfSource, vim25_telemetry.hpp), read
+  // through this provider's session. "prometheus" and "none" are errors saying why there is none.
+  Expected<std::unique_ptr<api::TelemetrySource>> telemetry_source(
+      const api::TelemetrySettings& settings) override;
 
  private:
+  // The telemetry source reads through read(), read_all() and the session.
+  friend class Vim25PerfSource;
+
   struct Host {
     std::string id, name, pool;
   };
@@ -202,6 +209,9 @@ class Vim25Provider final : public api::Provider {
   bool multi_flush_scheduled_ = false;
   std::map<std::string, std::unique_ptr<Ack>> acks_;
   std::map<std::string, std::chrono::steady_clock::time_point> start_written_;
+
+  // Expires with the provider: a telemetry source asked after that fails instead of using it.
+  std::shared_ptr<const int> alive_ = std::make_shared<const int>(0);
 };
 
 }  // namespace bootstorm::vsphere::vim25

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "providers/vsphere/vim25/messages.hpp"
+#include "providers/vsphere/vim25/performance.hpp"
 #include "providers/vsphere/vim25/soap.hpp"
 
 namespace {
@@ -198,6 +199,27 @@ TEST_F(Vim25SchemaTest, PowerCustomFieldsAndReconfigure) {
                                          {"VirtualMachine.Interact.PowerOn", "Datastore.AllocateSpace"}));
   expect_valid(reconfig_vm_task_extra_config(
       kVm, {{"SET.guest.toolsRunningStatus", "guestToolsRunning"}, {"SET.guest.ipAddress", "10.0.0.5"}}));
+}
+
+TEST_F(Vim25SchemaTest, PerformanceManagerCalls) {
+  const MoRef perf{"PerformanceManager", "PerfMgr"};
+  PerfQuerySpec vm;
+  vm.entity = kVm;
+  vm.start_time = std::chrono::system_clock::time_point(std::chrono::seconds(1714558780));
+  vm.end_time = std::chrono::system_clock::time_point(std::chrono::milliseconds(1714559100250));
+  vm.max_sample = 18;
+  vm.metric_ids = {{173, "*"}, {174, "*"}, {175, ""}};
+  PerfQuerySpec host;
+  host.entity = {"HostSystem", "host-12"};
+  host.metric_ids = {{164, "*"}, {180, "*"}};
+  expect_valid(query_perf(perf, {vm, host}));
+  PerfQuerySpec bare;
+  bare.entity = kVm;
+  bare.interval_id.reset();
+  bare.format.clear();
+  expect_valid(query_perf(perf, {bare}));
+  expect_valid(query_perf_counter(perf, {6, 173}));
+  expect_valid(retrieve_properties_ex(kPc, {perf_counter_spec(perf)}));
 }
 
 TEST_F(Vim25SchemaTest, TheValidatorIsStrict) {

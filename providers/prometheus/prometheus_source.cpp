@@ -1,0 +1,155 @@
+// Storage telemetry from the cluster's Prometheus (see the header).
+#include "providers/prometheus/prometheus_source.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "providers/http/client.hpp"
+#include "providers/http/types.hpp"
+#include "providers/prometheus/storage_window.hpp"
+
+namespace bootstorm::prometheus {
+
+namespace asio = boost::asio;
+
+Error query_refused(int status, const std::string& body, const PrometheusEndpoint& endpoint) {
+  const std::string where = fmt::format("the query API at {} ({})", endpoint.url, endpoint.found_by);
+  if (status == 401) {
+    return make_error(
+        ErrorKind::auth, fmt::format("{} did not accept the bearer token (401 Unauthorized).", where),
+        "Set telemetry.tokenFile to a file holding a token the cluster accepts (oc whoami -t).");
+  }
+  if (status == 403) {
+    return make_error(
+        ErrorKind::auth,
+        fmt::format("{} refused the token's user (403 Forbidden): reading cluster metrics needs the "
+                    "cluster-monitoring-view role.",
+                    where),
+        "Grant it (oc adm policy add-cluster-role-to-user cluster-monitoring-view <user>) or set "
+        "telemetry.tokenFile to the token of a user who has it.");
+  }
+  if (status == 404) {
+    return make_error(ErrorKind::not_found, fmt::format("{} has no /api/v1/query (404).", where),
+                      "Set telemetry.endpoint to the Prometheus or Thanos Querier base URL.");
+  }
+  std::string detail = body.substr(0, 200);
+  while (!detail.empty() && (detail.back() == '\n' || detail.back() == '\r')) detail.pop_back();
+  return make_error(ErrorKind::http_status,
+                    fmt::format("{} answered HTTP {}{}.", where, status, detail.empty() ? "" : ": " + detail),
+                    status >= 500 ? "The monitoring stack is unwell or overloaded; the storm's results stand."
+                                  : "Check telemetry.endpoint.");
+}
+
+PrometheusStorageSource::PrometheusStorageSource(asio::any_io_executor executor, EndpointResolver resolver,
+                                                 PrometheusSourceOptions options)
+    : executor_(std::move(executor)), resolver_(std::move(resolver)), options_(std::move(options)) {}
+
+PrometheusStorageSource::~PrometheusStorageSource() = default;
+
+asio::awaitable<Expected<void>> PrometheusStorageSource::connect() {
+  if (client_) co_return Expected<void>{};
+  auto found = co_await resolver_();
+  if (!found) co_return found.error();
+  endpoint_ = std::move(*found);
+  http::ClientOptions options;
+  options.base_url = endpoint_->url;
+  options.tls = endpoint_->tls;
+  options.max_connections = 2;
+  options.retry.max_attempts = 3;  // queries are reads: a 502/503/504 is worth another try
+  if (!endpoint_->token.empty()) {
+    options.default_headers.emplace_back("Authorization", "Bearer " + endpoint_->token);
+  }
+  client_ = std::make_unique<http::Client>(executor_, options);
+  co_return Expected<void>{};
+}
+
+asio::awaitable<Expected<QueryAnswer>> PrometheusStorageSource::query(const std::string& promql,
+                                                                      std::optional<double> time,
+                                                                      const std::string& what) {
+  http::Request call;
+  call.method = "POST";
+  call.target = "/api/v1/query";
+  call.headers = {{"Content-Type", "application/x-www-form-urlencoded"}, {"Accept", "application/json"}};
+  call.body = "query=" + http::url_encode(promql);
+  if (time) call.body += fmt::format("&time={:.3f}", *time);
+  call.idempotent = true;  // a query changes nothing
+  call.timeout = options_.timeout;
+  auto response = co_await client_->request(std::move(call));
+  if (!response) {
+    Error error = response.error();
+    error.message =
+        fmt::format("Reading {} from {} ({}): {}", what, endpoint_->url, endpoint_->found_by, error.message);
+    // The Route is served by the cluster's ingress, whose certificate the kubeconfig's CA may not sign.
+    if (error.kind == ErrorKind::tls) {
+      error.hint =
+          "Set telemetry.caFile to the CA of the cluster's ingress (oc extract -n openshift-config-managed "
+          "configmap/default-ingress-cert).";
+    }
+    co_return error;
+  }
+  if (response->status != 200) {
+    // An error answer in the API's JSON says more than the status alone.
+    if (response->status == 400 || response->status == 422) {
+      auto decoded = decode_answer(response->body, endpoint_->url);
+      if (!decoded) co_return decoded.error();
+    }
+    co_return query_refused(response->status, response->body, *endpoint_);
+  }
+  co_return decode_answer(response->body, endpoint_->url);
+}
+
+asio::awaitable<Expected<double>> PrometheusStorageSource::sample_step_s(const api::TelemetryRequest&) {
+  if (step_s_) co_return *step_s_;
+  auto connected = co_await connect();
+  if (!connected) co_return connected.error();
+  auto up = co_await query(fmt::format("up{{job=\"{}\"}}[5m]", kScrapeJob), std::nullopt, "up");
+  if (!up) co_return up.error();
+  std::vector<double> spacing;
+  for (const auto& series : up->series) {
+    for (std::size_t i = 1; i < series.samples.size(); ++i) {
+      spacing.push_back(series.samples[i].at - series.samples[i - 1].at);
+    }
+  }
+  if (spacing.empty()) {
+    co_return make_error(
+        ErrorKind::not_found,
+        fmt::format("{} ({}) has scraped no {} target in the last 5 minutes (up{{job=\"{}\"}}).",
+                    endpoint_->url, endpoint_->found_by, kScrapeJob, kScrapeJob),
+        "Check that OpenShift Virtualization's ServiceMonitor is installed and that the "
+        "monitoring stack scrapes it.");
+  }
+  std::nth_element(spacing.begin(), spacing.begin() + static_cast<std::ptrdiff_t>(spacing.size() / 2),
+                   spacing.end());
+  step_s_ = std::round(spacing[spacing.size() / 2] * 1000) / 1000;
+  co_return *step_s_;
+}
+
+asio::awaitable<Expected<api::TelemetryReport>> PrometheusStorageSource::collect(
+    const api::TelemetryRequest& request) {
+  if (request.vm_names.size() > kMaxVmis) {
+    co_return make_error(
+        ErrorKind::invalid_input,
+        fmt::format("Storage telemetry reads each VMI's samples, and this scenario has {} VMIs "
+                    "(at most {}): skipped.",
+                    request.vm_names.size(), kMaxVmis),
+        "Read the storage figures from a scenario of at most 2,000 VMs.");
+  }
+  auto connected = co_await connect();
+  if (!connected) co_return connected.error();
+  const double range_s = raw_counter_range_s(request, step_s_);
+  std::array<QueryAnswer, 6> answers;
+  for (std::size_t m = 0; m < kStorageMetrics.size(); ++m) {
+    auto answer =
+        co_await query(raw_counter_query(m, options_.namespace_, range_s), request.to, kStorageMetrics[m]);
+    if (!answer) co_return answer.error();
+    answers[m] = std::move(*answer);
+  }
+  auto report = storage_report(answers, request, options_.grid_s, step_s_);
+  if (!report) co_return report.error();
+  report->endpoint = endpoint_->url;
+  co_return std::move(*report);
+}
+
+}  // namespace bootstorm::prometheus
