@@ -142,6 +142,38 @@ std::vector<std::string> phase_growth(const std::vector<LoadedRun>& runs) {
   return out;
 }
 
+// The layouts' storage side by side: one row per scenario (and repeat) of every run that has telemetry.
+struct StorageRow {
+  std::string run, scenario;
+  const stats::StorageFigures* figures = nullptr;
+  std::string busiest_link;  // "r740-01 94 %", the host link closest to its capacity
+};
+
+std::vector<StorageRow> storage_rows(const std::vector<LoadedRun>& runs) {
+  std::vector<StorageRow> rows;
+  for (const auto& r : runs) {
+    const bool repeats = std::any_of(r.summary.scenarios.begin(), r.summary.scenarios.end(),
+                                     [](const stats::ScenarioSummary& s) { return s.repeat != 1; });
+    for (const auto& sc : r.summary.scenarios) {
+      if (!sc.storage) continue;
+      StorageRow row{r.summary.run.id, repeats ? fmt::format("{} #{}", sc.name, sc.repeat) : sc.name,
+                     &*sc.storage, ""};
+      const stats::HostStorage* busiest = nullptr;
+      for (const auto& h : sc.storage->hosts)
+        if (h.peak_utilisation && (!busiest || *h.peak_utilisation > *busiest->peak_utilisation))
+          busiest = &h;
+      if (busiest)
+        row.busiest_link = fmt::format("{} {:.0f} %", busiest->host, *busiest->peak_utilisation * 100);
+      rows.push_back(std::move(row));
+    }
+  }
+  return rows;
+}
+
+std::string latency_ms(const std::optional<double>& s) {
+  return s ? fmt::format("{:.2f}", *s * 1e3) : std::string("\u2014");
+}
+
 Expected<void> fill_boot_times_from_csv(std::string_view csv_text, stats::Summary& summary) {
   auto rows = parse_csv(csv_text);
   if (!rows) return rows.error();
@@ -327,6 +359,25 @@ std::string render_compare_md(const std::vector<LoadedRun>& runs, const CompareS
                     ci_cell(c.bootstrap.mean_diff), ci_cell(c.bootstrap.median_diff), c.mann_whitney.p_value,
                     c.mann_whitney.exact ? " (exact)" : "");
   }
+  if (const auto rows = storage_rows(runs); !rows.empty()) {
+    out +=
+        "\n## Storage\n\nWhat each platform's monitoring measured during the storms (MB/s read + write; IOPS "
+        "per "
+        "desktop at the peak; read latency P95 over the VMs' samples; the host link closest to its "
+        "capacity).\n\n";
+    out +=
+        "| Run | Scenario | Source | Peak MB/s | Mean MB/s | Peak IOPS | IOPS per desktop | Read latency P95 "
+        "(ms) | Busiest link |\n";
+    out += "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |\n";
+    for (const auto& row : rows) {
+      const auto& f = *row.figures;
+      out += fmt::format("| {} | {} | {} ({:g} s) | {:.0f} | {:.0f} | {:.0f} | {:.1f} | {} | {} |\n",
+                         escape_md(row.run), escape_md(row.scenario), escape_md(f.source), f.resolution_s,
+                         f.peak_bytes_per_s / 1e6, f.mean_bytes_per_s / 1e6, f.peak_iops,
+                         f.peak_iops_per_desktop, latency_ms(f.read_latency_p95_s),
+                         row.busiest_link.empty() ? "\u2014" : escape_md(row.busiest_link));
+    }
+  }
   out += fmt::format("\n---\nGenerated {} by bootstorm compare.\n", escape_md(generated_at));
   return out;
 }
@@ -393,6 +444,23 @@ std::string render_compare_html(const std::vector<LoadedRun>& runs, const Compar
       "</tbody></table></div>\n<p class=\"meta\">\u0394 = candidate \u2212 baseline. Confidence intervals: "
       "bootstrap, 10,000 resamples, percentile method. Quantiles: linear interpolation between closest ranks "
       "(type 7).</p>\n</section>\n";
+  if (const auto rows = storage_rows(runs); !rows.empty()) {
+    out += "<section>\n<h2>Storage</h2>\n<div class=\"scroll\"><table>\n<thead><tr>";
+    for (const char* h : {"Run", "Scenario", "Source"}) out += fmt::format("<th scope=\"col\">{}</th>", h);
+    for (const char* h : {"Peak MB/s", "Mean MB/s", "Peak IOPS", "IOPS per desktop", "Read latency P95 (ms)"})
+      out += fmt::format("<th scope=\"col\" class=\"num\">{}</th>", h);
+    out += "<th scope=\"col\">Busiest link</th></tr></thead>\n<tbody>\n";
+    for (const auto& row : rows) {
+      const auto& f = *row.figures;
+      out += "<tr><td>" + escape_xml(row.run) + "</td><td>" + escape_xml(row.scenario) + "</td><td>" +
+             escape_xml(fmt::format("{} ({:g} s)", f.source, f.resolution_s)) + "</td>";
+      out += td(fmt::format("{:.0f}", f.peak_bytes_per_s / 1e6)) +
+             td(fmt::format("{:.0f}", f.mean_bytes_per_s / 1e6)) + td(fmt::format("{:.0f}", f.peak_iops)) +
+             td(fmt::format("{:.1f}", f.peak_iops_per_desktop)) + td(latency_ms(f.read_latency_p95_s));
+      out += "<td>" + escape_xml(row.busiest_link.empty() ? "\u2014" : row.busiest_link) + "</td></tr>\n";
+    }
+    out += "</tbody></table></div>\n</section>\n";
+  }
   out += detail::html_tail(generated_at, "Comparison of " + std::to_string(runs.size()) + " run(s).");
   return out;
 }

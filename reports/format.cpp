@@ -163,6 +163,56 @@ std::vector<std::string> platform_sentences(const stats::Summary& summary, const
   return out;
 }
 
+std::vector<std::string> storage_sentences(const stats::Summary& summary, const stats::ScenarioSummary& sc) {
+  std::vector<std::string> out;
+  if (!sc.storage) {
+    if (!sc.storage_unavailable.empty())
+      out.push_back(fmt::format("Storage telemetry: none ({}).", sc.storage_unavailable));
+    return out;
+  }
+  const stats::StorageFigures& f = *sc.storage;
+  const std::string origin = summary.run.simulated ? "simulated lab, " : "";
+  std::string line = fmt::format(
+      "Storage ({}{}, {:g} s samples, {} summed): peak {:.0f} MB/s, mean {:.0f} MB/s over {:.1f} s; peak "
+      "{:.0f} "
+      "IOPS, {:.1f} per desktop at the peak and {:.1f} on average",
+      origin, f.source, f.resolution_s,
+      f.series == "datastore" ? "the datastore as each host saw it" : "the hosts", f.peak_bytes_per_s / 1e6,
+      f.mean_bytes_per_s / 1e6, f.window_s, f.peak_iops, f.peak_iops_per_desktop, f.mean_iops_per_desktop);
+  if (f.read_latency_p50_s && f.read_latency_p95_s) {
+    // vCenter reports latency in whole milliseconds: below one it says 0.
+    if (f.source == "vsphere-perf") {
+      auto ms = [](double s) {
+        return s * 1e3 < 0.5 ? std::string("< 1 ms") : fmt::format("{:.0f} ms", s * 1e3);
+      };
+      line += fmt::format("; read latency P50 {}, P95 {} (vCenter reports whole milliseconds)",
+                          ms(*f.read_latency_p50_s), ms(*f.read_latency_p95_s));
+    } else {
+      line += fmt::format("; read latency P50 {:.2f} ms, P95 {:.2f} ms", *f.read_latency_p50_s * 1e3,
+                          *f.read_latency_p95_s * 1e3);
+    }
+  }
+  out.push_back(line + ".");
+  std::vector<std::string> links;
+  for (const auto& h : f.hosts) {
+    if (h.peak_utilisation && h.capacity_bytes_per_s) {
+      links.push_back(fmt::format("{} {:.0f} of {:.0f} MB/s ({:.0f} %)", h.host, h.peak_bytes_per_s / 1e6,
+                                  *h.capacity_bytes_per_s / 1e6, *h.peak_utilisation * 100));
+    } else {
+      links.push_back(fmt::format("{} {:.0f} MB/s", h.host, h.peak_bytes_per_s / 1e6));
+    }
+  }
+  if (!links.empty()) out.push_back(fmt::format("Peak per host link: {}.", fmt::join(links, "; ")));
+  if (f.resolution_s > 0 && f.window_s > 0 && f.window_s < 3 * f.resolution_s) {
+    out.push_back(
+        fmt::format("The storm spans {:.1f} samples of {:g} s: peaks are averages over a whole sample "
+                    "(the totals are exact).",
+                    f.window_s / f.resolution_s, f.resolution_s));
+  }
+  for (const auto& w : f.warnings) out.push_back("Storage telemetry: " + w);
+  return out;
+}
+
 bool several_repeats(const stats::Summary& summary) {
   return std::any_of(summary.scenarios.begin(), summary.scenarios.end(),
                      [](const stats::ScenarioSummary& s) { return s.repeat != 1; });

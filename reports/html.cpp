@@ -13,6 +13,63 @@
 namespace bootstorm::reports {
 namespace {
 
+// The storage of one storm over time, on the ready curve's axis (seconds since the first start request):
+// MB/s per host link and summed, IOPS, and the mean read latency, each interval a flat step at its mean.
+std::string storage_panel(const stats::RunRecord& record, const stats::ScenarioSummary& sc, std::size_t index,
+                          const std::string& label) {
+  const stats::StorageFigures& f = *sc.storage;
+  double first_start = 0;
+  for (const auto& r : record.scenarios)
+    if (r.name == sc.name && r.repeat == sc.repeat) first_start = r.started_unix_s;
+  if (first_start <= 0 && !f.points.empty()) first_start = f.points.front().from;
+  const std::string sum_label = f.series == "datastore" ? "datastore (all hosts)" : "all hosts";
+  svg::IntervalSeries mbps{sum_label, "#111827", {}}, iops{sum_label, "#111827", {}},
+      latency{"read latency (I/O-weighted)", "#0072B2", {}};
+  for (const auto& p : f.points) {
+    mbps.values.push_back({p.from - first_start, p.to - first_start, p.bytes_per_s / 1e6});
+    iops.values.push_back({p.from - first_start, p.to - first_start, p.iops});
+    if (p.read_latency_s)
+      latency.values.push_back({p.from - first_start, p.to - first_start, *p.read_latency_s * 1e3});
+  }
+  std::vector<svg::IntervalSeries> mbps_series{mbps};
+  const auto& telemetry = [&]() -> const std::optional<api::TelemetryReport>& {
+    for (const auto& r : record.scenarios)
+      if (r.name == sc.name && r.repeat == sc.repeat) return r.telemetry;
+    static const std::optional<api::TelemetryReport> none;
+    return none;
+  }();
+  if (telemetry && f.hosts.size() <= 8) {
+    std::size_t color = 0;
+    for (const auto& h : f.hosts) {
+      svg::IntervalSeries host{h.host, std::string(svg::series_color(color++)), {}};
+      for (const auto& s : telemetry->samples) {
+        if (s.kind == api::StorageSubject::host && s.subject == h.host) {
+          host.values.push_back({s.from - first_start, s.to - first_start,
+                                 (s.rates.read_bytes_per_s + s.rates.write_bytes_per_s) / 1e6});
+        }
+      }
+      mbps_series.push_back(std::move(host));
+    }
+  }
+  const double x_max = sc.time_to_all_ready_s ? *sc.time_to_all_ready_s : 0;
+  const std::string id = fmt::format("storage-{}", index);
+  std::string out = "<figure class=\"storage\">\n";
+  out += svg::interval_chart(id + "-mbps", "Storage throughput (MB/s)",
+                             "Read and write MB/s of each host link and summed, per monitoring sample.",
+                             "MB/s", mbps_series, x_max);
+  out += svg::interval_chart(id + "-iops", "Storage I/Os per second",
+                             "Read and write IOPS summed, per sample.", "IOPS", {iops}, x_max);
+  if (!latency.values.empty()) {
+    out += svg::interval_chart(id + "-latency", "Read latency (ms)", "Mean read latency per I/O, per sample.",
+                               "ms", {latency}, x_max);
+  }
+  out += fmt::format(
+      "<figcaption>Storage during {} as {} measured it ({:g} s samples; each step is one sample's mean).{}"
+      "</figcaption>\n</figure>\n",
+      escape_xml(label), escape_xml(f.source), f.resolution_s, record.simulated ? " Simulated lab." : "");
+  return out;
+}
+
 constexpr std::size_t kMaxGanttRows = 240;
 
 std::string td_num(const std::string& v) {
@@ -223,6 +280,7 @@ std::string detail::render_report_html_with(const stats::RunRecord& record, cons
   // Cards: the headline numbers per scenario.
   out += "<section aria-label=\"Scenarios at a glance\"><div class=\"cards\">\n";
   std::vector<svg::Series> boot_series, ready_series;
+  std::string storage_panels;
   for (std::size_t i = 0; i < summary.scenarios.size(); ++i) {
     const auto& sc = summary.scenarios[i];
     const auto& r = sc.ready();
@@ -256,6 +314,9 @@ std::string detail::render_report_html_with(const stats::RunRecord& record, cons
         out += "<li>" + escape_xml(n.vm) + " not attempted: " + escape_xml(n.reason) + "</li>";
       out += "</ul>\n";
     }
+    for (const auto& sentence : detail::storage_sentences(summary, sc))
+      out += "<p class=\"meta\">" + escape_xml(sentence) + "</p>\n";
+    if (sc.storage) storage_panels += storage_panel(record, sc, i, label);
     out += "</div>\n";
     boot_series.push_back(svg::Series{label, color, sc.boot_times_s, static_cast<std::size_t>(sc.vms)});
     // VMs ready over time: when each VM became ready, relative to the scenario's first start request.
@@ -270,6 +331,10 @@ std::string detail::render_report_html_with(const stats::RunRecord& record, cons
     ready_series.push_back(std::move(ready));
   }
   out += "</div></section>\n";
+  if (!storage_panels.empty()) {
+    out += "<section aria-label=\"Storage during the storm\">\n<h2>Storage during the storm</h2>\n" +
+           storage_panels + "</section>\n";
+  }
 
   out += "<section>\n<h2>Boot time distribution</h2>\n";
   out += "<figure>\n" + svg::cdf_chart("cdf", "Share of VMs ready by boot time (CDF)", boot_series) +

@@ -56,6 +56,27 @@ std::string canonical_float(double v) {
 
 }  // namespace
 
+std::string render_telemetry_csv(const stats::RunRecord& record) {
+  std::string out =
+      "scenario,repeat,source,kind,subject,from_unix_s,to_unix_s,read_bytes_per_s,write_bytes_per_s,read_"
+      "iops,"
+      "write_iops,read_latency_ms,write_latency_ms\n";
+  auto latency = [](const std::optional<double>& s) {
+    return s ? fmt::format("{:.4f}", *s * 1e3) : std::string();
+  };
+  for (const auto& sc : record.scenarios) {
+    if (!sc.telemetry) continue;
+    for (const auto& s : sc.telemetry->samples) {
+      out += fmt::format("{},{},{},{},{},{:.3f},{:.3f},{:.1f},{:.1f},{:.2f},{:.2f},{},{}\n",
+                         csv_field(sc.name), sc.repeat, csv_field(sc.telemetry->source),
+                         api::to_string(s.kind), csv_field(s.subject), s.from, s.to, s.rates.read_bytes_per_s,
+                         s.rates.write_bytes_per_s, s.rates.read_iops, s.rates.write_iops,
+                         latency(s.rates.read_latency_s), latency(s.rates.write_latency_s));
+    }
+  }
+  return out;
+}
+
 std::string render_vms_csv(const stats::RunRecord& record) {
   std::string out = "scenario,repeat,vm,host,start_requested_utc";
   for (auto m : api::kAllMilestones) out += fmt::format(",{0}_s,{0}_res_s", api::to_string(m));
@@ -226,6 +247,50 @@ std::string render_metrics_prom(const stats::RunRecord& record, const stats::Sum
   for (const auto& sc : summary.scenarios)
     out += fmt::format("bootstorm_api_requests_total{} {}\n", labels(sc), sc.api_requests);
 
+  const bool any_storage =
+      std::any_of(summary.scenarios.begin(), summary.scenarios.end(),
+                  [](const stats::ScenarioSummary& sc) { return sc.storage.has_value(); });
+  if (any_storage) {
+    // The storage figures of each storm, as its telemetry source measured them (labelled with the source).
+    auto storage_family = [&](std::string_view name, std::string_view unit, std::string_view help,
+                              auto value_of) {
+      family(name, "gauge", unit, help);
+      for (const auto& sc : summary.scenarios) {
+        if (!sc.storage) continue;
+        if (auto v = value_of(*sc.storage)) {
+          out += fmt::format("{}{} {}\n", name,
+                             labels(sc, fmt::format("telemetry=\"{}\"", label_value(sc.storage->source))),
+                             number(*v));
+        }
+      }
+    };
+    using F = stats::StorageFigures;
+    storage_family("bootstorm_storage_peak_bytes_per_second", "bytes_per_second",
+                   "Peak storage throughput (read + write) over the storm's samples.",
+                   [](const F& f) { return std::optional<double>(f.peak_bytes_per_s); });
+    storage_family("bootstorm_storage_mean_bytes_per_second", "bytes_per_second",
+                   "Mean storage throughput over the storm's window.",
+                   [](const F& f) { return std::optional<double>(f.mean_bytes_per_s); });
+    storage_family("bootstorm_storage_peak_iops", "", "Peak I/Os per second over the storm's samples.",
+                   [](const F& f) { return std::optional<double>(f.peak_iops); });
+    storage_family("bootstorm_storage_peak_iops_per_desktop", "", "Peak IOPS divided by the scenario's VMs.",
+                   [](const F& f) { return std::optional<double>(f.peak_iops_per_desktop); });
+    storage_family("bootstorm_storage_read_latency_p95_seconds", "seconds",
+                   "95th percentile of the VMs' mean read latency per sample.",
+                   [](const F& f) { return f.read_latency_p95_s; });
+    family("bootstorm_storage_link_peak_utilisation_ratio", "gauge", "ratio",
+           "Peak throughput of a host's HBA link against its capacity.");
+    for (const auto& sc : summary.scenarios) {
+      if (!sc.storage) continue;
+      for (const auto& h : sc.storage->hosts) {
+        if (!h.peak_utilisation) continue;
+        out += fmt::format("bootstorm_storage_link_peak_utilisation_ratio{} {}\n",
+                           labels(sc, fmt::format("host=\"{}\"", label_value(h.host))),
+                           number(*h.peak_utilisation));
+      }
+    }
+  }
+
   if (!summary.slo.empty()) {
     family("bootstorm_slo_pass", "gauge", "", "1 when the SLO held, 0 when it did not.");
     for (const auto& r : summary.slo) {
@@ -265,6 +330,19 @@ nlohmann::ordered_json quantile_documents(const stats::RunRecord& record, const 
                        {"simulated", record.simulated},
                        {"source", summary.run.source},
                        {"readyMilestone", sc.ready_milestone}};
+      // The storm's storage beside its ready quantiles (additive; the telemetry source says how measured).
+      if (m.name == "ready" && sc.storage) {
+        d["storage"] = {
+            {"source", sc.storage->source},
+            {"resolutionS", sc.storage->resolution_s},
+            {"peakMBps", sc.storage->peak_bytes_per_s / 1e6},
+            {"meanMBps", sc.storage->mean_bytes_per_s / 1e6},
+            {"peakIops", sc.storage->peak_iops},
+            {"peakIopsPerDesktop", sc.storage->peak_iops_per_desktop},
+            {"readLatencyP95Ms", sc.storage->read_latency_p95_s
+                                     ? nlohmann::ordered_json(*sc.storage->read_latency_p95_s * 1e3)
+                                     : nlohmann::ordered_json(nullptr)}};
+      }
       docs.push_back(std::move(d));
     }
   }

@@ -127,6 +127,7 @@ std::string detail::render_report_md_with(const stats::RunRecord& record, const 
         sc.vms, sc.hosts, sc.hosts == 1 ? "" : "s", sc.ready().count, percent(sc.ready().ready_fraction, 1),
         seconds(sc.time_to_all_ready_s), sc.fire_skew_ms, seconds(sc.clone_mean_s), sc.api_requests);
     for (const auto& sentence : detail::platform_sentences(summary, sc)) out += escape_md(sentence) + "\n\n";
+    for (const auto& sentence : detail::storage_sentences(summary, sc)) out += escape_md(sentence) + "\n\n";
     out += "| Milestone | Reached | Mean | Stdev | Min | P50 | P90 | P95 | P99 | Max | Resolution |\n";
     out += "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
     for (const auto& m : sc.milestones) {

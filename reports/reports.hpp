@@ -23,6 +23,12 @@ inline constexpr double kBootTimeBuckets[] = {0.5, 1, 2, 5, 10, 20, 30, 40, 50, 
 // CRLF-free (LF line ends), rows in scenario order, then repeat, then VM name.
 std::string render_vms_csv(const stats::RunRecord& record);
 
+// telemetry.csv: every storage sample of every storm, one row per subject and interval:
+// scenario,repeat,source,kind,subject,from_unix_s,to_unix_s,read_bytes_per_s,write_bytes_per_s,read_iops,
+// write_iops,read_latency_ms,write_latency_ms (latency empty without I/O). Written only when a storm has
+// telemetry.
+std::string render_telemetry_csv(const stats::RunRecord& record);
+
 // summary.json (stats::summary_to_json_text).
 std::string render_summary_json(const stats::Summary& summary);
 

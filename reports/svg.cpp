@@ -303,6 +303,59 @@ std::string ready_over_time_chart(std::string_view id, std::string_view title,
   return out;
 }
 
+std::string interval_chart(std::string_view id, std::string_view title, std::string_view desc,
+                           std::string_view ylabel, const std::vector<IntervalSeries>& series, double x_max) {
+  double xmax = x_max, ymax = 0;
+  for (const auto& s : series) {
+    for (const auto& v : s.values) {
+      xmax = std::max(xmax, v.to_s);
+      ymax = std::max(ymax, v.value);
+    }
+  }
+  if (xmax <= 0 || series.empty()) {
+    std::string out = open_svg(id, title, "The monitoring system returned no sample for this storm.", 80);
+    out += "<text x=\"380\" y=\"45\" text-anchor=\"middle\" fill=\"#6b7280\">No sample.</text>\n</svg>\n";
+    return out;
+  }
+  std::vector<std::pair<std::string, std::string>> items;
+  for (const auto& s : series) items.emplace_back(s.label, s.color);
+  Frame f;
+  f.top = 20 + 16 * legend_rows(items, f.left);
+  f.height = 220 + f.top;
+  const auto xticks = nice_ticks(0, xmax, 10);
+  f.x1 = xticks.back();
+  const auto yticks = nice_ticks(0, ymax > 0 ? ymax : 1, 5);
+  f.y1 = yticks.back();
+  std::string out = open_svg(id, title, desc, f.height);
+  out += axes(f, xticks, yticks, "seconds since the first start request", ylabel, false);
+  out += legend(items, f.left, 18);
+  for (const auto& s : series) {
+    std::string d;
+    std::optional<double> pen;  // where the previous step ended, to join adjacent intervals
+    for (const auto& v : s.values) {
+      const double x0 = std::max(0.0, v.from_s);
+      if (!pen || std::abs(*pen - x0) > 1e-9) {
+        d += fmt::format("M{} {} ", f1(f.px(x0)), f1(f.py(v.value)));
+      } else {
+        d += fmt::format("V{} ", f1(f.py(v.value)));
+      }
+      d += fmt::format("H{} ", f1(f.px(v.to_s)));
+      pen = v.to_s;
+      out += fmt::format(
+          "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"transparent\"><title>{}: {:.1f} to "
+          "{:.1f} "
+          "s: {:.1f}</title></rect>\n",
+          f1(f.px(x0)), f1(f.py(v.value) - 4), f1(std::max(1.0, f.px(v.to_s) - f.px(x0))), 8,
+          escape_xml(s.label), v.from_s, v.to_s, v.value);
+    }
+    out += fmt::format(
+        "<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"><title>{}</title></path>\n", d,
+        s.color, escape_xml(s.label));
+  }
+  out += "</svg>\n";
+  return out;
+}
+
 std::string gantt_chart(std::string_view id, std::string_view title, const std::vector<GanttRow>& rows,
                         std::size_t omitted) {
   if (rows.empty()) return no_data(id, title);

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -69,6 +70,12 @@ Expected<void> write_run_outputs(const std::filesystem::path& dir, const stats::
   };
   for (const auto& [name, content] : files) {
     if (auto r = write_file(dir / name, content); !r) return r.error();
+  }
+  const bool any_telemetry =
+      std::any_of(record.scenarios.begin(), record.scenarios.end(),
+                  [](const stats::ScenarioRecord& s) { return s.telemetry.has_value(); });
+  if (any_telemetry) {
+    if (auto r = write_file(dir / "telemetry.csv", render_telemetry_csv(record)); !r) return r.error();
   }
   return {};
 }

@@ -17,6 +17,7 @@
 #include "orchestrator/engine/detail/journal_events.hpp"
 #include "orchestrator/engine/naming.hpp"
 #include "orchestrator/stats/api_answers.hpp"
+#include "orchestrator/stats/telemetry_json.hpp"
 
 namespace bootstorm::engine {
 
@@ -285,6 +286,23 @@ void RunRecordBuilder::apply(const json& e) {
     if (auto* vm = find_vm(str(e, fields::vm))) vm->clone_method = str(e, fields::clone_method);
   } else if (type == events::vm_deleted) {
     deleted_[str(e, fields::vm)] = true;
+  } else if (type == events::telemetry) {
+    if (auto* s = find_scenario(str(e, fields::scenario), integer(e, fields::repeat, 1))) {
+      // A merged journal has one event per shard: their VMs add up (stats::merge_telemetry).
+      if (auto it = e.find(fields::report); it != e.end()) {
+        if (auto report = stats::telemetry_from_json(*it)) {
+          if (s->telemetry) {
+            stats::merge_telemetry(*s->telemetry, std::move(*report));
+          } else {
+            s->telemetry = std::move(report);
+          }
+        }
+      }
+      if (const std::string why = str(e, fields::unavailable); !why.empty()) {
+        s->telemetry_unavailable =
+            s->telemetry_unavailable.empty() ? why : s->telemetry_unavailable + "; " + why;
+      }
+    }
   } else if (type == events::scenario_ended) {
     if (auto* s = find_scenario(str(e, fields::scenario), integer(e, fields::repeat, 1))) {
       s->api_requests = static_cast<std::uint64_t>(num(e, fields::api_requests));

@@ -23,6 +23,8 @@
 // - vm_failed: vm, reason;
 // - vm_deleted: vm, id;
 // - vm_delete_failed: vm, id, reason;
+// - telemetry: scenario, repeat, and either report (the storage telemetry read after the storm:
+//   orchestrator/stats/telemetry_json.hpp) or unavailable (why there is none);
 // - scenario_ended: scenario, repeat, apiRequests, stormApiRequests (those after provisioning), apiErrors,
 //   apiAnswers (what the answers said: orchestrator/stats/api_answers.hpp),
 //   errors[];

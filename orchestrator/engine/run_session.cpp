@@ -323,6 +323,7 @@ asio::awaitable<void> RunSession::run_with_provider() {
     co_return;
   }
   record_platform_facts();
+  open_telemetry();
   phase_boundary();
 
   // Slugs: unique per scenario even when names only differ beyond the slug length.
@@ -388,6 +389,7 @@ asio::awaitable<void> RunSession::run_scenario(const plan::Scenario& scenario, i
   if (!storm_ok && n > 0) all_ready_ = false;
 
   const auto stats_after = provider_->stats();
+  co_await collect_telemetry(scenario, repeat, vms);
   emit(events::scenario_ended,
        {{fields::scenario, scenario.name},
         {fields::repeat, repeat},

@@ -112,6 +112,16 @@ void emit_storm(YAML::Emitter& out, const Storm& s) {
   out << YAML::EndMap;
 }
 
+void emit_telemetry(YAML::Emitter& out, const Telemetry& t) {
+  out << YAML::Key << "telemetry" << YAML::Value << YAML::Flow << YAML::BeginMap;
+  out << YAML::Key << "source" << YAML::Value << t.source;
+  if (t.interval.count() > 0) out << YAML::Key << "interval" << YAML::Value << duration(t.interval);
+  optional_string(out, "endpoint", t.endpoint);
+  optional_string(out, "tokenFile", t.token_file);
+  optional_string(out, "caFile", t.ca_file);
+  out << YAML::EndMap;
+}
+
 void emit_ready(YAML::Emitter& out, const Ready& r) {
   out << YAML::Key << "ready" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "signal" << YAML::Value << r.signal;
@@ -158,6 +168,7 @@ std::string to_yaml(const StormPlan& plan) {
   emit_ready(out, plan.ready);
   out << YAML::Key << "repeat" << YAML::Value << plan.repeat;
   emit_slos(out, plan.slo);
+  emit_telemetry(out, plan.telemetry);
   out << YAML::Key << "cleanup" << YAML::Value << plan.cleanup;
   out << YAML::Key << "output" << YAML::Value << plan.output;
   out << YAML::EndMap;

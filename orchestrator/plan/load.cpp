@@ -31,7 +31,8 @@ using yaml::MapView;
 using yaml::Names;
 
 const Names kRootKeys = {"apiVersion", "kind",  "name",   "platform", "golden",  "namespace", "scenarios",
-                         "storm",      "ready", "repeat", "slo",      "cleanup", "output"};
+                         "storm",      "ready", "repeat", "slo",      "cleanup", "output",    "telemetry"};
+const Names kTelemetryKeys = {"source", "interval", "endpoint", "tokenFile", "caFile"};
 const Names kPlatformKeys = {"kind", "endpoint", "lab", "credentials", "tls", "apiBudget", "api"};
 const Names kTlsKeys = {"caFile", "insecureSkipVerify"};
 const Names kApiBudgetKeys = {"requestsPerSecond", "maxConcurrent", "startsPerConnection"};
@@ -108,6 +109,7 @@ class Loader : public yaml::FieldReader {
       plan.repeat = static_cast<int>(*v);
     }
     if (top.has("slo")) load_slos(top.value("slo"), plan.slo);
+    if (top.has("telemetry")) load_telemetry(top.value("telemetry"), kind, plan.telemetry);
     if (auto v = get_string(top, "cleanup")) {
       check_enum(top.value("cleanup"), "cleanup", *v, kCleanupPolicies);
       plan.cleanup = *v;
@@ -503,6 +505,57 @@ class Loader : public yaml::FieldReader {
     }
     if (storm.mode == "simultaneous" && view.has("perSecond")) {
       error(view.key_node("perSecond"), "storm.perSecond applies only to storm.mode ramp");
+    }
+  }
+
+  void load_telemetry(const YAML::Node& node, const std::string& kind, Telemetry& telemetry) {
+    const api::PlatformDescriptor* platform = kinds_.find(kind);
+    MapView view = map_view(node, "telemetry", "telemetry.", kTelemetryKeys);
+    if (!view.valid) return;
+    if (auto v = get_string(view, "source")) {
+      Names choices = {"auto", "none"};
+      if (platform) {
+        choices.insert(choices.end(), platform->telemetry_sources.begin(), platform->telemetry_sources.end());
+      }
+      check_enum(view.value("source"), "telemetry.source", *v, choices,
+                 platform ? " for platform kind " + platform->kind : std::string());
+      telemetry.source = *v;
+    }
+    if (auto v = get_duration(view, "interval")) {
+      if (v->count() < 1000) error(view.value("interval"), "telemetry.interval must be at least 1s");
+      telemetry.interval = *v;
+    }
+    const bool none = telemetry.source == "none";
+    for (const char* key : {"endpoint", "tokenFile", "caFile"}) {
+      auto v = get_string(view, key);
+      if (!v) continue;
+      if (platform && !platform->telemetry_endpoint) {
+        error(view.key_node(key),
+              std::string("telemetry.") + key + " applies only to " +
+                  kinds_.kinds_where([](const api::PlatformDescriptor& d) { return d.telemetry_endpoint; }));
+        continue;
+      }
+      if (none) {
+        error(view.key_node(key), std::string("telemetry.") + key + " has no use with telemetry.source none");
+        continue;
+      }
+      if (v->empty()) {
+        error(view.value(key), std::string("telemetry.") + key + " must not be empty");
+        continue;
+      }
+      if (std::string_view(key) == "endpoint") {
+        if (v->rfind("https://", 0) != 0 && v->rfind("http://", 0) != 0) {
+          error(view.value(key),
+                "telemetry.endpoint must be an http:// or https:// URL (the query API's base, "
+                "e.g. https://thanos-querier.example:9091), got '" +
+                    *v + "'");
+        }
+        telemetry.endpoint = *v;
+      } else if (std::string_view(key) == "tokenFile") {
+        telemetry.token_file = *v;
+      } else {
+        telemetry.ca_file = *v;
+      }
     }
   }
 

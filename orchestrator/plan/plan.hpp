@@ -127,6 +127,17 @@ struct Slo {
   bool operator==(const Slo&) const = default;
 };
 
+// What the platform's monitoring measured of the storage during each storm (providers/api/telemetry.hpp).
+struct Telemetry {
+  std::string source = "auto";            // auto | none | the platform's: vsphere-perf, prometheus
+  std::chrono::milliseconds interval{0};  // 0: the source's own step (scrape interval, vCenter's 20 s)
+  std::string endpoint;                   // prometheus: the query API, where the cluster has no Route to it
+  std::string token_file;                 // prometheus: a bearer token, when the kubeconfig has none
+  std::string ca_file;                    // prometheus: the CA of the query API's certificate
+
+  bool operator==(const Telemetry&) const = default;
+};
+
 struct StormPlan {
   std::string api_version = "bootstorm.io/v1";
   std::string kind = "StormPlan";
@@ -139,6 +150,7 @@ struct StormPlan {
   Ready ready;
   int repeat = 1;
   std::vector<Slo> slo;
+  Telemetry telemetry;
   std::string cleanup = "always";  // always | on-success | never
   std::string output = "runs";
 

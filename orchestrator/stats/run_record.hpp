@@ -10,6 +10,7 @@
 #include "providers/api/api_stats.hpp"
 #include "providers/api/milestone.hpp"
 #include "providers/api/platform_facts.hpp"
+#include "providers/api/storage_telemetry.hpp"
 
 namespace bootstorm::stats {
 
@@ -80,6 +81,10 @@ struct ScenarioRecord {
   // really opened on this machine's CLOCK_REALTIME (for a merged run: the worst shard).
   std::optional<double> start_at_unix_s;
   std::optional<double> start_at_offset_ms;
+  // Storage telemetry read after the storm, or why there is none ("" with none: the plan turned it off, or a
+  // run before telemetry).
+  std::optional<api::TelemetryReport> telemetry;
+  std::string telemetry_unavailable;
 };
 
 // The plan's API budget as the run used it (journal: platform_facts.apiBudget).

@@ -176,6 +176,8 @@ Summary summarize(const RunRecord& record) {
     s.power_on_calls = sc.power_on_calls;
     s.storm_api_requests = sc.storm_api_requests;
     s.api_answers = sc.api_answers;
+    if (sc.telemetry) s.storage = storage_figures(*sc.telemetry, s.vms);
+    s.storage_unavailable = sc.telemetry_unavailable;
     s.not_attempted = sc.not_attempted;
     s.moves = sc.moves;
     const auto total = static_cast<std::size_t>(s.vms);
@@ -323,6 +325,11 @@ nlohmann::ordered_json summary_to_json(const Summary& summary) {
     j["apiRequests"] = s.api_requests;
     if (s.storm_api_requests) j["stormApiRequests"] = *s.storm_api_requests;
     if (s.api_answers) j["apiAnswers"] = api_answers_json(*s.api_answers);
+    if (s.storage) {
+      j["telemetry"] = storage_figures_json(*s.storage);
+    } else if (!s.storage_unavailable.empty()) {
+      j["telemetry"] = {{"unavailable", s.storage_unavailable}};
+    }
     if (!s.clone_methods.empty()) j["cloneMethods"] = s.clone_methods;
     if (s.start_at_unix_s) j["startAtUnixS"] = std::round(*s.start_at_unix_s * 1e3) / 1e3;
     if (s.start_at_offset_ms) j["startAtOffsetMs"] = round_us(*s.start_at_offset_ms);
@@ -460,6 +467,11 @@ Expected<Summary> summary_from_json(const nlohmann::json& doc) {
       sc.storm_api_requests = static_cast<std::uint64_t>(r.number(j, "stormApiRequests", path).value_or(0));
     if (auto a = j.find("apiAnswers"); a != j.end() && a->is_object())
       sc.api_answers = api_answers_from_json(*a);
+    if (auto t = j.find("telemetry"); t != j.end() && t->is_object()) {
+      sc.storage = storage_figures_from_json(*t);
+      if (auto why = t->find("unavailable"); why != t->end() && why->is_string())
+        sc.storage_unavailable = why->get<std::string>();
+    }
     if (auto m = j.find("cloneMethods"); m != j.end() && m->is_object()) {
       for (const auto& [method, n] : m->items())
         if (n.is_number_integer()) sc.clone_methods[method] = n.get<int>();

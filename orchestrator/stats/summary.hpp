@@ -14,6 +14,7 @@
 #include "orchestrator/stats/descriptive.hpp"
 #include "orchestrator/stats/phases.hpp"
 #include "orchestrator/stats/run_record.hpp"
+#include "orchestrator/stats/storage_figures.hpp"
 
 namespace bootstorm::stats {
 
@@ -68,6 +69,10 @@ struct ScenarioSummary {
   // What the platform's answers said: 429s, 5xx, Retry-After, APF levels, vCenter's task queue (additive
   // "apiAnswers", orchestrator/stats/api_answers.hpp).
   std::optional<api::ApiStats> api_answers;
+  // Storage during the storm, from the platform's monitoring (additive "telemetry"), or why there is none
+  // ("telemetry": {"unavailable": ...}).
+  std::optional<StorageFigures> storage;
+  std::string storage_unavailable;
   // How the platform made the scenario's VMs, VMs per method (additive "cloneMethods": {"csi-clone": 24});
   // empty where it did not say.
   std::map<std::string, int> clone_methods;

@@ -24,6 +24,9 @@ bool several_repeats(const stats::Summary& summary);
 // what the answers said (api_answer_sentences); how many VMs ran on another host than planned. Empty when
 // the run recorded none of it.
 std::vector<std::string> platform_sentences(const stats::Summary& summary, const stats::ScenarioSummary& sc);
+// Storage during the storm, from the platform's monitoring (labelled simulated lab for a simulated run), or
+// why there is none: plain sentences, one per line of the report.
+std::vector<std::string> storage_sentences(const stats::Summary& summary, const stats::ScenarioSummary& sc);
 // What the platform's answers said (429, 5xx, Retry-After, API Priority and Fairness, vCenter's task queue).
 std::vector<std::string> api_answer_sentences(const api::ApiStats& answers);
 // What produced a simulated run's figures: "bootstorm's lab simulator", or "the simulator govmomi vcsim" for

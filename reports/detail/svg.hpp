@@ -31,6 +31,21 @@ std::string histogram_chart(std::string_view id, std::string_view title, const s
 std::string ready_over_time_chart(std::string_view id, std::string_view title,
                                   const std::vector<Series>& series);
 
+// A quantity measured over intervals (a monitoring system's samples): each interval drawn as a flat step at
+// its mean, against seconds since the scenario's first start request.
+struct IntervalValue {
+  double from_s = 0, to_s = 0;
+  double value = 0;
+};
+struct IntervalSeries {
+  std::string label;
+  std::string color;
+  std::vector<IntervalValue> values;
+};
+// `x_max`: the axis' end, to share the ready curve's (0: the data's end).
+std::string interval_chart(std::string_view id, std::string_view title, std::string_view desc,
+                           std::string_view ylabel, const std::vector<IntervalSeries>& series, double x_max);
+
 struct GanttMark {
   std::size_t milestone = 0;  // api::Milestone index
   double at_s = 0;            // seconds since the scenario's first start request

@@ -28,6 +28,9 @@ inline constexpr const char* milestone = "milestone";
 inline constexpr const char* vm_failed = "vm_failed";
 inline constexpr const char* vm_deleted = "vm_deleted";
 inline constexpr const char* vm_delete_failed = "vm_delete_failed";
+// Storage telemetry of a storm: {scenario, repeat, report} (stats/telemetry_json.hpp) or {scenario, repeat,
+// unavailable: why}.
+inline constexpr const char* telemetry = "telemetry";
 inline constexpr const char* scenario_ended = "scenario_ended";
 inline constexpr const char* run_ended = "run_ended";
 }  // namespace events
@@ -97,6 +100,8 @@ inline constexpr const char* wall = "wall";
 inline constexpr const char* detail = "detail";
 // run_ended
 inline constexpr const char* outcome = "outcome";
+inline constexpr const char* report = "report";            // telemetry
+inline constexpr const char* unavailable = "unavailable";  // telemetry
 }  // namespace fields
 
 }  // namespace bootstorm::engine::detail

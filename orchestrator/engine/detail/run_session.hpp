@@ -96,6 +96,11 @@ class RunSession {
   boost::asio::awaitable<ProvisionedVms> provision(const plan::Scenario& scenario, int repeat,
                                                    const std::vector<api::VmSpec>& specs);
 
+  // telemetry_phase.cpp
+  void open_telemetry();
+  boost::asio::awaitable<void> collect_telemetry(const plan::Scenario& scenario, int repeat,
+                                                 const std::vector<api::VmHandle>& vms);
+
   // storm_phase.cpp
   boost::asio::awaitable<bool> settle_and_storm(const plan::Scenario& scenario, int repeat, int planned_vms,
                                                 std::vector<api::VmHandle>& vms,
@@ -144,6 +149,8 @@ class RunSession {
   ResolvedPlatform platform_;
   std::unique_ptr<beacon::ReadyListener> beacon_;
   std::unique_ptr<api::Provider> provider_;
+  std::unique_ptr<api::TelemetrySource> telemetry_;  // declared after provider_: it may use its sessions
+  std::string telemetry_unavailable_;                // why there is no source
   std::shared_ptr<StormState> storm_;
   std::unique_ptr<PortProber> prober_;
   std::vector<std::unique_ptr<PortProber>> abandoned_;

@@ -139,6 +139,25 @@ TEST(Defaults, KubevirtCloneNamespaceAndDataSourceNamespace) {
   EXPECT_EQ(q.golden.datasource_namespace, "bootstorm");
 }
 
+TEST(Defaults, TelemetryIsAutoAndAKubevirtPlanNamesItsPrometheusAndRoundTrips) {
+  StormPlan p = load_text_ok(std::string(kMinimalHeader));
+  EXPECT_EQ(p.telemetry.source, "auto");
+  EXPECT_EQ(p.telemetry.interval.count(), 0);
+  StormPlan q = load_text_ok(
+      "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: kv\nplatform: {kind: kubevirt}\n"
+      "golden: {dataSource: {name: img}}\nscenarios: [{name: s, placement: [{host: worker-0, vms: 1}]}]\n"
+      "telemetry: {source: prometheus, interval: 30s, endpoint: \"https://prom.example:9091\", "
+      "tokenFile: /etc/token, caFile: /etc/ca.pem}\n");
+  EXPECT_EQ(q.telemetry.source, "prometheus");
+  EXPECT_EQ(q.telemetry.interval, std::chrono::seconds(30));
+  EXPECT_EQ(q.telemetry.endpoint, "https://prom.example:9091");
+  EXPECT_EQ(q.telemetry.token_file, "/etc/token");
+  EXPECT_EQ(q.telemetry.ca_file, "/etc/ca.pem");
+  StormPlan again = load_text_ok(to_yaml(q));
+  again.source_path = q.source_path;
+  EXPECT_EQ(again, q);
+}
+
 TEST(Defaults, ReadySignalIsBeaconWhenABeaconIsConfigured) {
   StormPlan p = load_text_ok(std::string(kMinimalHeader) + "ready: {beacon: {listen: \"0.0.0.0:8088\"}}\n");
   EXPECT_EQ(p.ready.signal, "beacon");

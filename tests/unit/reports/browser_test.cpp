@@ -183,3 +183,82 @@ TEST_F(Browser, ChromiumDrawsEveryFigureOfReportHtml) {
 
 }  // namespace
 }  // namespace bootstorm::reports
+
+namespace bootstorm::reports {
+namespace {
+
+// The fixture's first storm with what vCenter's PerformanceManager would say of it: 20 s samples of two
+// hosts' links and their datastore, and the VMs' disks.
+stats::RunRecord record_with_storage() {
+  stats::RunRecord r = testing::fixture_record();
+  api::TelemetryReport t;
+  t.source = "vsphere-perf";
+  t.endpoint = "https://vcenter.lab";
+  t.resolution_s = 20;
+  const double t0 = r.scenarios[0].started_unix_s;
+  t.from = t0 - 1;
+  t.to = t0 + 60;
+  for (int k = 0; k < 3; ++k) {
+    const double from = t0 - 1 + 20 * k, to = from + 20;
+    for (const char* host : {"r740-01", "r740-02"}) {
+      const double bps = (k == 0 ? 1500e6 : 600e6) * (host[6] == '1' ? 1.0 : 0.8);
+      api::StorageSample link{
+          api::StorageSubject::host, host, from, to, {bps, 0, bps / 20e3, 0, 0.004 + 0.002 * k, {}}};
+      api::StorageSample ds{api::StorageSubject::datastore, std::string(host) + "/tolly-aff-ds01", from, to,
+                            link.rates};
+      t.samples.push_back(link);
+      t.samples.push_back(ds);
+    }
+    t.samples.push_back(
+        {api::StorageSubject::vm, "bs-3f9a2c-a-01", from, to, {100e6, 0, 5000, 0, 0.003, {}}});
+  }
+  t.link_capacity_bytes_per_s = {{"r740-01", 1600e6}, {"r740-02", 1600e6}};
+  r.scenarios[0].telemetry = t;
+  r.scenarios[1].telemetry_unavailable = "vCenter's REST API has no storage statistics";
+  return r;
+}
+
+TEST_F(Browser, ChromiumDrawsTheStoragePanelOnTheReadyCurvesAxis) {
+  const auto record = record_with_storage();
+  ASSERT_TRUE(
+      write_run_outputs(dir_ / "run", record, stats::summarize(record), testing::kGeneratedAt).has_value());
+  const std::string html = read(dir_ / "run" / "report.html");
+  {
+    std::string measured = html;
+    measured.insert(measured.rfind("</body>"), kMeasureScript);
+    std::ofstream(dir_ / "measured-storage.html") << measured;
+  }
+  const int rc =
+      chromium("--window-size=1280,3200 --dump-dom file://" + (dir_ / "measured-storage.html").string(),
+               dir_ / "dom-storage.html");
+  const std::string dom = read(dir_ / "dom-storage.html");
+  if (rc != 0 && dom.empty()) {
+    BOOTSTORM_MISSING_TOOL("chromium", "chromium", "it did not run here, exit " + std::to_string(rc));
+  }
+  EXPECT_NE(dom.find("Storage during the storm"), std::string::npos);
+  EXPECT_NE(dom.find("Storage telemetry: none (vCenter"), std::string::npos);
+  const std::string open_tag = "<pre id=\"bootstorm-measure\">";
+  const auto at = dom.find(open_tag);
+  ASSERT_NE(at, std::string::npos) << "the measuring script did not run";
+  const auto measured =
+      nlohmann::json::parse(dom.substr(at + open_tag.size(), dom.find("</pre>", at) - at - open_tag.size()));
+  EXPECT_LE(measured["overflowX"].get<double>(), 0);
+  std::map<std::string, nlohmann::json> by_id;
+  for (const auto& f : measured["figures"]) by_id[f["id"].get<std::string>()] = f;
+  for (const char* id : {"storage-0-mbps", "storage-0-iops", "storage-0-latency"}) {
+    ASSERT_TRUE(by_id.count(id)) << id << " missing";
+    const auto& f = by_id[id];
+    SCOPED_TRACE(f.dump());
+    EXPECT_EQ(f["paths"].get<std::size_t>(), source_paths(html, id));
+    EXPECT_GT(f["drawnPaths"].get<int>(), 0) << id << " drew no line";
+    EXPECT_EQ(f["drawnPaths"], f["paths"]);
+    EXPECT_EQ(f["outside"], 0) << id << ": marks outside the figure";
+    EXPECT_GT(f["width"].get<double>(), 200);
+  }
+  // MB/s: the datastore summed and each of the two host links.
+  EXPECT_EQ(by_id["storage-0-mbps"]["paths"].get<int>() - by_id["storage-0-iops"]["paths"].get<int>(), 2);
+  EXPECT_FALSE(by_id.count("storage-1-mbps")) << "the second storm has no telemetry";
+}
+
+}  // namespace
+}  // namespace bootstorm::reports
