@@ -328,6 +328,67 @@ TEST_F(TelemetryE2E, TheConsolidationStudysStorageFiguresAreTheLabsTruthWithinFi
   EXPECT_NE(md.find("Peak per host link: r7625-01"), std::string::npos) << md;
 }
 
+// The example plan on tolly-2024's OpenShift nodes (plans/openshift-density-storage.yaml), as a user runs it:
+// 24 desktops on one node against 8 on each of three; every VMI's storage from the Prometheus query API found
+// through the Route, each VMI's bytes and I/Os the lab's truth at the window's last scrape.
+TEST_F(TelemetryE2E, TheOpenshiftDensityPlansPerVmiStorageIsTheLabsTruth) {
+  // Ceph RBD with a VolumeSnapshotClass: CDI clones by snapshot, so that 48 desktops provision in seconds
+  // rather than copying 24 GB each (the storms and their storage are the same).
+  ASSERT_NO_FATAL_FAILURE(restart_lab_with(
+      "tolly-2024", "  storageClass: ocs-storagecluster-ceph-rbd-virtualization\n",
+      "  storageClass: ocs-storagecluster-ceph-rbd-virtualization\n"
+      "  cloneStrategy: snapshot\n  snapshotClass: ocs-storagecluster-rbdplugin-snapclass\n"));
+  if (!have_kubectl()) BOOTSTORM_MISSING_KUBECTL("it reads the lab's ground truth");
+  std::string plan_text = read_file(fs::path(BOOTSTORM_SOURCE_DIR) / "plans/openshift-density-storage.yaml");
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"endpoint: embedded", "endpoint: \"lab:" + state_.string() + "\""},
+           {"lab: tolly-2024\n", "\n"},
+           {"output: runs", "output: " + (dir_ / "out").string()}}) {
+    const auto at = plan_text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    plan_text.replace(at, from.size(), to);
+  }
+  const fs::path plan = dir_ / "density.yaml";
+  write_file(plan, plan_text);
+  const fs::path out = dir_ / "out";
+  auto r = bootstorm({"run", plan.string(), "--yes", "--out", out.string()}, std::chrono::seconds(900));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const fs::path run_dir = run_dir_in(out);
+  const auto events = journal_events(run_dir, "telemetry");
+  ASSERT_EQ(events.size(), 2u);
+  const json truth = lab_get("/_lab/truth");
+  std::map<std::string, json> truth_vms;
+  for (const auto& vm : truth["storage"]["vms"]) truth_vms[vm["name"].get<std::string>()] = vm;
+  const json summary = json::parse(read_file(run_dir / "summary.json"));
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const json& report = events[i]["report"];
+    ASSERT_TRUE(report.is_object()) << events[i].dump();
+    SCOPED_TRACE(events[i]["scenario"].get<std::string>());
+    EXPECT_EQ(report["source"], "prometheus");
+    EXPECT_DOUBLE_EQ(report["resolutionS"].get<double>(), 2.0);  // tolly-2024's scrape interval
+    const double last_scrape = std::floor(report["to"].get<double>() / 2) * 2;
+    int vms = 0;
+    std::set<std::string> nodes;
+    for (const auto& t : report["totals"]) {
+      if (t["kind"] == "host") nodes.insert(t["subject"].get<std::string>());
+      if (t["kind"] != "vm") continue;
+      ++vms;
+      const json& series = truth_vms.at(t["subject"].get<std::string>());
+      json last = nullptr;
+      for (const auto& sample : series["samples"])
+        if (sample[0].get<double>() <= last_scrape + 1e-6) last = sample;
+      ASSERT_FALSE(last.is_null());
+      EXPECT_DOUBLE_EQ(t["readBytes"].get<double>(), std::floor(last[1].get<double>())) << t.dump();
+      EXPECT_DOUBLE_EQ(t["readIos"].get<double>(), std::floor(last[3].get<double>())) << t.dump();
+    }
+    EXPECT_EQ(vms, 24);
+    EXPECT_EQ(nodes.size(), i == 0 ? 1u : 3u);
+    const json& figures = summary["scenarios"][i]["telemetry"];
+    EXPECT_GT(figures["peakMBps"].get<double>(), 0) << figures.dump();
+    EXPECT_GT(figures["readLatencyP95Ms"].get<double>(), 0) << figures.dump();
+  }
+}
+
 TEST_F(TelemetryE2E, VcentersRestApiHasNoStatisticsAndTheReportSaysSo) {
   ASSERT_NO_FATAL_FAILURE(start_lab("small"));
   const fs::path out = dir_ / "out";
