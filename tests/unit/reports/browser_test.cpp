@@ -2,7 +2,7 @@
 // and drew, not the HTML text: a copy of the report with a measuring script appended is loaded with
 // --dump-dom, and the script records, for every SVG figure, how many paths and bars the parsed DOM holds
 // and how many have real rendered geometry (path length, bounding box inside the figure's viewBox). A
-// screenshot of the unmodified report is kept beside the DOM in <build>/test-artifacts/browser/.
+// screenshot of the unmodified report is kept beside the DOM in <build>/test-artifacts/browser/<test>/.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -85,7 +85,9 @@ class Browser : public ::testing::Test {
     const auto found = test_support::find_tool("chromium");
     if (!found) BOOTSTORM_MISSING_TOOL("chromium", "chromium", "the report's browser test");
     chromium_ = *found;
-    dir_ = fs::path(BOOTSTORM_BINARY_DIR) / "test-artifacts" / "browser";
+    // One directory (and Chromium profile) per test: ctest runs the tests of this file side by side.
+    dir_ = fs::path(BOOTSTORM_BINARY_DIR) / "test-artifacts" / "browser" /
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
