@@ -21,23 +21,6 @@ Error invalid_parameter(std::string_view name, const Error& why) {
   return bad_data(fmt::format("invalid parameter \"{}\": {}", name, why.message));
 }
 
-// Go's %q for the parameter text quoted in error messages.
-std::string go_quote(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (u < 0x20 || u == 0x7f) {
-      out += fmt::format("\\x{:02x}", u);
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
 // Go's strconv.ParseFloat for the decimal forms a client sends (an optional sign, digits, a fraction, an
 // exponent). Non-finite values are refused: they are no time and no step.
 std::optional<double> parse_float(std::string_view s) {

@@ -71,28 +71,6 @@ bool one_of(std::string_view list, std::string_view s) {
   return list.find(" " + std::string(s) + " ") != std::string_view::npos;
 }
 
-// Quotes text as Go's strconv.Quote does for what a label value holds: parses back to the same bytes, and
-// nothing in it garbles an error message.
-std::string quote(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (u < 0x20 || u == 0x7f) {
-      out += fmt::format("\\x{:02x}", u);
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
 bool is_ident_start(char c) {
   return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == ':';
 }
@@ -209,7 +187,7 @@ class Lexer {
       case '!':
         if (c2 == '=') return single(Tok::neq, 2);
         if (c2 == '~') return single(Tok::nre, 2);
-        return invalid(start, "unexpected character after '!': " + quote(q_.substr(pos_ + 1, 1)));
+        return invalid(start, "unexpected character after '!': " + go_quote(q_.substr(pos_ + 1, 1)));
       case '<':
       case '>':
         return single(Tok::binary_op, c2 == '=' ? 2 : 1);
@@ -223,7 +201,7 @@ class Lexer {
       default:
         break;
     }
-    return invalid(start, "unexpected character: " + quote(q_.substr(start, 1)));
+    return invalid(start, "unexpected character: " + go_quote(q_.substr(start, 1)));
   }
 
  private:
@@ -267,14 +245,15 @@ class Lexer {
         for (std::size_t i = 0; i < digits; ++i) {
           const int h = pos_ < q_.size() ? hex_value(q_[pos_]) : -1;
           if (h < 0)
-            return invalid(esc, "invalid escape sequence in string: " + quote(q_.substr(esc, 2 + i)));
+            return invalid(esc, "invalid escape sequence in string: " + go_quote(q_.substr(esc, 2 + i)));
           cp = cp * 16 + static_cast<std::uint32_t>(h);
           ++pos_;
         }
         if (e == 'x') {
           value += static_cast<char>(cp);
         } else if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
-          return invalid(esc, "invalid Unicode code point in string: " + quote(q_.substr(esc, pos_ - esc)));
+          return invalid(esc,
+                         "invalid Unicode code point in string: " + go_quote(q_.substr(esc, pos_ - esc)));
         } else {
           append_utf8(value, cp);
         }
@@ -282,13 +261,14 @@ class Lexer {
         unsigned v = static_cast<unsigned>(e - '0');
         for (int i = 0; i < 2; ++i) {
           if (pos_ >= q_.size() || q_[pos_] < '0' || q_[pos_] > '7')
-            return invalid(esc, "invalid escape sequence in string: " + quote(q_.substr(esc, pos_ - esc)));
+            return invalid(esc, "invalid escape sequence in string: " + go_quote(q_.substr(esc, pos_ - esc)));
           v = v * 8 + static_cast<unsigned>(q_[pos_++] - '0');
         }
-        if (v > 255) return invalid(esc, "octal escape value > 255 in string: " + quote(q_.substr(esc, 4)));
+        if (v > 255)
+          return invalid(esc, "octal escape value > 255 in string: " + go_quote(q_.substr(esc, 4)));
         value += static_cast<char>(v);
       } else {
-        return invalid(esc, "unknown escape sequence in string: " + quote(q_.substr(esc, 2)));
+        return invalid(esc, "unknown escape sequence in string: " + go_quote(q_.substr(esc, 2)));
       }
     }
     return Token{Tok::string, start, q_.substr(start, pos_ - start), std::move(value)};
@@ -303,13 +283,13 @@ std::string describe(const Token& t) {
     case Tok::end:
       return "end of input";
     case Tok::ident:
-      return "identifier " + quote(t.text);
+      return "identifier " + go_quote(t.text);
     case Tok::string:
-      return "string " + quote(t.text);
+      return "string " + go_quote(t.text);
     case Tok::number:
-      return "number " + quote(t.text);
+      return "number " + go_quote(t.text);
     default:
-      return quote(t.text);
+      return go_quote(t.text);
   }
 }
 
@@ -381,7 +361,7 @@ class Parser {
     if (!e) return std::nullopt;
     const Token& t = peek();
     if (t.kind == Tok::binary_op || (t.kind == Tok::ident && one_of(binary_keywords, lower(t.text))))
-      return subset(t.pos, "binary operators (" + quote(t.text) + ")");
+      return subset(t.pos, "binary operators (" + go_quote(t.text) + ")");
     if (t.kind == Tok::ident && lower(t.text) == "offset") return subset(t.pos, "the offset modifier");
     if (t.kind == Tok::at) return subset(t.pos, "the @ modifier");
     if (t.kind == Tok::lbracket) return fail(t.pos, "ranges only allowed for vector selectors");
@@ -427,8 +407,8 @@ class Parser {
     if (call_follows) {
       for (auto f : {Function::rate, Function::increase, Function::irate})
         if (t.text == to_string(f)) return call(t, f);
-      if (one_of(prometheus_functions, t.text)) return subset(t.pos, "the function " + quote(t.text));
-      return fail(t.pos, "unknown function with name " + quote(t.text));
+      if (one_of(prometheus_functions, t.text)) return subset(t.pos, "the function " + go_quote(t.text));
+      return fail(t.pos, "unknown function with name " + go_quote(t.text));
     }
     if (name == "inf" || name == "nan") return subset(t.pos, "number literals");
     Matcher name_matcher{metric_name_label, MatchOp::equal, std::string(t.text), nullptr};
@@ -447,7 +427,7 @@ class Parser {
       Token label = next();
       if (label.kind != Tok::ident)
         return unexpected(label, " in label matching, expected label name or \"}\"");
-      if (!valid_label_name(label.text)) return fail(label.pos, "invalid label name " + quote(label.text));
+      if (!valid_label_name(label.text)) return fail(label.pos, "invalid label name " + go_quote(label.text));
       Token op_token = next();
       MatchOp op = MatchOp::equal;
       switch (op_token.kind) {
@@ -470,8 +450,8 @@ class Parser {
       auto matcher = make_matcher(std::string(label.text), op, std::move(value.value));
       if (!matcher) return fail(value.pos, matcher.error().message);
       if (name && matcher->label == metric_name_label)
-        return fail(
-            pos, "metric name must not be set twice: " + quote(name->value) + " or " + quote(matcher->value));
+        return fail(pos, "metric name must not be set twice: " + go_quote(name->value) + " or " +
+                             go_quote(matcher->value));
       vs.matchers.push_back(std::move(*matcher));
       if (peek().kind == Tok::comma) {
         next();
@@ -492,7 +472,7 @@ class Parser {
     Token d = lexer_.duration();
     if (d.text.empty()) return unexpected(peek(), ", expected duration");
     auto range = parse_duration_ms(d.text);
-    if (!range) return fail(d.pos, "bad duration syntax: " + quote(d.text));
+    if (!range) return fail(d.pos, "bad duration syntax: " + go_quote(d.text));
     if (*range == 0) return fail(d.pos, "range selector duration must be greater than zero");
     if (peek().kind == Tok::ident && peek().text.front() == ':') return subset(peek().pos, "subqueries");
     if (!expect(Tok::rbracket, ", expected \"]\"")) return std::nullopt;
@@ -506,7 +486,7 @@ class Parser {
     while (peek().kind != Tok::rparen) {
       Token label = next();
       if (label.kind != Tok::ident) return unexpected(label, " in grouping opts, expected label");
-      if (!valid_label_name(label.text)) return fail(label.pos, "invalid label name " + quote(label.text));
+      if (!valid_label_name(label.text)) return fail(label.pos, "invalid label name " + go_quote(label.text));
       labels.emplace_back(label.text);
       if (peek().kind == Tok::comma) {
         next();
@@ -578,12 +558,12 @@ class Parser {
     auto args = arguments();
     if (!args) return std::nullopt;
     if (args->size() != 1)
-      return fail(name.pos, fmt::format("expected 1 argument(s) in call to {}, got {}", quote(name.text),
+      return fail(name.pos, fmt::format("expected 1 argument(s) in call to {}, got {}", go_quote(name.text),
                                         args->size()));
     if (!is_range_vector((*args)[0]))
       return fail((*args)[0].position, fmt::format("expected type range vector in call to function {}, got "
                                                    "instant vector",
-                                                   quote(name.text)));
+                                                   go_quote(name.text)));
     return Expr{Call{f, std::make_shared<const Expr>(std::move((*args)[0]))}, name.pos};
   }
 
@@ -613,7 +593,7 @@ std::string format_selector(const VectorSelector& vs) {
   std::string out = name + "{";
   for (std::size_t i = 0; i < rest.size(); ++i) {
     if (i > 0) out += ", ";
-    out += rest[i]->label + to_string(rest[i]->op) + quote(rest[i]->value);
+    out += rest[i]->label + to_string(rest[i]->op) + go_quote(rest[i]->value);
   }
   return out + "}";
 }
@@ -705,6 +685,26 @@ std::string format_duration_ms(std::int64_t ms) {
   emit("s", 1000, false);
   emit("ms", 1, false);
   return out;
+}
+
+std::string go_quote(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (u < 0x20 || u == 0x7f) {
+      out += fmt::format("\\x{:02x}", u);
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
 }
 
 }  // namespace bootstorm::sim::prometheus

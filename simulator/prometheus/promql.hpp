@@ -84,4 +84,8 @@ std::optional<std::int64_t> parse_duration_ms(std::string_view text);
 // The shortest Prometheus rendering: 90000 -> "1m30s", 0 -> "0s".
 std::string format_duration_ms(std::int64_t ms);
 
+// Text quoted as Go's strconv.Quote (and %q) writes it, as Prometheus quotes text in its error messages:
+// parses back to the same bytes, and nothing in it garbles the message.
+std::string go_quote(std::string_view s);
+
 }  // namespace bootstorm::sim::prometheus
