@@ -66,6 +66,7 @@ asio::awaitable<void> RunSession::collect_telemetry(const plan::Scenario& scenar
   double first_start = std::numeric_limits<double>::infinity();
   double last_ready = 0;
   api::TelemetryRequest request;
+  request.cancel = interrupt_;  // Ctrl-C ends a read against a hung monitoring API at once
   for (const auto& vm : vms) {
     request.vm_names.push_back(vm.name);
     request.hosts.push_back(vm.host);
@@ -87,6 +88,9 @@ asio::awaitable<void> RunSession::collect_telemetry(const plan::Scenario& scenar
     auto found = co_await telemetry_->sample_step_s(request);
     if (found) {
       step = *found;
+    } else if (found.error().kind == ErrorKind::cancelled) {
+      unavailable("interrupted while asking the telemetry source for its sample step");
+      co_return;
     } else if (found.error().kind != ErrorKind::not_found) {
       // The source refused or failed (403, 503, a timeout): waiting for a sample would not change that.
       const std::string why = found.error().what();
@@ -118,6 +122,10 @@ asio::awaitable<void> RunSession::collect_telemetry(const plan::Scenario& scenar
     }
   }
   auto report = co_await telemetry_->collect(request);
+  if (!report && report.error().kind == ErrorKind::cancelled) {
+    unavailable("interrupted while reading the storm's samples");
+    co_return;
+  }
   if (!report) {
     const std::string why = report.error().what();
     spdlog::warn("storage telemetry of scenario '{}' repeat {}: {} (the storm's results stand)",

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "common/cancel.hpp"
+
 namespace bootstorm::api {
 
 // The plan's `telemetry` section, resolved.
@@ -56,6 +58,7 @@ struct TelemetryRequest {
   double to = 0;                      // one sample step after the last ready
   std::vector<std::string> vm_names;  // the scenario's VMs (platform names)
   std::vector<std::string> hosts;     // their hosts / nodes
+  CancelSignal cancel;                // Ctrl-C: the source stops reading at once (ErrorKind::cancelled)
 };
 
 struct TelemetryReport {

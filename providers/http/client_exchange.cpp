@@ -92,14 +92,45 @@ std::chrono::milliseconds Client::Impl::backoff_delay(int retry_index) {
   return std::chrono::milliseconds(static_cast<long long>(base * spread(rng)));
 }
 
-awaitable<void> Client::Impl::sleep(std::chrono::milliseconds delay) {
-  net::steady_timer timer(executor);
-  timer.expires_after(delay);
-  co_await timer.async_wait(use_nothrow);
-}
+namespace {
+
+// What a request's cancel callback reaches, on the client's executor: the connection of the attempt in flight
+// and the backoff timer. The callback may outlive the request: it holds this weakly.
+struct RequestCancelState {
+  bool cancelled = false;
+  Connection* in_flight = nullptr;
+  net::steady_timer* backoff = nullptr;
+};
+
+}  // namespace
 
 awaitable<Expected<Response>> Client::Impl::run(Request request) {
   auto self = shared_from_this();
+  auto cancel_state = std::make_shared<RequestCancelState>();
+  CancelSubscription cancel_subscription;
+  if (request.cancel) {
+    cancel_subscription = request.cancel->subscribe(
+        [weak = std::weak_ptr<RequestCancelState>(cancel_state), executor = executor] {
+          if (weak.expired()) return;
+          net::post(executor, [weak] {
+            if (auto state = weak.lock()) {
+              state->cancelled = true;
+              if (state->in_flight) state->in_flight->close();
+              if (state->backoff) state->backoff->cancel();
+            }
+          });
+        });
+  }
+  auto cancelled = [&] { return make_error(ErrorKind::cancelled, where(request) + " cancelled"); };
+  // The backoff before another attempt; false when the request was cancelled meanwhile.
+  auto back_off = [&](std::chrono::milliseconds delay) -> awaitable<bool> {
+    net::steady_timer timer(executor);
+    timer.expires_after(delay);
+    cancel_state->backoff = &timer;
+    co_await timer.async_wait(use_nothrow);
+    cancel_state->backoff = nullptr;
+    co_return !cancel_state->cancelled;
+  };
   auto message = build_message(request);
   const bool idempotent = request.idempotent.value_or(default_idempotent(request.method));
   const std::string what = where(request);
@@ -108,11 +139,16 @@ awaitable<Expected<Response>> Client::Impl::run(Request request) {
   int stale_retries = 0;
   std::vector<RetriedAnswer> retried;  // answers the loop did not hand over, for the caller's statistics
   while (true) {
+    if (cancel_state->cancelled || (request.cancel && request.cancel->cancelled())) co_return cancelled();
     ++attempt;
     ++writes;
     const auto deadline = Clock::now() + request.timeout;
     bool reused = false;
     auto acquired = co_await acquire(deadline, reused, what);
+    if (cancel_state->cancelled) {
+      if (acquired) release(std::move(acquired.value()), false);
+      co_return cancelled();
+    }
     if (!acquired) {
       // Nothing was sent when the connection could not be opened: safe to retry whatever the method; but not
       // once the endpoint was declared gone (on_unreachable): then each request tries once and fails at once,
@@ -120,7 +156,7 @@ awaitable<Expected<Response>> Client::Impl::run(Request request) {
       if (acquired.error().kind == ErrorKind::connect && attempt < options.retry.max_attempts &&
           !unreachable_reported) {
         ++stats.retries;
-        co_await sleep(backoff_delay(attempt));
+        if (!co_await back_off(backoff_delay(attempt))) co_return cancelled();
         continue;
       }
       co_return std::move(acquired.error());
@@ -129,12 +165,18 @@ awaitable<Expected<Response>> Client::Impl::run(Request request) {
     Response response;
     bool keep_alive = false;
     std::optional<AttemptFailure> failed;
+    cancel_state->in_flight = connection.get();
     if (connection->tls) {
       failed =
           co_await exchange(*connection->tls, *connection, message, deadline, request, response, keep_alive);
     } else {
       failed = co_await exchange(*connection->plain, *connection, message, deadline, request, response,
                                  keep_alive);
+    }
+    cancel_state->in_flight = nullptr;
+    if (cancel_state->cancelled) {
+      release(std::move(connection), false);
+      co_return cancelled();
     }
     if (failed) {
       release(std::move(connection), false);
@@ -159,7 +201,7 @@ awaitable<Expected<Response>> Client::Impl::run(Request request) {
       if (auto retry_after = parse_retry_after(response)) delay = std::max(delay, *retry_after);
       ++stats.retries;
       retried.push_back({response.status, std::move(response.headers)});
-      co_await sleep(delay);
+      if (!co_await back_off(delay)) co_return cancelled();
       continue;
     }
     response.retried = std::move(retried);

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/cancel.hpp"
+
 namespace bootstorm::http {
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
@@ -32,6 +34,9 @@ struct Request {
   std::chrono::milliseconds timeout{std::chrono::seconds(30)};
   // nullopt: derived from the method (GET, HEAD, PUT, DELETE, OPTIONS are idempotent).
   std::optional<bool> idempotent;
+  // When it fires (Ctrl-C), the exchange ends at once with ErrorKind::cancelled: the connection in use is
+  // closed and a backoff is cut short. Unset: the request runs to its answer or its deadline.
+  std::optional<CancelSignal> cancel;
 
   std::optional<std::string_view> header(std::string_view name) const { return find_header(headers, name); }
 };

@@ -68,14 +68,30 @@ asio::awaitable<Expected<void>> PrometheusStorageSource::connect() {
 asio::awaitable<Expected<QueryAnswer>> PrometheusStorageSource::query(const std::string& promql,
                                                                       std::optional<double> time,
                                                                       const std::string& what) {
+  std::string form = "query=" + http::url_encode(promql);
+  if (time) form += fmt::format("&time={:.3f}", *time);
+  co_return co_await post("/api/v1/query", std::move(form), what);
+}
+
+asio::awaitable<Expected<QueryAnswer>> PrometheusStorageSource::query_range(const std::string& promql,
+                                                                            double start, double end,
+                                                                            double step,
+                                                                            const std::string& what) {
+  std::string form =
+      fmt::format("query={}&start={:.3f}&end={:.3f}&step={:.3f}", http::url_encode(promql), start, end, step);
+  co_return co_await post("/api/v1/query_range", std::move(form), what);
+}
+
+asio::awaitable<Expected<QueryAnswer>> PrometheusStorageSource::post(std::string target, std::string form,
+                                                                     const std::string& what) {
   http::Request call;
   call.method = "POST";
-  call.target = "/api/v1/query";
+  call.target = std::move(target);
   call.headers = {{"Content-Type", "application/x-www-form-urlencoded"}, {"Accept", "application/json"}};
-  call.body = "query=" + http::url_encode(promql);
-  if (time) call.body += fmt::format("&time={:.3f}", *time);
+  call.body = std::move(form);
   call.idempotent = true;  // a query changes nothing
   call.timeout = options_.timeout;
+  call.cancel = cancel_;
   auto response = co_await client_->request(std::move(call));
   if (!response) {
     Error error = response.error();
@@ -100,8 +116,10 @@ asio::awaitable<Expected<QueryAnswer>> PrometheusStorageSource::query(const std:
   co_return decode_answer(response->body, endpoint_->url);
 }
 
-asio::awaitable<Expected<double>> PrometheusStorageSource::sample_step_s(const api::TelemetryRequest&) {
+asio::awaitable<Expected<double>> PrometheusStorageSource::sample_step_s(
+    const api::TelemetryRequest& request) {
   if (step_s_) co_return *step_s_;
+  cancel_ = request.cancel;
   auto connected = co_await connect();
   if (!connected) co_return connected.error();
   auto up = co_await query(fmt::format("up{{job=\"{}\"}}[5m]", kScrapeJob), std::nullopt, "up");
@@ -128,14 +146,8 @@ asio::awaitable<Expected<double>> PrometheusStorageSource::sample_step_s(const a
 
 asio::awaitable<Expected<api::TelemetryReport>> PrometheusStorageSource::collect(
     const api::TelemetryRequest& request) {
-  if (request.vm_names.size() > kMaxVmis) {
-    co_return make_error(
-        ErrorKind::invalid_input,
-        fmt::format("Storage telemetry reads each VMI's samples, and this scenario has {} VMIs "
-                    "(at most {}): skipped.",
-                    request.vm_names.size(), kMaxVmis),
-        "Read the storage figures from a scenario of at most 2,000 VMs.");
-  }
+  cancel_ = request.cancel;
+  if (request.vm_names.size() > options_.per_vmi_limit) co_return co_await collect_node_sums(request);
   auto connected = co_await connect();
   if (!connected) co_return connected.error();
   const double range_s = raw_counter_range_s(request, step_s_);
@@ -149,6 +161,30 @@ asio::awaitable<Expected<api::TelemetryReport>> PrometheusStorageSource::collect
   auto report = storage_report(answers, request, options_.grid_s, step_s_);
   if (!report) co_return report.error();
   report->endpoint = endpoint_->url;
+  co_return std::move(*report);
+}
+
+asio::awaitable<Expected<api::TelemetryReport>> PrometheusStorageSource::collect_node_sums(
+    const api::TelemetryRequest& request) {
+  auto scrape = co_await sample_step_s(request);  // connects; the grid needs the scrape interval
+  if (!scrape) co_return scrape.error();
+  const NodeSumGrid grid = node_sum_grid(request, options_.grid_s.value_or(*scrape));
+  const std::string pattern = name_pattern(request.vm_names);
+  std::array<QueryAnswer, 6> answers;
+  for (std::size_t m = 0; m < kStorageMetrics.size(); ++m) {
+    auto answer = co_await query_range(node_sum_query(m, options_.namespace_, pattern), grid.start, grid.end,
+                                       grid.step, kStorageMetrics[m]);
+    if (!answer) co_return answer.error();
+    answers[m] = std::move(*answer);
+  }
+  auto report = node_sum_report(answers, request, grid, *scrape);
+  if (!report) co_return report.error();
+  report->endpoint = endpoint_->url;
+  report->warnings.insert(
+      report->warnings.begin(),
+      fmt::format("per-node sums only: this scenario has {} VMIs, and each VMI's series is read for up to "
+                  "{} (no per-VMI read latency percentiles)",
+                  request.vm_names.size(), options_.per_vmi_limit));
   co_return std::move(*report);
 }
 

@@ -37,6 +37,9 @@ struct PrometheusSourceOptions {
   std::string namespace_;        // the VMIs' namespace
   std::optional<double> grid_s;  // telemetry.interval: per-node bins; unset: the scrape interval
   std::chrono::milliseconds timeout{std::chrono::seconds(30)};  // per query
+  // Each VMI's raw samples are read for scenarios of up to this many VMIs; beyond, one answer would carry
+  // millions of samples, and the nodes' sums are read instead (storage_window.hpp).
+  std::size_t per_vmi_limit = 2000;
 };
 
 class PrometheusStorageSource : public api::TelemetrySource {
@@ -51,14 +54,18 @@ class PrometheusStorageSource : public api::TelemetrySource {
   boost::asio::awaitable<Expected<api::TelemetryReport>> collect(
       const api::TelemetryRequest& request) override;
 
-  // Per-VMI raw samples are read for up to this many VMIs: beyond, one answer would carry millions of
-  // samples.
-  static constexpr std::size_t kMaxVmis = 2000;
-
  private:
   boost::asio::awaitable<Expected<void>> connect();
+  // POST /api/v1/query at `time` (unset: now).
   boost::asio::awaitable<Expected<QueryAnswer>> query(const std::string& promql, std::optional<double> time,
                                                       const std::string& what);
+  // POST /api/v1/query_range.
+  boost::asio::awaitable<Expected<QueryAnswer>> query_range(const std::string& promql, double start,
+                                                            double end, double step, const std::string& what);
+  boost::asio::awaitable<Expected<QueryAnswer>> post(std::string target, std::string form,
+                                                     const std::string& what);
+  boost::asio::awaitable<Expected<api::TelemetryReport>> collect_node_sums(
+      const api::TelemetryRequest& request);
 
   boost::asio::any_io_executor executor_;
   EndpointResolver resolver_;
@@ -66,6 +73,7 @@ class PrometheusStorageSource : public api::TelemetrySource {
   std::optional<PrometheusEndpoint> endpoint_;
   std::unique_ptr<http::Client> client_;
   std::optional<double> step_s_;
+  std::optional<CancelSignal> cancel_;  // the request being served's
 };
 
 // What a refused or failed query means for the user (401, 403, 404, 5xx), naming the endpoint and how it was

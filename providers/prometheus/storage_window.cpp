@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <string_view>
 
 namespace bootstorm::prometheus {
 
@@ -206,6 +207,127 @@ Expected<api::TelemetryReport> storage_report(const std::array<QueryAnswer, 6>& 
   }
   for (const auto& [node, total] : node_totals)
     report.totals.push_back(totals_of(api::StorageSubject::host, node, total));
+  return report;
+}
+
+// ---- Per-node sums --------------------------------------------------------------------------------------
+
+namespace {
+
+std::string regex_escaped(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (std::string_view(R"(\.+*?()|[]{}^$)").find(c) != std::string_view::npos) out.push_back('\\');
+    out.push_back(c);
+  }
+  return out;
+}
+
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+}  // namespace
+
+std::string name_pattern(const std::vector<std::string>& names) {
+  if (names.empty()) return ".*";
+  std::string_view prefix = names.front();
+  for (const auto& name : names) {
+    std::size_t n = 0;
+    while (n < prefix.size() && n < name.size() && prefix[n] == name[n]) ++n;
+    prefix = prefix.substr(0, n);
+  }
+  while (!prefix.empty() && is_digit(prefix.back())) prefix.remove_suffix(1);
+  const bool digits_follow = std::all_of(names.begin(), names.end(), [&](const std::string& name) {
+    const std::string_view rest = std::string_view(name).substr(prefix.size());
+    return !rest.empty() && std::all_of(rest.begin(), rest.end(), is_digit);
+  });
+  return regex_escaped(prefix) + (digits_follow ? "[0-9]+" : ".*");
+}
+
+std::string node_sum_query(std::size_t index, const std::string& namespace_, const std::string& pattern) {
+  return fmt::format("sum by (node) ({}{{namespace={},name=~{}}})", kStorageMetrics.at(index),
+                     quoted(namespace_), quoted(pattern));
+}
+
+NodeSumGrid node_sum_grid(const api::TelemetryRequest& request, double step) {
+  constexpr double kMaxIntervals = 10000;
+  const double window = std::max(0.0, request.to - request.from);
+  NodeSumGrid grid;
+  grid.step = std::max({step, window / kMaxIntervals, 0.001});
+  grid.end = request.to;
+  grid.start = grid.end - std::max(1.0, std::ceil(window / grid.step - 1e-9)) * grid.step;
+  return grid;
+}
+
+Expected<api::TelemetryReport> node_sum_report(const std::array<QueryAnswer, 6>& answers,
+                                               const api::TelemetryRequest& request, const NodeSumGrid& grid,
+                                               double scrape_s) {
+  api::TelemetryReport report;
+  report.source = "prometheus";
+  report.from = request.from;
+  report.to = request.to;
+  report.resolution_s = scrape_s;
+  const double spans = (grid.end - grid.start) / grid.step;
+  if (!(spans >= 0.5 && spans <= 10000.5)) {
+    return make_error(ErrorKind::internal, fmt::format("a node-sum grid of {} intervals", spans));
+  }
+  const auto instants = static_cast<std::size_t>(std::llround(spans)) + 1;
+  // Per node and metric, the sum at each instant (unset where the node had no VMI yet).
+  std::map<std::string, std::array<std::vector<std::optional<double>>, kMetrics>> sums;
+  for (std::size_t m = 0; m < kMetrics; ++m) {
+    if (answers[m].result_type != "matrix") {
+      return make_error(ErrorKind::protocol,
+                        fmt::format("The query API answered the range query of {} with a {}, not a matrix.",
+                                    kStorageMetrics[m],
+                                    answers[m].result_type.empty() ? "nothing" : answers[m].result_type));
+    }
+    for (const auto& w : answers[m].warnings) report.warnings.push_back(w);
+    for (const auto& series : answers[m].series) {
+      auto node = series.labels.find("node");
+      auto& at = sums[node == series.labels.end() ? std::string() : node->second][m];
+      at.resize(instants);
+      for (const auto& sample : series.samples) {
+        const double index = (sample.at - grid.start) / grid.step;
+        if (!(index > -0.5 && index < static_cast<double>(instants) - 0.5)) continue;  // NaN too
+        at[static_cast<std::size_t>(std::llround(index))] = sample.value;
+      }
+    }
+  }
+  if (sums.empty()) {
+    report.warnings.push_back(fmt::format(
+        "Prometheus has no kubevirt_vmi_storage_* samples for the run's VMIs between {:.0f} and {:.0f} (unix "
+        "s): is KubeVirt's virt-handler scraped (ServiceMonitor kubevirt)?",
+        request.from, request.to));
+    return report;
+  }
+  for (auto& [node, per_metric] : sums) {
+    Amounts total{};
+    std::vector<Amounts> intervals(instants > 0 ? instants - 1 : 0, Amounts{});
+    for (std::size_t m = 0; m < kMetrics; ++m) {
+      auto& at = per_metric[m];
+      at.resize(instants);
+      // Before the node's first VMI, its sum is zero; an instant without a value keeps the last one.
+      double before = at.empty() || !at[0] ? 0 : *at[0];
+      for (std::size_t i = 1; i < instants; ++i) {
+        if (!at[i]) continue;
+        const double amount = std::max(0.0, *at[i] - before);
+        intervals[i - 1][m] = amount;
+        total[m] += amount;
+        before = *at[i];
+      }
+    }
+    for (std::size_t i = 0; i < intervals.size(); ++i) {
+      api::StorageSample sample;
+      sample.kind = api::StorageSubject::host;
+      sample.subject = node;
+      sample.from = grid.start + static_cast<double>(i) * grid.step;
+      sample.to = sample.from + grid.step;
+      sample.rates = rates_of(intervals[i], grid.step);
+      report.samples.push_back(std::move(sample));
+    }
+    report.totals.push_back(totals_of(api::StorageSubject::host, node, total));
+  }
   return report;
 }
 

@@ -7,10 +7,16 @@
 // rate() would extrapolate at a series' start and end, which is all of a short storm. A rate() over two
 // scrape intervals evaluated at a scrape instant equals the figure here.
 //
+// A scenario of more VMIs than the source reads one by one (PrometheusSourceOptions::per_vmi_limit) is read
+// as per-node sums instead: `sum by (node)` of the raw counters, evaluated by a range query on a grid that
+// ends at the window's end. Differences between the grid's instants are exact there too (each instant takes
+// every VMI's last scrape); what is lost is the per-VMI detail and the read latency percentiles over VMIs.
+//
 // Pure: the queries are built and the answers read here; the source (prometheus_source.hpp) does the I/O.
 #include <array>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/expected.hpp"
 #include "providers/api/telemetry.hpp"
@@ -44,5 +50,29 @@ Expected<api::TelemetryReport> storage_report(const std::array<QueryAnswer, 6>& 
                                               const api::TelemetryRequest& request,
                                               std::optional<double> grid_s,
                                               std::optional<double> scrape_s = std::nullopt);
+
+// ---- Per-node sums --------------------------------------------------------------------------------------
+
+// A RE2 pattern for the run's VMIs of one scenario: their names' common prefix (cut back to before any
+// trailing digits), then `[0-9]+` when every name goes on with digits alone, else `.*`. bootstorm's names
+// ("bs-<run id>-<scenario>-<nnn>") give "bs-<run id>-<scenario>-[0-9]+". No names: ".*".
+std::string name_pattern(const std::vector<std::string>& names);
+
+// `sum by (node) (metric{namespace="ns",name=~"pattern"})` for metric `index`.
+std::string node_sum_query(std::size_t index, const std::string& namespace_, const std::string& pattern);
+
+// The range query's instants: end = the window's end, start = the first instant at or before its start,
+// `step` apart (widened so that there are at most 10,000).
+struct NodeSumGrid {
+  double start = 0, end = 0, step = 0;
+};
+NodeSumGrid node_sum_grid(const api::TelemetryRequest& request, double step);
+
+// The report from the six range answers (kStorageMetrics order): each node's amounts between consecutive
+// instants as host samples, and its totals over the window. A sum that drops (a VMI deleted or restarted)
+// counts nothing for that interval. `scrape_s` is the data's resolution.
+Expected<api::TelemetryReport> node_sum_report(const std::array<QueryAnswer, 6>& answers,
+                                               const api::TelemetryRequest& request, const NodeSumGrid& grid,
+                                               double scrape_s);
 
 }  // namespace bootstorm::prometheus

@@ -1,6 +1,7 @@
 // Fuzz target: the Prometheus query API's answers as bootstorm decodes them, then made into a storm's storage
 // telemetry (every metric answered with the decoded matrix). Property beyond "no crash": a decoded matrix's
-// samples are in time order, and the totals are never negative for counters that only grow or reset.
+// samples are in time order, and the totals are never negative for counters that only grow or reset; the
+// per-node sums (a range query's answer) never count a negative amount.
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
@@ -20,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   std::array<QueryAnswer, 6> answers;
   answers.fill(*answer);
-  bootstorm::api::TelemetryRequest request{1e9, 1e9 + 600, {}, {}};
+  bootstorm::api::TelemetryRequest request{1e9, 1e9 + 600, {}, {}, {}};
   auto report = storage_report(answers, request, std::nullopt);
   if (report) {
     for (const auto& total : report->totals) {
@@ -31,6 +32,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         }
         if (finite_input) std::abort();
       }
+    }
+  }
+  const NodeSumGrid grid = node_sum_grid(request, 15);
+  auto sums = node_sum_report(answers, request, grid, 15);
+  if (sums) {
+    for (const auto& total : sums->totals) {
+      if (total.read_bytes < 0 || total.read_ios < 0 || total.write_bytes < 0) std::abort();
     }
   }
   return 0;

@@ -179,7 +179,6 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
       const Request& request, Response& response, bool& keep_alive);
   detail::RequestMessage build_message(Request& request) const;
   std::chrono::milliseconds backoff_delay(int retry_index);
-  detail::awaitable<void> sleep(std::chrono::milliseconds delay);
   detail::awaitable<Expected<Response>> run(Request request);
 
   // --- HTTP/1.1 pipelining, RFC 9112 section 9.3.2 (client_pipeline.cpp) ---

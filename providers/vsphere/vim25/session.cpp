@@ -74,6 +74,7 @@ asio::awaitable<Expected<SoapReply>> Session::send_once(const std::string& metho
   if (!cookie_.empty()) req.headers.emplace_back("Cookie", cookie_);
   req.timeout = options.timeout.value_or(settings_.default_timeout);
   req.idempotent = options.idempotent;
+  req.cancel = options.cancel;
   const async::CallPacing pacing = options;
   auto resp = co_await send_counted(transport_, req, limiter_, pacing, stats_);
   // HTTP 503 comes from vCenter's reverse proxy before the call reached the service (busy, or restarting):

@@ -17,6 +17,7 @@
 
 #include "common/async/semaphore.hpp"
 #include "common/async/token_bucket.hpp"
+#include "common/cancel.hpp"
 #include "common/expected.hpp"
 #include "providers/api/provider.hpp"
 #include "providers/vsphere/session_settings.hpp"
@@ -38,6 +39,8 @@ struct CallOptions : async::CallPacing {  // urgent / prepaid: how the call meet
   bool idempotent = false;
   // Hand a fault back as a SoapReply (is_fault()) instead of an Error, for callers that act on its type.
   bool keep_fault = false;
+  // Ctrl-C: the call ends at once (ErrorKind::cancelled). Only for calls that change nothing.
+  std::optional<CancelSignal> cancel;
 };
 
 class Session {

@@ -487,7 +487,8 @@ asio::awaitable<Expected<Vim25PerfSource::Entities>> Vim25PerfSource::resolve_en
 }
 
 asio::awaitable<Expected<std::vector<PerfEntityMetric>>> Vim25PerfSource::query(
-    std::vector<PerfQuerySpec> specs, const PerfSubjects& subjects, std::vector<std::string>& warnings) {
+    std::vector<PerfQuerySpec> specs, const PerfSubjects& subjects, std::vector<std::string>& warnings,
+    const CancelSignal& cancel) {
   std::vector<PerfEntityMetric> out;
   Session& session = provider_.session_;
   const MoRef manager = session.service_content().perf_manager;
@@ -495,6 +496,7 @@ asio::awaitable<Expected<std::vector<PerfEntityMetric>>> Vim25PerfSource::query(
   CallOptions options;
   options.idempotent = true;
   options.keep_fault = true;  // a vanished VM is re-queried without it; NoPermission is explained here
+  options.cancel = cancel;
   for (std::size_t begin = 0; begin < specs.size(); begin += kEntitiesPerQuery) {
     const auto end =
         specs.begin() + static_cast<std::ptrdiff_t>(std::min(specs.size(), begin + kEntitiesPerQuery));
@@ -555,6 +557,7 @@ asio::awaitable<Expected<double>> Vim25PerfSource::sample_step_s(const api::Tele
   Session& session = provider_.session_;
   CallOptions options;
   options.idempotent = true;
+  options.cancel = request.cancel;
   auto reply = co_await session.call(
       "QueryPerfProviderSummary", query_perf_provider_summary(session.service_content().perf_manager, entity),
       options);
@@ -588,6 +591,9 @@ asio::awaitable<Expected<api::TelemetryReport>> Vim25PerfSource::collect(
   }
   auto entities = co_await resolve_entities(request, warnings);
   if (!entities) co_return entities.error();
+  if (request.cancel.cancelled()) {
+    co_return make_error(ErrorKind::cancelled, "vsphere-perf telemetry: interrupted");
+  }
 
   // startTime is exclusive: from - one interval reaches the sample whose interval holds `from`.
   PerfQuerySpec base;
@@ -623,7 +629,7 @@ asio::awaitable<Expected<api::TelemetryReport>> Vim25PerfSource::collect(
                              provider_.config_.endpoint + " (or vCenter lacks their counters)",
                          "read telemetry before the run's VMs are deleted");
   }
-  auto metrics = co_await query(std::move(specs), entities->subjects, warnings);
+  auto metrics = co_await query(std::move(specs), entities->subjects, warnings, request.cancel);
   if (!metrics) co_return metrics.error();
 
   api::TelemetryReport report =

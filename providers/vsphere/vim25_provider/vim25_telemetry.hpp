@@ -113,7 +113,8 @@ class Vim25PerfSource final : public api::TelemetrySource {
                                                               std::vector<std::string>& warnings);
   boost::asio::awaitable<Expected<std::vector<PerfEntityMetric>>> query(std::vector<PerfQuerySpec> specs,
                                                                         const PerfSubjects& subjects,
-                                                                        std::vector<std::string>& warnings);
+                                                                        std::vector<std::string>& warnings,
+                                                                        const CancelSignal& cancel);
   Error perf_error(const Error& e) const;
 
   Vim25Provider& provider_;

@@ -9,6 +9,7 @@
 #include <boost/asio/write.hpp>
 #include <set>
 #include <stdexcept>
+#include <thread>
 
 #include "support.hpp"
 
@@ -157,6 +158,56 @@ TEST(HttpClientServer, DeadlineFiresOnSlowServer) {
     EXPECT_LT(elapsed, 2s);
     server.stop_now();
   });
+}
+
+// Ctrl-C reaches a request through its cancel signal, from another thread: an exchange waiting for its answer
+// and a backoff before the next attempt both end at once, and the client stays usable.
+TEST(HttpClientServer, ACancelledRequestEndsAtOnceInItsExchangeOrItsBackoff) {
+  net::io_context io;
+  int calls = 0;
+  Server server(io.get_executor(), ServerOptions{},
+                [&](ServerRequest& request) -> net::awaitable<ServerResponse> {
+                  ++calls;
+                  if (request.path == "/hung") co_await sleep_for(3s);
+                  if (request.path == "/busy") {
+                    ServerResponse busy = text(503, "busy");
+                    busy.headers.emplace_back("Retry-After", "3");
+                    co_return busy;
+                  }
+                  co_return text(200, "ok");
+                });
+  ASSERT_TRUE(server.start());
+  Client client(io.get_executor(), client_options(server));
+  CancelSignal hung_cancel, busy_cancel;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(200ms);
+    hung_cancel.cancel();
+    std::this_thread::sleep_for(500ms);
+    busy_cancel.cancel();
+  });
+  run(io, [&]() -> net::awaitable<void> {
+    for (auto [path, cancel] : {std::pair{"/hung", hung_cancel}, std::pair{"/busy", busy_cancel}}) {
+      Request request("GET", path);
+      request.timeout = 10s;
+      request.cancel = cancel;
+      auto started = Clock::now();
+      auto response = co_await client.request(std::move(request));
+      CO_ASSERT(!response);
+      EXPECT_EQ(response.error().kind, ErrorKind::cancelled) << path << ": " << response.error().what();
+      EXPECT_LT(Clock::now() - started, 2s) << path << ": its answer (or its retry) would come after 3 s";
+    }
+    Request fired("GET", "/");
+    fired.cancel = hung_cancel;
+    auto refused = co_await client.request(std::move(fired));
+    CO_ASSERT(!refused);
+    EXPECT_EQ(refused.error().kind, ErrorKind::cancelled) << "a signal that has fired sends nothing";
+    auto after = co_await client.request(Request("GET", "/"));
+    CO_ASSERT(after.has_value());
+    EXPECT_EQ(after->status, 200);
+    server.stop_now();
+  });
+  canceller.join();
+  EXPECT_EQ(calls, 3) << "/hung, /busy once (cancelled in its backoff) and /";
 }
 
 // A loopback port nothing listens on (bound, then released): connections to it are refused.

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "providers/kubevirt/kubevirt_provider.hpp"
+#include "providers/prometheus/prometheus_source.hpp"
 #include "simulator/lab/lab_server.hpp"
 
 namespace bootstorm {
@@ -119,6 +120,36 @@ class KubevirtTelemetryTest : public ::testing::Test {
     return std::move(*out);
   }
 
+  // The Prometheus source on its own, pointed at the lab's query API, with `options`; `cancel_after` fires
+  // the request's cancel signal from another thread, as Ctrl-C does.
+  Expected<api::TelemetryReport> collect_direct(api::TelemetryRequest request,
+                                                prometheus::PrometheusSourceOptions options,
+                                                std::optional<std::chrono::milliseconds> cancel_after = {}) {
+    asio::io_context io;
+    prometheus::PrometheusEndpoint endpoint;
+    endpoint.url = lab_->endpoints().prometheus_url;
+    endpoint.token = lab_->endpoints().kube_token;
+    endpoint.tls.ca_data = lab_->endpoints().ca_pem;
+    endpoint.found_by = "the lab's endpoints";
+    auto source = std::make_unique<prometheus::PrometheusStorageSource>(
+        io.get_executor(),
+        [endpoint]() -> asio::awaitable<Expected<prometheus::PrometheusEndpoint>> { co_return endpoint; },
+        options);
+    std::optional<Expected<api::TelemetryReport>> out;
+    asio::co_spawn(
+        io, [&]() -> asio::awaitable<void> { out = co_await source->collect(request); }, asio::detached);
+    std::thread canceller;
+    if (cancel_after) {
+      canceller = std::thread([signal = request.cancel, after = *cancel_after]() mutable {
+        std::this_thread::sleep_for(after);
+        signal.cancel();
+      });
+    }
+    io.run();
+    if (canceller.joinable()) canceller.join();
+    return std::move(*out);
+  }
+
   std::map<std::string, sim::model::IoCounters> truth_at(double t) {
     return lab_->run_on_lab([t](sim::model::Lab& lab) {
       std::map<std::string, sim::model::IoCounters> out;
@@ -189,7 +220,7 @@ TEST_F(KubevirtTelemetryTest, TotalsAndRatesFromTheRoutesPrometheusAreTheLabsTru
 
 TEST_F(KubevirtTelemetryTest, ARefusedFailingOrSlowQueryApiIsAnErrorWithItsCause) {
   const auto [from, to] = storm();
-  api::TelemetryRequest request{from, to, {"desk-0"}, {}};
+  api::TelemetryRequest request{from, to, {"desk-0"}, {}, {}};
   auto fault = [&](int status, double latency_ms) {
     lab_->run_on_lab([&](sim::model::Lab& lab) {
       lab.faults().error_rate = status ? 1 : 0;
@@ -214,9 +245,68 @@ TEST_F(KubevirtTelemetryTest, ARefusedFailingOrSlowQueryApiIsAnErrorWithItsCause
   EXPECT_EQ(slow.error().kind, ErrorKind::timeout) << slow.error().what();
 }
 
+TEST_F(KubevirtTelemetryTest, MoreVmisThanThePerVmiLimitAreReadAsNodeSumsWithTheSameTotals) {
+  const auto [from, to] = storm();
+  api::TelemetryRequest request;
+  request.from = from;
+  request.to = to;
+  request.vm_names = {"desk-0", "desk-1", "desk-2", "desk-3"};
+  prometheus::PrometheusSourceOptions options;
+  options.namespace_ = "storm";
+  auto per_vmi = collect_direct(request, options);
+  ASSERT_TRUE(per_vmi.has_value()) << per_vmi.error().what();
+  options.per_vmi_limit = 3;
+  auto sums = collect_direct(request, options);
+  ASSERT_TRUE(sums.has_value()) << sums.error().what();
+  ASSERT_FALSE(sums->warnings.empty());
+  EXPECT_NE(sums->warnings.front().find("per-node sums only: this scenario has 4 VMIs"), std::string::npos)
+      << sums->warnings.front();
+  EXPECT_DOUBLE_EQ(sums->resolution_s, kScrape);
+  std::map<std::string, double> per_vmi_bytes, sum_bytes, sum_ios;
+  for (const auto& t : per_vmi->totals) {
+    if (t.kind == api::StorageSubject::host) per_vmi_bytes[t.subject] = t.read_bytes;
+  }
+  for (const auto& t : sums->totals) {
+    EXPECT_EQ(t.kind, api::StorageSubject::host) << t.subject;
+    sum_bytes[t.subject] = t.read_bytes;
+    sum_ios[t.subject] = t.read_ios;
+  }
+  ASSERT_EQ(sum_bytes.size(), 2u);
+  EXPECT_EQ(sum_bytes, per_vmi_bytes) << "both are differences of the same scrapes";
+  double moved = 0;
+  for (const auto& s : sums->samples) {
+    EXPECT_EQ(s.kind, api::StorageSubject::host);
+    EXPECT_NEAR(s.to - s.from, kScrape, 1e-9);
+    moved += s.rates.read_bytes_per_s * (s.to - s.from);
+  }
+  EXPECT_NEAR(moved, sum_bytes["worker-0"] + sum_bytes["worker-1"], 1e-3);
+  EXPECT_GT(sum_ios["worker-1"], 0);
+}
+
+TEST_F(KubevirtTelemetryTest, ACancelEndsAReadAgainstAHungQueryApiAtOnce) {
+  const auto [from, to] = storm();
+  lab_->run_on_lab([&](sim::model::Lab& lab) {
+    lab.faults().latency_ms = 20000;
+    lab.faults().paths = {"/api/v1/query"};
+  });
+  api::TelemetryRequest request;
+  request.from = from;
+  request.to = to;
+  request.vm_names = {"desk-0"};
+  prometheus::PrometheusSourceOptions options;
+  options.namespace_ = "storm";
+  options.timeout = 60s;
+  const auto started = std::chrono::steady_clock::now();
+  auto read = collect_direct(request, options, 300ms);
+  const auto took = std::chrono::steady_clock::now() - started;
+  ASSERT_FALSE(read.has_value());
+  EXPECT_EQ(read.error().kind, ErrorKind::cancelled) << read.error().what();
+  EXPECT_LT(took, 10s) << "the query's answer would take 20 s";
+}
+
 TEST_F(KubevirtTelemetryTest, ThePlansEndpointAndTokenFileReplaceTheRouteAndTheKubeconfigToken) {
   const auto [from, to] = storm();
-  api::TelemetryRequest request{from, to, {"desk-0"}, {}};
+  api::TelemetryRequest request{from, to, {"desk-0"}, {}, {}};
   api::TelemetrySettings settings;
   settings.endpoint = lab_->endpoints().prometheus_url + "/";
   const std::string token_file = ::testing::TempDir() + "/telemetry-token";

@@ -138,7 +138,7 @@ TEST_F(VcsimTelemetry, AVmDeletedBeforeTheReadIsAWarning) {
   ASSERT_TRUE(source) << source.error().what();
   const double now =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  api::TelemetryRequest request{now - 40, now, {names("vms").front(), "bs-000000-gone-001"}, {}};
+  api::TelemetryRequest request{now - 40, now, {names("vms").front(), "bs-000000-gone-001"}, {}, {}};
   auto report = run_task(io_, (*source)->collect(request));
   ASSERT_TRUE(report) << report.error().what();
   bool warned = false;
