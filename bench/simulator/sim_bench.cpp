@@ -3,6 +3,10 @@
 // tests/integration/vcenter_front (run with --gtest_also_run_disabled_tests).
 #include <benchmark/benchmark.h>
 
+#include <chrono>
+
+#include "orchestrator/plan/plan.hpp"
+#include "orchestrator/sizing/predict.hpp"
 #include "simulator/model/lab.hpp"
 
 namespace {
@@ -38,6 +42,43 @@ void BM_ModelStorm(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * n);
 }
 BENCHMARK(BM_ModelStorm)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
+
+// `bootstorm predict` without its files: a 1,000-VM scenario on tolly-2024 (linked clones of the golden VM
+// through vCenter's admission, then the storm) in virtual time.
+void BM_PredictThousandVmScenario(benchmark::State& state) {
+  // Built in code: the plan loader checks platform kinds against the providers, which the bench does not
+  // link.
+  plan::StormPlan plan;
+  plan.name = "bench";
+  plan.platform.kind = "vsphere";
+  plan.platform.lab = "tolly-2024";
+  plan.golden.vm = "win10-golden";
+  plan.golden.clone = "linked";
+  plan::Scenario scenario;
+  scenario.name = "thousand";
+  for (const char* host : {"r740-01", "r740-02", "r740-03", "r740-04"})
+    scenario.placement.push_back({host, 190});
+  scenario.placement.push_back({"r7625-01", 240});
+  plan.scenarios = {scenario};
+  plan.storm.timeout = std::chrono::minutes(30);
+  plan.ready.signal = "guest_agent";
+  sizing::PredictOptions options;
+  options.plan_yaml = "bench";
+  std::size_t ready = 0;
+  for (auto _ : state) {
+    auto run = sizing::simulate_plan(plan, options);
+    if (!run) {
+      state.SkipWithError(run.error().what().c_str());
+      return;
+    }
+    ready = 0;
+    for (const auto& [type, payload] : run->events) {
+      if (type == "milestone" && payload.value("milestone", "") == "guest_agent") ++ready;
+    }
+  }
+  state.counters["ready"] = static_cast<double>(ready);
+}
+BENCHMARK(BM_PredictThousandVmScenario)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -33,6 +33,12 @@ asio::awaitable<Expected<CleanupReport>> cleanup_async(const std::filesystem::pa
                          "refusing to guess which objects belong to the run");
   report.from_journal = contents->undeleted.size();
 
+  if (contents->record.source == "predicted") {
+    report.note =
+        "the run is a prediction (bootstorm predict): it ran in the lab model's virtual time and created "
+        "nothing on any platform";
+    co_return report;
+  }
   if (plan.platform.endpoint == "embedded") {
     report.note =
         "the run used the embedded lab, which ran inside the bootstorm process and ended with it: "

@@ -14,7 +14,7 @@
 
 #include "common/log.hpp"
 #include "common/rfc3339.hpp"
-#include "orchestrator/engine/detail/journal_events.hpp"
+#include "orchestrator/engine/journal_events.hpp"
 #include "orchestrator/engine/naming.hpp"
 #include "orchestrator/stats/api_answers.hpp"
 #include "orchestrator/stats/telemetry_json.hpp"
@@ -22,8 +22,6 @@
 namespace bootstorm::engine {
 
 using nlohmann::json;
-namespace events = detail::events;
-namespace fields = detail::fields;
 
 Expected<std::unique_ptr<Journal>> Journal::open(const std::filesystem::path& file,
                                                  std::chrono::steady_clock::time_point mono_origin,
@@ -77,15 +75,19 @@ double Journal::mono_of(std::chrono::steady_clock::time_point t) const {
 }
 
 json Journal::write(std::string_view type, json payload) {
-  auto wall = std::chrono::system_clock::now();
-  auto mono = std::chrono::steady_clock::now();
+  const auto wall = std::chrono::system_clock::now();
+  return write_at(type, std::move(payload), wall, mono_of(std::chrono::steady_clock::now()));
+}
+
+json Journal::write_at(std::string_view type, json payload, std::chrono::system_clock::time_point wall,
+                       double mono) {
   if (!payload.is_object()) payload = json::object();
   payload.erase("t");
   payload.erase("mono");
   payload.erase("type");
   redact_json(payload);
   const std::string t = format_rfc3339(wall);
-  const double mono_s = std::round(mono_of(mono) * 1e6) / 1e6;
+  const double mono_s = std::round(mono * 1e6) / 1e6;
   const json type_json = log::redact(type);
   // "t", "mono" and "type" lead every line (easier to read and to grep); the payload follows in key order.
   // Invalid UTF-8 in a detail string must not make the journal unwritable: it is replaced.
@@ -177,6 +179,21 @@ void RunRecordBuilder::apply(const json& e) {
     record_.platform = str(e, fields::platform);
     record_.simulated = e.value(fields::simulated, false);
     record_.lab = str(e, fields::lab);
+    record_.source = str(e, fields::run_source) == "predicted" ? "predicted" : "";
+    record_.prediction.reset();
+    if (auto it = e.find(fields::prediction); it != e.end() && it->is_object()) {
+      stats::PredictionRecord p;
+      p.lab = str(*it, "lab");
+      if (auto seed = it->find("seed"); seed != it->end() && seed->is_number_unsigned()) {
+        p.seed = seed->get<std::uint64_t>();
+      }
+      if (auto o = it->find("overrides"); o != it->end() && o->is_array()) {
+        for (const auto& text : *o) {
+          if (text.is_string()) p.overrides.push_back(text.get<std::string>());
+        }
+      }
+      record_.prediction = std::move(p);
+    }
     record_.ready_signal = str(e, fields::ready_signal);
     record_.plan_yaml = str(e, fields::plan_yaml);
     record_.clone_kind = str(e, fields::clone_kind);

@@ -4,8 +4,9 @@
 //
 // Every line has "t" (wall clock, RFC 3339 UTC with ms), "mono" (seconds since the journal's origin on the
 // steady clock) and "type". Event types and their payload fields (the contract of RunRecordBuilder):
-// - run_started: runId, plan, platform, simulated, lab, readySignal, planYaml, cloneKind,
-//   slo[{milestone,stat,max,isMin}];
+// - run_started: runId, plan, platform, simulated, source (measured | simulated | predicted), lab,
+// readySignal,
+//   planYaml, cloneKind, slo[{milestone,stat,max,isMin}]; a prediction adds prediction{lab, seed, overrides};
 // - platform_connected: api;
 // - checks: results[{name, status (pass|warn|fail|unknown), finding, advice}] (before anything is created);
 // - platform_facts: facts (api::facts_to_json; a `simulator` in it makes the run simulated),
@@ -70,6 +71,10 @@ class Journal {
 
   // Appends one event; returns the complete object as written (with t, mono, type). Thread-safe.
   nlohmann::json write(std::string_view type, nlohmann::json payload);
+  // The same, stamped with the given instants instead of the clocks' now (`bootstorm predict` writes the lab
+  // model's virtual time): `mono_s` in seconds since the journal's origin.
+  nlohmann::json write_at(std::string_view type, nlohmann::json payload,
+                          std::chrono::system_clock::time_point wall, double mono_s);
   // fflush + fsync: called at every phase boundary.
   void sync();
 

@@ -16,7 +16,7 @@
 #include <set>
 
 #include "common/rfc3339.hpp"
-#include "orchestrator/engine/detail/journal_events.hpp"
+#include "orchestrator/engine/journal_events.hpp"
 #include "orchestrator/engine/naming.hpp"
 #include "orchestrator/engine/shard.hpp"
 #include "orchestrator/stats/api_answers.hpp"
@@ -24,8 +24,6 @@
 namespace bootstorm::engine {
 
 namespace fs = std::filesystem;
-namespace events = detail::events;
-namespace fields = detail::fields;
 using nlohmann::json;
 
 namespace {

@@ -7,7 +7,7 @@
 #include <cctype>
 
 #include "orchestrator/engine/barrier.hpp"
-#include "orchestrator/engine/detail/journal_events.hpp"
+#include "orchestrator/engine/journal_events.hpp"
 
 namespace bootstorm::engine {
 
@@ -98,10 +98,10 @@ std::string check_table(const std::vector<api::CheckResult>& results) {
 nlohmann::json checks_json(const std::vector<api::CheckResult>& results) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& c : results) {
-    nlohmann::json one = {{detail::fields::name, c.name},
-                          {detail::fields::status, std::string(api::to_string(c.status))},
-                          {detail::fields::finding, c.finding}};
-    if (!c.advice.empty()) one[detail::fields::advice] = c.advice;
+    nlohmann::json one = {{fields::name, c.name},
+                          {fields::status, std::string(api::to_string(c.status))},
+                          {fields::finding, c.finding}};
+    if (!c.advice.empty()) one[fields::advice] = c.advice;
     out.push_back(std::move(one));
   }
   return out;

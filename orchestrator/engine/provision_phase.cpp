@@ -8,8 +8,8 @@
 #include <optional>
 
 #include "common/async/for_each.hpp"
-#include "orchestrator/engine/detail/journal_events.hpp"
 #include "orchestrator/engine/detail/run_session.hpp"
+#include "orchestrator/engine/journal_events.hpp"
 #include "orchestrator/engine/naming.hpp"
 
 namespace bootstorm::engine::detail {

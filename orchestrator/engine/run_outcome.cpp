@@ -4,8 +4,8 @@
 #include <spdlog/spdlog.h>
 
 #include "common/async/for_each.hpp"
-#include "orchestrator/engine/detail/journal_events.hpp"
 #include "orchestrator/engine/detail/run_session.hpp"
+#include "orchestrator/engine/journal_events.hpp"
 
 namespace bootstorm::engine::detail {
 

@@ -11,7 +11,7 @@
 #include <set>
 
 #include "common/rfc3339.hpp"
-#include "orchestrator/engine/detail/journal_events.hpp"
+#include "orchestrator/engine/journal_events.hpp"
 #include "orchestrator/engine/naming.hpp"
 #include "orchestrator/engine/preflight.hpp"
 #include "orchestrator/engine/shard.hpp"

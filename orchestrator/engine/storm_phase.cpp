@@ -18,8 +18,8 @@
 #include "common/async/sleep.hpp"
 #include "common/async/wait_group.hpp"
 #include "common/rfc3339.hpp"
-#include "orchestrator/engine/detail/journal_events.hpp"
 #include "orchestrator/engine/detail/run_session.hpp"
+#include "orchestrator/engine/journal_events.hpp"
 #include "orchestrator/engine/naming.hpp"
 
 namespace bootstorm::engine::detail {

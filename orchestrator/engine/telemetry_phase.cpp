@@ -9,8 +9,8 @@
 #include <limits>
 
 #include "common/async/sleep.hpp"
-#include "orchestrator/engine/detail/journal_events.hpp"
 #include "orchestrator/engine/detail/run_session.hpp"
+#include "orchestrator/engine/journal_events.hpp"
 #include "orchestrator/stats/storage_figures.hpp"
 #include "orchestrator/stats/telemetry_json.hpp"
 

@@ -96,6 +96,15 @@ struct ApiBudgetRecord {
   bool operator==(const ApiBudgetRecord&) const = default;
 };
 
+// What a prediction (`bootstorm predict`) ran: the lab profile as given, the first repetition's seed and the
+// what-if overrides.
+struct PredictionRecord {
+  std::string lab;
+  std::uint64_t seed = 0;
+  std::vector<std::string> overrides;  // "KEY=VALUE"
+  bool operator==(const PredictionRecord&) const = default;
+};
+
 struct RunRecord {
   std::string run_id;
   std::string plan_name;
@@ -105,6 +114,10 @@ struct RunRecord {
   std::string lab;  // lab name when simulated
   // The endpoint was a lab, or the platform said it is a simulator (facts.simulator).
   bool simulated = false;
+  // "predicted" for a prediction (run_started.source); "" otherwise: measured, or simulated as `simulated`
+  // says (a platform may say it is a simulator after the run began).
+  std::string source;
+  std::optional<PredictionRecord> prediction;
   api::PlatformFacts facts;  // what the platform is ("" fields: not exposed, or a run before they were kept)
   std::optional<ApiBudgetRecord> api_budget;
   std::string ready_signal;  // milestone that defines "ready"

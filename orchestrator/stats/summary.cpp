@@ -115,19 +115,20 @@ bool is_slo_stat(std::string_view stat) {
 
 Summary summarize(const RunRecord& record) {
   Summary summary;
-  summary.run = RunInfo{record.run_id,
-                        record.plan_name,
-                        record.platform,
-                        record.lab,
-                        record.platform_api,
-                        record.simulated,
-                        record.started_at,
-                        record.ended_at,
-                        record.outcome,
-                        record.clone_kind,
-                        record.simulated ? "simulated" : "measured",
-                        record.facts,
-                        record.api_budget};
+  summary.run =
+      RunInfo{record.run_id,
+              record.plan_name,
+              record.platform,
+              record.lab,
+              record.platform_api,
+              record.simulated,
+              record.started_at,
+              record.ended_at,
+              record.outcome,
+              record.clone_kind,
+              !record.source.empty() ? record.source : (record.simulated ? "simulated" : "measured"),
+              record.facts,
+              record.api_budget};
   const auto ready_milestone = api::milestone_from_string(record.ready_signal);
 
   // Scenario order is the record's; VMs of a scenario/repeat the record does not list get a scenario of

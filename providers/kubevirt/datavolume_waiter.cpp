@@ -20,11 +20,13 @@ constexpr auto kUseAwaitable = asio::as_tuple(asio::use_awaitable);
 }  // namespace
 
 DataVolumeWaiter::DataVolumeWaiter(asio::any_io_executor executor, std::shared_ptr<kube::KubeApi> api,
-                                   std::string ns, std::string run_id)
+                                   std::string ns, std::string run_id,
+                                   std::chrono::milliseconds fallback_poll)
     : executor_(std::move(executor)),
       api_(std::move(api)),
       namespace_(std::move(ns)),
-      run_id_(std::move(run_id)) {}
+      run_id_(std::move(run_id)),
+      fallback_poll_(fallback_poll) {}
 
 awaitable<Expected<DataVolumeState>> DataVolumeWaiter::wait(const std::string& vm_name,
                                                             std::chrono::milliseconds timeout) {
@@ -64,7 +66,7 @@ awaitable<Expected<DataVolumeState>> DataVolumeWaiter::wait(const std::string& v
                                (it == states_.end() ? std::string("not seen yet") : it->second.detail) + ")",
                            "raise the provisioning timeout or check CDI clone progress");
     }
-    if (now - last_poll >= kFallbackPoll && !states_.contains(dv)) {
+    if (now - last_poll >= fallback_poll_ && !states_.contains(dv)) {
       // A DataVolume the watch has seen needs no read: at 10,000 VMs these reads alone asked for 1,000
       // requests/s.
       last_poll = now;
@@ -76,10 +78,19 @@ awaitable<Expected<DataVolumeState>> DataVolumeWaiter::wait(const std::string& v
       }
       continue;
     }
+    // A DataVolume the watch has seen waits for the watch (or the deadline); one it has not, for the next
+    // read. The wake-up is always ahead: a clone seen in progress for longer than a poll interval must not
+    // spin.
+    if (now - last_poll >= fallback_poll_) last_poll = now;
     auto timer = std::make_shared<asio::steady_timer>(executor_);
-    timer->expires_at(std::min(deadline, last_poll + kFallbackPoll));
+    timer->expires_at(std::min(deadline, last_poll + fallback_poll_));
     waiters_[dv].push_back(timer);
     co_await timer->async_wait(kUseAwaitable);
+    // Woken by its own expiry, the timer is still listed: drop it, or a long clone would pile them up.
+    if (auto w = waiters_.find(dv); w != waiters_.end()) {
+      std::erase(w->second, timer);
+      if (w->second.empty()) waiters_.erase(w);
+    }
   }
 }
 

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "simulator/model/lab.hpp"
+#include "simulator/model/lab_overrides.hpp"
 
 namespace bootstorm::sim::model {
 
@@ -628,7 +629,7 @@ std::vector<std::string> labs_directories() {
   return dirs;
 }
 
-Expected<LabSpec> load_lab_spec(const std::string& name_or_path) {
+Expected<LabProfileText> read_lab_profile(const std::string& name_or_path) {
   namespace fs = std::filesystem;
   const bool looks_like_path =
       name_or_path.find('/') != std::string::npos ||
@@ -644,7 +645,7 @@ Expected<LabSpec> load_lab_spec(const std::string& name_or_path) {
     if (!in) continue;
     std::stringstream buffer;
     buffer << in.rdbuf();
-    return parse_lab_spec(buffer.str(), path);
+    return LabProfileText{buffer.str(), path};
   }
   if (looks_like_path) {
     return make_error(ErrorKind::not_found, fmt::format("Lab profile {} cannot be read.", name_or_path),
@@ -667,6 +668,12 @@ Expected<LabSpec> load_lab_spec(const std::string& name_or_path) {
                         ? "set BOOTSTORM_LABS_DIR to a directory of lab profiles (simulator/labs in "
                           "the source tree, share/bootstorm/labs where bootstorm is installed)"
                         : fmt::format("known labs: {}", known));
+}
+
+Expected<LabSpec> load_lab_spec(const std::string& name_or_path) {
+  auto profile = read_lab_profile(name_or_path);
+  if (!profile) return profile.error();
+  return parse_lab_spec(profile->text, profile->path);
 }
 
 }  // namespace bootstorm::sim::model

@@ -99,8 +99,8 @@ json VcenterFront::Impl::stats_as_json() {
               {"peakRequestsPerSecond", stats.peak_requests_per_second},
               {"sessionsCreated", stats.sessions_created},
               {"sessionsActive", sessions.size()},
-              {"operationsRunning", running_operations},
-              {"operationsQueued", waiters.size()},
+              {"operationsRunning", admission.running()},
+              {"operationsQueued", admission.queued()},
               {"peakOperationsQueued", stats.peak_operations_queued},
               {"faultsInjected", stats.faults_injected},
               {"permissionDenials", stats.permission_denials},
@@ -351,8 +351,8 @@ http::Handler VcenterFront::handler() {
 VcenterFrontStats VcenterFront::stats() const {
   VcenterFrontStats s = impl_->stats;
   s.sessions_active = impl_->sessions.size();
-  s.operations_running = static_cast<std::size_t>(impl_->running_operations);
-  s.operations_queued = impl_->waiters.size();
+  s.operations_running = static_cast<std::size_t>(impl_->admission.running());
+  s.operations_queued = impl_->admission.queued();
   return s;
 }
 

@@ -27,7 +27,7 @@ class DataVolumeWaiter : public std::enable_shared_from_this<DataVolumeWaiter> {
   static constexpr auto kFallbackPoll = std::chrono::seconds(10);
 
   DataVolumeWaiter(boost::asio::any_io_executor executor, std::shared_ptr<kube::KubeApi> api, std::string ns,
-                   std::string run_id);
+                   std::string run_id, std::chrono::milliseconds fallback_poll = kFallbackPoll);
 
   // Until the DataVolume of `vm_name` has succeeded, then its state (with the clone type CDI recorded); an
   // error naming CDI's reason when it failed, or at `timeout` with the last state seen.
@@ -49,6 +49,7 @@ class DataVolumeWaiter : public std::enable_shared_from_this<DataVolumeWaiter> {
   std::shared_ptr<kube::KubeApi> api_;
   std::string namespace_;
   std::string run_id_;
+  std::chrono::milliseconds fallback_poll_;
   std::map<std::string, DataVolumeState> states_;
   std::map<std::string, std::vector<std::shared_ptr<boost::asio::steady_timer>>> waiters_;
   std::size_t waiter_count_ = 0;

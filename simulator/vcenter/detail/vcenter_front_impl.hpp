@@ -21,6 +21,7 @@
 #include "providers/http/server.hpp"
 #include "providers/vsphere/vim25/types.hpp"
 #include "providers/vsphere/vim25/xml.hpp"
+#include "simulator/model/admission_queue.hpp"
 #include "simulator/model/lab.hpp"
 #include "simulator/vcenter/detail/sdk_objects.hpp"
 #include "simulator/vcenter/vcenter_front.hpp"
@@ -46,15 +47,8 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
   std::unordered_map<std::string, Session> sessions;
   std::mt19937_64 token_rng{std::random_device{}()};
 
-  // Admission control (vCenter's concurrency behaviour).
-  struct Waiter {
-    std::string host_id;
-    int cost = 0;
-    std::function<void(bool)> grant;
-  };
-  int running_operations = 0;
-  std::unordered_map<std::string, int> host_cost_used;
-  std::deque<Waiter> waiters;
+  // Admission control (vCenter's concurrency behaviour); its limits follow config() at every operation.
+  model::AdmissionQueue admission{640, 16};
 
   // Guest customization set with PUT .../guest/customization: applied at the VM's next power-on.
   struct Customization {
@@ -266,8 +260,6 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
     OperationSlot& operator=(const OperationSlot&) = delete;
     ~OperationSlot();
   };
-  bool fits(const std::string& host_id, int cost) const;
-  void take(const std::string& host_id, int cost);
   void release(const std::string& host_id, int cost);
   boost::asio::awaitable<std::unique_ptr<OperationSlot>> admit(std::string host_id, int cost);
 

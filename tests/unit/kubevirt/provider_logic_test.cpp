@@ -8,7 +8,9 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <ctime>
 
+#include "providers/kubevirt/detail/datavolume_waiter.hpp"
 #include "providers/kubevirt/kube_objects.hpp"
 #include "providers/kubevirt/kubevirt_provider.hpp"
 #include "tests/support/run_task.hpp"
@@ -189,6 +191,30 @@ TEST_F(KubevirtProviderLogic, AFailedDataVolumeFailsTheWaitWithCdisOwnReason) {
       << ready.error().message;
   EXPECT_NE(ready.error().hint.find("kubectl describe dv " + dv), std::string::npos);
   run_task(io, provider->disconnect());
+}
+
+// A clone the watch shows in progress for longer than the fallback poll interval waits for the watch, not in
+// a loop: the waiter once spun there, burning a core and piling up timers (gigabytes within minutes of a slow
+// CSI clone).
+TEST_F(KubevirtProviderLogic, ADataVolumeSeenInProgressPastThePollIntervalIsWaitedForWithoutSpinning) {
+  const std::string dv = datavolume_name("vm1");
+  api->on("GET", datavolumes_path(kNs), 200,
+          json{{"kind", "DataVolumeList"},
+               {"metadata", {{"resourceVersion", "5"}}},
+               {"items",
+                {{{"metadata", {{"name", dv}, {"resourceVersion", "5"}}},
+                  {"status", {{"phase", "CSICloneInProgress"}, {"progress", "N/A"}}}}}}}
+              .dump());
+  auto waiter = std::make_shared<detail::DataVolumeWaiter>(io.get_executor(), api, kNs, kRun,
+                                                           std::chrono::milliseconds(20));
+  const std::clock_t cpu_before = std::clock();
+  auto state = run_task(io, waiter->wait("vm1", std::chrono::milliseconds(600)));
+  const double cpu_s = static_cast<double>(std::clock() - cpu_before) / CLOCKS_PER_SEC;
+  waiter->shutdown();
+  ASSERT_FALSE(state);
+  EXPECT_EQ(state.error().kind, ErrorKind::timeout) << state.error().what();
+  EXPECT_LT(cpu_s, 0.3) << "580 ms past the poll interval, waiting must not cost a core";
+  EXPECT_TRUE(api->calls_to("GET", datavolumes_path(kNs) + "/" + dv).empty()) << "the watch has shown it";
 }
 
 TEST_F(KubevirtProviderLogic, MilestonesComeFromTheVmiListAndWatch) {

@@ -1,9 +1,9 @@
 #pragma once
-// Internal to bootstorm::engine: the run journal's event types and the payload fields that the run session
-// writes and RunRecordBuilder and `bootstorm merge` read back (journal.hpp describes every event), spelled
-// once so that the writer and the readers cannot drift apart. Fields that only the writer spells stay literal
-// where they are written.
-namespace bootstorm::engine::detail {
+// The run journal's event types and the payload fields that the writers (the run session, `bootstorm
+// predict`) write and RunRecordBuilder and `bootstorm merge` read back (journal.hpp describes every event),
+// spelled once so that the writers and the readers cannot drift apart. Fields that only a writer spells stay
+// literal where they are written.
+namespace bootstorm::engine {
 
 namespace events {
 inline constexpr const char* run_started = "run_started";
@@ -53,6 +53,11 @@ inline constexpr const char* slo_is_min = "isMin";
 inline constexpr const char* shard = "shard";  // {index, count}
 inline constexpr const char* shard_index = "index";
 inline constexpr const char* shard_count = "count";
+// Where the run's figures come from: "measured", "simulated" or "predicted" (absent in runs before it: then
+// `simulated` says which of the first two).
+inline constexpr const char* run_source = "source";
+// A prediction's model: {lab (as given), seed (the first repetition's), overrides ["KEY=VALUE"]}.
+inline constexpr const char* prediction = "prediction";
 // checks
 inline constexpr const char* results = "results";
 inline constexpr const char* status = "status";
@@ -104,4 +109,4 @@ inline constexpr const char* report = "report";            // telemetry
 inline constexpr const char* unavailable = "unavailable";  // telemetry
 }  // namespace fields
 
-}  // namespace bootstorm::engine::detail
+}  // namespace bootstorm::engine

@@ -1,0 +1,119 @@
+// `bootstorm predict PLAN [--lab PROFILE] [--set KEY=VALUE ...]`: the plan's scenarios in the lab model's
+// virtual time (orchestrator/sizing), written as a run directory with the same reports as a run, labelled
+// predicted.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "orchestrator/cli/command.hpp"
+#include "orchestrator/cli/engine_wiring.hpp"
+#include "orchestrator/plan/plan.hpp"
+#include "orchestrator/sizing/predict.hpp"
+#include "orchestrator/stats/summary.hpp"
+#include "reports/reports.hpp"
+
+namespace bootstorm::cli {
+
+namespace {
+
+struct PredictArgs {
+  std::string plan;
+  std::string lab;
+  std::vector<std::string> sets;
+  std::string scenario;
+  int repeat = 0;
+  std::string out;
+  long long seed = -1;
+};
+
+int predict(const PredictArgs& args) {
+  plan::LoadResult loaded = plan::load_plan_file(args.plan);
+  for (const auto& d : loaded.diagnostics) std::cerr << d.to_string() << "\n";
+  if (!loaded.plan) {
+    std::cerr << args.plan << ": invalid plan, nothing was predicted\n";
+    return kExitUsage;
+  }
+  const plan::StormPlan& p = *loaded.plan;
+  sizing::PredictOptions options;
+  options.lab = args.lab;
+  for (const auto& text : args.sets) {
+    auto parsed = sim::model::parse_lab_override(text);
+    if (!parsed) {
+      std::cerr << parsed.error().what() << "\n";
+      return kExitUsage;
+    }
+    options.overrides.push_back(*parsed);
+  }
+  if (args.seed >= 0) options.seed = static_cast<std::uint64_t>(args.seed);
+  options.output_dir = args.out;
+  options.only_scenario = args.scenario;
+  options.repeat = args.repeat;
+  options.plan_yaml = plan::to_yaml(p);
+  const auto began = std::chrono::steady_clock::now();
+  auto result = sizing::predict(p, options);
+  if (!result) {
+    std::cerr << "predict: " << result.error().what() << "\n";
+    return result.error().kind == ErrorKind::io ? kExitFailed : kExitUsage;
+  }
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  auto written = write_run_outputs(result->run_dir, result->record);
+  if (!written) {
+    std::cerr << "predict: " << written.error().what() << "\n";
+    return kExitFailed;
+  }
+  std::cout << "run directory: " << result->run_dir.string() << "\n";
+  std::cout << fmt::format(
+      "(predicted with lab model {}, seed {}, {:.0f} s of virtual time in {:.2f} s: not a "
+      "measurement)\n",
+      result->lab, result->seed, result->virtual_s, took);
+  const stats::Summary summary = stats::summarize(result->record);
+  for (const auto& s : summary.scenarios) {
+    const stats::Distribution* ready = s.find("ready");
+    std::cout << fmt::format("  {} (repeat {}): ", s.name, s.repeat);
+    if (ready == nullptr || ready->count == 0) {
+      std::cout << fmt::format("0/{} ready\n", s.vms);
+      continue;
+    }
+    std::cout << fmt::format(
+        "{}/{} ready, boot time ({}) mean {:.2f} s, P50 {:.2f} s, P95 {:.2f} s, max {:.2f} s\n", ready->count,
+        ready->total, s.ready_milestone, *ready->mean, *ready->p50, *ready->p95, *ready->max);
+  }
+  for (const auto& comparison : reports::scenario_comparisons(summary))
+    std::cout << comparison.verdict << "\n";
+  std::cout << "outcome: predicted" << (*written ? "" : " (an SLO would be missed or could not be evaluated)")
+            << "\n";
+  return *written ? kExitOk : kExitFailed;
+}
+
+const CommandRegistration registration{Command{
+    "predict", 25, [](CLI::App& app, const GlobalOptions&) -> std::function<int()> {
+      auto args = std::make_shared<PredictArgs>();
+      CLI::App* sub = app.add_subcommand(
+          "predict",
+          "Predict a plan's storms in the lab model's virtual time (no platform touched) and write a run "
+          "directory labelled predicted");
+      sub->add_option("plan", args->plan, "Plan file (YAML or JSON)")->required();
+      sub->add_option("--lab", args->lab,
+                      "Lab profile to model the platform with (a name in simulator/labs or a path); default: "
+                      "the plan's platform.lab");
+      sub->add_option("--set", args->sets,
+                      "What-if: change one value of the lab profile, KEY=VALUE (repeatable), e.g. "
+                      "hosts.r740-01.linkMBps=3200, hosts.r740-*.ioLatencyMs=0.5, "
+                      "profiles.win10-vdi.outstandingIOs=4");
+      sub->add_option("--seed", args->seed,
+                      "The first repetition's seed (each repetition adds one); default: the profile's")
+          ->check(CLI::NonNegativeNumber);
+      sub->add_option("--scenario", args->scenario, "Predict only the scenario with this name");
+      sub->add_option("--repeat", args->repeat, "Repeat every scenario N times (overrides the plan)")
+          ->check(CLI::PositiveNumber);
+      sub->add_option("--out", args->out, "Directory for run directories (overrides the plan's output)");
+      return [args] { return predict(*args); };
+    }}};
+
+}  // namespace
+
+}  // namespace bootstorm::cli

@@ -1,0 +1,54 @@
+#pragma once
+// `bootstorm predict`: a plan's scenarios run in the lab model's virtual time (virtual_storm.hpp) and written
+// as a normal run directory — plan.yaml and journal.jsonl, from which the CLI writes the same reports as for
+// `bootstorm run` — labelled predicted (run_started.source), never measured. No servers, no sockets:
+// deterministic for a seed, with every repetition on its own seed so that the confidence intervals mean
+// something.
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/expected.hpp"
+#include "orchestrator/plan/plan.hpp"
+#include "orchestrator/stats/run_record.hpp"
+#include "simulator/model/lab_overrides.hpp"
+
+namespace bootstorm::sizing {
+
+struct PredictOptions {
+  std::string lab;                                 // profile name or path; empty: the plan's platform.lab
+  std::vector<sim::model::LabOverride> overrides;  // --set, in order
+  std::optional<std::uint64_t> seed;               // the first repetition's; empty: the profile's
+  std::filesystem::path output_dir;                // empty: the plan's output
+  std::string only_scenario;                       // empty: every scenario
+  int repeat = 0;                                  // 0: the plan's
+  std::string plan_yaml;                           // the resolved plan as given (plan.yaml, run_started)
+};
+
+struct PredictResult {
+  std::string run_id;
+  std::filesystem::path run_dir;
+  stats::RunRecord record;
+  std::string lab;         // the profile's name
+  std::uint64_t seed = 0;  // the first repetition's
+  double virtual_s = 0;    // the lab time the prediction covered
+};
+
+// The journal lines of a prediction, in order, each with its virtual "t" and "mono": what predict() writes.
+// Pure apart from reading the lab profile.
+struct PredictedRun {
+  std::string run_id;
+  std::string lab;
+  std::uint64_t seed = 0;
+  double virtual_start = 0, virtual_end = 0;                   // unix s
+  std::vector<std::pair<std::string, nlohmann::json>> events;  // type, payload (with "t" as unix s)
+};
+Expected<PredictedRun> simulate_plan(const plan::StormPlan& plan, const PredictOptions& options);
+
+// simulate_plan, then the run directory with its journal; the record is what `bootstorm report` reads back.
+Expected<PredictResult> predict(const plan::StormPlan& plan, const PredictOptions& options);
+
+}  // namespace bootstorm::sizing
