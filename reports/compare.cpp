@@ -49,6 +49,26 @@ bool any_simulated(const std::vector<LoadedRun>& runs) {
   return std::any_of(runs.begin(), runs.end(), [](const LoadedRun& r) { return r.summary.run.simulated; });
 }
 
+bool any_predicted(const std::vector<LoadedRun>& runs) {
+  return std::any_of(runs.begin(), runs.end(),
+                     [](const LoadedRun& r) { return r.summary.run.source == "predicted"; });
+}
+
+// What the comparison's title adds: predictions first, since nothing in them was measured.
+std::string origin_suffix(const std::vector<LoadedRun>& runs) {
+  if (any_predicted(runs)) return " \u2014 with predictions";
+  return any_simulated(runs) ? " \u2014 simulated lab" : "";
+}
+
+std::string run_origin(const LoadedRun& r) {
+  if (r.summary.run.source == "predicted") return " (predicted)";
+  return r.summary.run.simulated ? " (simulated)" : "";
+}
+
+constexpr const char* kPredictedNote =
+    "At least one of these runs is a prediction of the lab model in virtual time: nothing in it was "
+    "measured.";
+
 std::string budget_text(const std::optional<stats::ApiBudgetRecord>& budget) {
   return budget ? detail::api_budget_line(*budget) : std::string();
 }
@@ -320,16 +340,17 @@ Expected<CompareSet> compare_runs(const std::vector<LoadedRun>& runs,
 
 std::string render_compare_md(const std::vector<LoadedRun>& runs, const CompareSet& set,
                               std::string_view generated_at) {
-  std::string out =
-      fmt::format("# Boot storm comparison{}\n\n", any_simulated(runs) ? " \u2014 simulated lab" : "");
-  if (any_simulated(runs))
+  std::string out = fmt::format("# Boot storm comparison{}\n\n", origin_suffix(runs));
+  if (any_predicted(runs)) out += fmt::format("> **Predicted.** {}\n\n", kPredictedNote);
+  if (any_simulated(runs) && !std::all_of(runs.begin(), runs.end(), [](const LoadedRun& r) {
+        return r.summary.run.source == "predicted";
+      }))
     out += "> **Simulated lab.** At least one of these runs ran against a simulator, not real hardware.\n\n";
   out += "| Run | Plan | Platform | Started | Directory |\n| --- | --- | --- | --- | --- |\n";
   for (const auto& r : runs) {
     out += fmt::format("| {} | {} | {}{} | {} | {} |\n", escape_md(r.summary.run.id),
-                       escape_md(r.summary.run.plan), escape_md(r.summary.run.platform),
-                       r.summary.run.simulated ? " (simulated)" : "", escape_md(r.summary.run.started_at),
-                       escape_md(r.dir.string()));
+                       escape_md(r.summary.run.plan), escape_md(r.summary.run.platform), run_origin(r),
+                       escape_md(r.summary.run.started_at), escape_md(r.dir.string()));
   }
   if (const auto warnings = platform_warnings(runs); !warnings.empty()) {
     out +=
@@ -384,14 +405,21 @@ std::string render_compare_md(const std::vector<LoadedRun>& runs, const CompareS
 
 std::string render_compare_html(const std::vector<LoadedRun>& runs, const CompareSet& set,
                                 std::string_view generated_at) {
-  const bool simulated = any_simulated(runs);
-  const std::string title = fmt::format("Boot storm comparison{}", simulated ? " \u2014 simulated lab" : "");
+  const bool simulated = any_simulated(runs) &&
+                         !std::all_of(runs.begin(), runs.end(),
+                                      [](const LoadedRun& r) { return r.summary.run.source == "predicted"; });
+  const std::string title = fmt::format("Boot storm comparison{}", origin_suffix(runs));
   std::string out = detail::html_head(title);
   out += fmt::format("<header class=\"top\">\n<h1>{}</h1>\n<p class=\"meta\">", escape_xml(title));
   for (const auto& r : runs)
-    out += fmt::format("<span>Run <strong>{}</strong> ({}, {})</span>", escape_xml(r.summary.run.id),
-                       escape_xml(r.summary.run.plan), escape_xml(r.summary.run.started_at));
+    out += fmt::format("<span>Run <strong>{}</strong> ({}, {}){}</span>", escape_xml(r.summary.run.id),
+                       escape_xml(r.summary.run.plan), escape_xml(r.summary.run.started_at),
+                       escape_xml(run_origin(r)));
   out += "</p>\n</header>\n";
+  if (any_predicted(runs)) {
+    out += fmt::format("<div class=\"banner\" role=\"note\"><strong>Predicted</strong> \u2014 {}</div>\n",
+                       kPredictedNote);
+  }
   if (simulated)
     out +=
         "<div class=\"banner\" role=\"note\"><strong>Simulated lab</strong> \u2014 at least one of these "

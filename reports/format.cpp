@@ -16,6 +16,32 @@ std::string simulator_source(const stats::RunRecord& record) {
   return "the simulator " + simulator;
 }
 
+bool predicted(const stats::RunRecord& record) {
+  return record.source == "predicted";
+}
+
+std::string origin_suffix(const stats::RunRecord& record) {
+  if (predicted(record)) return " \u2014 predicted";
+  return record.simulated ? " \u2014 simulated lab" : "";
+}
+
+std::string prediction_note(const stats::RunRecord& record) {
+  std::string model = "the lab model \u201c" + record.lab + "\u201d in virtual time";
+  if (record.prediction) {
+    model += fmt::format(" (seed {}", record.prediction->seed);
+    if (!record.prediction->overrides.empty()) {
+      std::string what_if;
+      for (const auto& o : record.prediction->overrides) what_if += (what_if.empty() ? "" : ", ") + o;
+      model += "; what-if: " + what_if;
+    }
+    model += ")";
+  }
+  return "Predicted by " + model +
+         ": no VM was started and nothing was measured. Use it to size and to compare layouts; measure on "
+         "the "
+         "real platform before buying.";
+}
+
 std::string api_budget_line(const stats::ApiBudgetRecord& budget) {
   std::string burst =
       budget.start_concurrency > 0
@@ -171,7 +197,9 @@ std::vector<std::string> storage_sentences(const stats::Summary& summary, const 
     return out;
   }
   const stats::StorageFigures& f = *sc.storage;
-  const std::string origin = summary.run.simulated ? "simulated lab, " : "";
+  const std::string origin = summary.run.source == "predicted" ? "predicted, "
+                             : summary.run.simulated           ? "simulated lab, "
+                                                               : "";
   std::string line = fmt::format(
       "Storage ({}{}, {:g} s samples, {} summed): peak {:.0f} MB/s, mean {:.0f} MB/s over {:.1f} s; peak "
       "{:.0f} "

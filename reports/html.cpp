@@ -66,7 +66,8 @@ std::string storage_panel(const stats::RunRecord& record, const stats::ScenarioS
   out += fmt::format(
       "<figcaption>Storage during {} as {} measured it ({:g} s samples; each step is one sample's mean).{}"
       "</figcaption>\n</figure>\n",
-      escape_xml(label), escape_xml(f.source), f.resolution_s, record.simulated ? " Simulated lab." : "");
+      escape_xml(label), escape_xml(f.source), f.resolution_s,
+      detail::predicted(record) ? " Predicted." : (record.simulated ? " Simulated lab." : ""));
   return out;
 }
 
@@ -220,8 +221,8 @@ std::string detail::render_report_html_with(const stats::RunRecord& record, cons
                                             const std::vector<stats::Comparison>& comparisons,
                                             std::string_view generated_at) {
   const bool repeats = detail::several_repeats(summary);
-  const std::string title = fmt::format("Boot storm report: {}{}", record.plan_name,
-                                        record.simulated ? " \u2014 simulated lab" : "");
+  const std::string title =
+      fmt::format("Boot storm report: {}{}", record.plan_name, detail::origin_suffix(record));
   std::string out = detail::html_head(title);
 
   out += "<header class=\"top\">\n";
@@ -246,7 +247,10 @@ std::string detail::render_report_html_with(const stats::RunRecord& record, cons
     out += "</p>\n";
   }
   out += "</header>\n";
-  if (record.simulated) {
+  if (detail::predicted(record)) {
+    out += "<div class=\"banner\" role=\"note\"><strong>Predicted</strong> \u2014 " +
+           escape_xml(detail::prediction_note(record)) + "</div>\n";
+  } else if (record.simulated) {
     out += fmt::format(
         "<div class=\"banner\" role=\"note\"><strong>Simulated lab</strong> \u2014 every figure on this page "
         "comes from {}{}, not from real hardware. Use it to rehearse the test and compare layouts; measure "

@@ -52,8 +52,10 @@ std::string detail::render_report_md_with(const stats::RunRecord& record, const 
   const bool repeats = detail::several_repeats(summary);
   std::string out;
   out += fmt::format("# Boot storm report: {}{}\n\n", escape_md(record.plan_name),
-                     record.simulated ? " \u2014 simulated lab" : "");
-  if (record.simulated) {
+                     detail::origin_suffix(record));
+  if (detail::predicted(record)) {
+    out += "> **Predicted.** " + escape_md(detail::prediction_note(record)) + "\n\n";
+  } else if (record.simulated) {
     out += fmt::format(
         "> **Simulated lab{}.** These figures come from {}, not from real hardware: use them to rehearse the "
         "test and to compare layouts, not as measurements of a datacenter.\n\n",
@@ -65,7 +67,9 @@ std::string detail::render_report_md_with(const stats::RunRecord& record, const 
   out += "| Run | Value |\n| --- | --- |\n";
   out += fmt::format("| Run id | {} |\n", escape_md(record.run_id));
   out += fmt::format("| Platform | {}{} |\n", escape_md(record.platform),
-                     record.simulated ? " (simulated lab " + escape_md(record.lab) + ")" : "");
+                     detail::predicted(record)
+                         ? " (predicted with lab model " + escape_md(record.lab) + ")"
+                         : (record.simulated ? " (simulated lab " + escape_md(record.lab) + ")" : ""));
   if (!record.platform_api.empty())
     out += fmt::format("| Platform API | {} |\n", escape_md(record.platform_api));
   if (const std::string facts = api::describe(record.facts); !facts.empty())

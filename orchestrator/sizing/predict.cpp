@@ -13,7 +13,9 @@
 #include "orchestrator/engine/run_directory.hpp"
 #include "orchestrator/engine/run_engine.hpp"
 #include "orchestrator/engine/shard.hpp"
+#include "orchestrator/sizing/predicted_telemetry.hpp"
 #include "orchestrator/sizing/virtual_storm.hpp"
+#include "orchestrator/stats/telemetry_json.hpp"
 
 namespace bootstorm::sizing {
 
@@ -243,12 +245,24 @@ Expected<PredictedRun> simulate_plan(const plan::StormPlan& plan, const PredictO
                                                      api::to_string(*ready), storm_options.timeout_s);
         out.add(storm->ended_at, events::vm_failed, {{fields::vm, vm.name}, {fields::reason, reason}});
       }
-      out.add(
-          storm->ended_at, events::telemetry,
-          with_key(
-              {{fields::unavailable,
-                "a prediction has no storage telemetry: the lab model's counters are not read by predict"}}));
-      out.add(storm->ended_at, events::scenario_ended,
+      // The storage the model moved, over the window a run reads: from just before the first start to one
+      // grid step after the last ready.
+      double last_ready = storm->fired_at;
+      std::vector<std::string> ids, names;
+      for (const auto& vm : storm->vms) {
+        if (vm.id.empty()) continue;
+        ids.push_back(vm.id);
+        names.push_back(vm.name);
+        if (auto it = vm.milestones.find(*ready); it != vm.milestones.end())
+          last_ready = std::max(last_ready, it->second);
+      }
+      const double window_end = last_ready + lab.storage_telemetry().step;
+      if (lab.now() < window_end) lab.run_until(window_end);
+      const api::TelemetryReport storage =
+          predicted_telemetry(lab, ids, names, storm->fired_at - 1, window_end);
+      const double scenario_end = std::max(storm->ended_at, window_end);
+      out.add(scenario_end, events::telemetry, with_key({{fields::report, stats::telemetry_json(storage)}}));
+      out.add(scenario_end, events::scenario_ended,
               with_key({{fields::api_requests, 0},
                         {fields::storm_api_requests, 0},
                         {"apiErrors", 0},

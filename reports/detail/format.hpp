@@ -32,6 +32,12 @@ std::vector<std::string> api_answer_sentences(const api::ApiStats& answers);
 // What produced a simulated run's figures: "bootstorm's lab simulator", or "the simulator govmomi vcsim" for
 // another simulator that said so.
 std::string simulator_source(const stats::RunRecord& record);
+// A prediction (`bootstorm predict`): nothing was measured.
+bool predicted(const stats::RunRecord& record);
+// What a report's title adds: " — predicted", " — simulated lab" or nothing.
+std::string origin_suffix(const stats::RunRecord& record);
+// A prediction's banner, plain text: the model, its seed and the what-ifs, and what the figures are for.
+std::string prediction_note(const stats::RunRecord& record);
 // "50 requests/s, 64 calls in flight; start burst: every start at once" (plain text).
 std::string api_budget_line(const stats::ApiBudgetRecord& budget);
 // Display value of an SLO statistic ("34.00 s", or "96 %" for ready_fraction).

@@ -152,6 +152,22 @@ TEST_F(SizingE2E, WhatIfsMoveOnlyTheLayoutTheyChangeAndTheR740sAreLatencyBound) 
   EXPECT_LT(path.at("4x R740 16GFC"), 0.8 * base.at("4x R740 16GFC")) << "half the path latency, much faster";
   EXPECT_NE(read_file(hba_dir / "report.html").find("what-if: hosts.r740-*.linkMBps=3200"),
             std::string::npos);
+  // The storage the model moved is in the report as a run's telemetry is: the same bytes through a link of
+  // twice the capacity fill half of it.
+  auto r740_peak_utilisation = [](const json& summary) {
+    double peak = 0;
+    for (const auto& sc : summary["scenarios"]) {
+      if (sc["name"] != "4x R740 16GFC") continue;
+      EXPECT_EQ(sc["telemetry"]["source"], "lab model");
+      for (const auto& host : sc["telemetry"]["hosts"])
+        peak = std::max(peak, host.value("peakLinkUtilisation", 0.0));
+    }
+    return peak;
+  };
+  const double before = r740_peak_utilisation(summary_of(run_dir_in(dir_ / "base")));
+  const double after = r740_peak_utilisation(summary_of(hba_dir));
+  EXPECT_GT(before, 0);
+  EXPECT_NEAR(after, before / 2, 0.01 * before);
 }
 
 TEST_F(SizingE2E, BadInputIsAPreciseMessageWithExitTwo) {
