@@ -45,7 +45,10 @@ Error malformed(const std::string& where, const std::string& what) {
 Expected<QueryAnswer> decode_answer(std::string_view body, const std::string& where) {
   const json document = json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (document.is_discarded() || !document.is_object()) return malformed(where, "a body that is not JSON");
-  const std::string status = document.value("status", "");
+  // value() would throw on a "status" that is not a string: read it only when it is one.
+  const auto status_it = document.find("status");
+  const std::string status =
+      status_it != document.end() && status_it->is_string() ? status_it->get<std::string>() : std::string();
   if (status == "error") {
     const std::string type = document.contains("errorType") && document["errorType"].is_string()
                                  ? document["errorType"].get<std::string>()

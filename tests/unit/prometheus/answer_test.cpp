@@ -51,7 +51,8 @@ TEST(PrometheusAnswer, WhatIsNotTheApisJsonIsAProtocolError) {
        R"({"status":"success","data":{"resultType":"x","result":[]}})",
        R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,2]}]}})",
        R"({"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[2,"1"],[1,"2"]]}]}})",
-       R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"a":1},"value":[1,"2"]}]}})"}) {
+       R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"a":1},"value":[1,"2"]}]}})",
+       R"({"status":{"resultType":"matrix"},"data":{}})"}) {
     auto decoded = decode_answer(body, "https://q");
     ASSERT_FALSE(decoded.has_value()) << body;
     EXPECT_EQ(decoded.error().kind, ErrorKind::protocol) << body;
