@@ -4,6 +4,7 @@
 // every few seconds, so that CI logs stay readable.
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 namespace bootstorm::engine {
@@ -26,8 +27,19 @@ class Progress {
   // Ends the live line (newline) so that log output does not overwrite it.
   void finish();
 
-  // "provision 12/24 | started 0/24 | ready 0/24 | failed 0 | 3.2 s | ETA 3 s"
-  static std::string render(const std::string& phase, const ProgressCounts& counts, double elapsed_s);
+  // When the phase's first VM was done (seconds into the phase) and how many were done then.
+  struct FirstDone {
+    double at_s = 0;
+    std::size_t done = 0;
+  };
+  // How many VMs the phase has done: provisioned (or failed) in provision, ready (or failed) in
+  // storm/observe.
+  static std::size_t done_in(const std::string& phase, const ProgressCounts& counts);
+  // "provision 12/24 | started 0/24 | ready 0/24 | failed 0 | 3.2 s | ETA 3 s". The ETA extrapolates the pace
+  // since the phase's first VM was done, not since the phase began: clones that take 190 s and finish
+  // together would otherwise give "ETA 4441 s" at the first of them. Without a pace yet, no ETA.
+  static std::string render(const std::string& phase, const ProgressCounts& counts, double elapsed_s,
+                            std::optional<FirstDone> first_done = std::nullopt);
 
  private:
   void draw(bool force);
@@ -36,6 +48,7 @@ class Progress {
   std::FILE* out_;
   std::string phase_;
   ProgressCounts counts_;
+  std::optional<FirstDone> first_done_;
   std::chrono::steady_clock::time_point phase_start_{};
   std::chrono::steady_clock::time_point last_draw_{};
   bool line_open_ = false;
