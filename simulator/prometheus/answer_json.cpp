@@ -271,8 +271,8 @@ std::string answer_query(const QueryParams& params, const SeriesStore& store, in
     // Prometheus compares in whole nanoseconds: (end - start) / step, integer division.
     // A step beyond int64 nanoseconds (about 292 years) is one point whatever the span: capped, not cast.
     const double step_ns_f = *step * 1e9;
-    const auto step_ns = step_ns_f >= 9.2e18 ? std::numeric_limits<std::int64_t>::max()
-                                             : static_cast<std::int64_t>(step_ns_f);
+    const auto step_ns =
+        step_ns_f >= 9.2e18 ? std::numeric_limits<std::int64_t>::max() : static_cast<std::int64_t>(step_ns_f);
     if (step_ns <= 0)
       return fail(
           bad_data("zero or negative query resolution step widths are not accepted. Try a positive integer"));
