@@ -6,12 +6,25 @@
 #include <boost/asio/io_context.hpp>
 #include <exception>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "orchestrator/engine/detail/run_session.hpp"
+#include "orchestrator/engine/journal_events.hpp"
 
 namespace bootstorm::engine {
 
 namespace asio = boost::asio;
+
+nlohmann::json slo_json(const plan::StormPlan& plan) {
+  nlohmann::json slo = nlohmann::json::array();
+  for (const auto& s : plan.slo) {
+    slo.push_back({{fields::milestone, s.milestone},
+                   {fields::slo_stat, s.stat},
+                   {fields::slo_max, s.max},
+                   {fields::slo_is_min, s.is_min}});
+  }
+  return slo;
+}
 
 std::optional<api::Milestone> ready_milestone(const plan::StormPlan& plan) {
   if (!plan.ready.signal.empty() && plan.ready.signal != "ready")

@@ -12,6 +12,7 @@
 // it).
 #include <chrono>
 #include <filesystem>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 
@@ -82,5 +83,9 @@ class RunEngine {
 // The milestone that defines "ready": plan.ready.signal, else beacon when the beacon is enabled, else
 // guest_agent. nullopt when the plan names an unknown milestone.
 std::optional<api::Milestone> ready_milestone(const plan::StormPlan& plan);
+
+// The plan's SLOs as run_started writes them: [{milestone, stat, max, isMin}] (journal_events.hpp). The run
+// session and `bootstorm predict` both write it.
+nlohmann::json slo_json(const plan::StormPlan& plan);
 
 }  // namespace bootstorm::engine

@@ -143,12 +143,6 @@ asio::awaitable<void> RunSession::run_all() {
   // Resolve the platform first (it may start the embedded lab) so that run_started names the lab.
   auto resolved = resolve_platform(plan_, run_id_, options_.dry_run, hooks_, ex_);
   const std::string lab_name = resolved ? resolved->lab : plan_.platform.lab;
-  json slo = json::array();
-  for (auto& s : plan_.slo)
-    slo.push_back({{fields::milestone, s.milestone},
-                   {fields::slo_stat, s.stat},
-                   {fields::slo_max, s.max},
-                   {fields::slo_is_min, s.is_min}});
   json started = {{fields::run_id, run_id_},
                   {fields::plan, plan_.name},
                   {fields::platform, plan_.platform.kind},
@@ -161,7 +155,7 @@ asio::awaitable<void> RunSession::run_all() {
                   {fields::plan_yaml, options_.plan_yaml},
                   {fields::clone_kind, plan_.golden.clone},
                   {"planDigest", plan_digest(options_.plan_yaml)},
-                  {fields::slo, slo}};
+                  {fields::slo, slo_json(plan_)}};
   // What `bootstorm merge` checks: the shard, the agreed instant, the storm spacing and the selection.
   if (options_.shard.sharded())
     started[fields::shard] = {{fields::shard_index, options_.shard.index},

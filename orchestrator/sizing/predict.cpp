@@ -26,15 +26,6 @@ using nlohmann::json;
 
 namespace {
 
-// FNV-1a: a run id that is the same for the same plan, profile, overrides and seed.
-std::uint64_t fnv1a(std::string_view text, std::uint64_t hash = 1469598103934665603ull) {
-  for (unsigned char c : text) {
-    hash ^= c;
-    hash *= 1099511628211ull;
-  }
-  return hash;
-}
-
 // The events of one run, stamped with their virtual time.
 class EventList {
  public:
@@ -105,19 +96,13 @@ Expected<PredictedRun> simulate_plan(const plan::StormPlan& plan, const PredictO
   for (const auto& o : options.overrides) identity += "\n" + o.text();
   for (const auto* s : scenarios) identity += "\n" + s->name;
   identity += "\n" + std::to_string(repeats);
-  run.run_id = fmt::format("{:06x}", fnv1a(identity) & 0xffffff);
+  // The same for the same plan, profile, overrides and seed: the project's digest, as derive_run_id does.
+  run.run_id = engine::plan_digest(identity).substr(0, 6);
 
   // Virtual time starts on a whole hour, so that the lab's sampling grids fall alike in every prediction.
   const double wall_now = engine::unix_seconds(std::chrono::system_clock::now());
   run.virtual_start = std::floor(wall_now / 3600) * 3600;
   EventList out;
-  json slo = json::array();
-  for (const auto& s : plan.slo) {
-    slo.push_back({{fields::milestone, s.milestone},
-                   {fields::slo_stat, s.stat},
-                   {fields::slo_max, s.max},
-                   {fields::slo_is_min, s.is_min}});
-  }
   json overrides = json::array();
   for (const auto& o : options.overrides) overrides.push_back(o.text());
   json started = {{fields::run_id, run.run_id},
@@ -133,7 +118,7 @@ Expected<PredictedRun> simulate_plan(const plan::StormPlan& plan, const PredictO
                   {fields::plan_yaml, options.plan_yaml},
                   {fields::clone_kind, plan.golden.clone},
                   {"planDigest", engine::plan_digest(options.plan_yaml)},
-                  {fields::slo, slo},
+                  {fields::slo, engine::slo_json(plan)},
                   {fields::prediction, {{"lab", lab_name}, {"seed", seed}, {"overrides", overrides}}}};
   if (options.repeat > 0) started[fields::repeat] = options.repeat;
   if (!options.only_scenario.empty()) started["onlyScenario"] = options.only_scenario;
