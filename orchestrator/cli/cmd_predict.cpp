@@ -11,6 +11,7 @@
 
 #include "orchestrator/cli/command.hpp"
 #include "orchestrator/cli/engine_wiring.hpp"
+#include "orchestrator/cli/run_summary.hpp"
 #include "orchestrator/plan/plan.hpp"
 #include "orchestrator/sizing/predict.hpp"
 #include "orchestrator/stats/summary.hpp"
@@ -72,15 +73,7 @@ int predict(const PredictArgs& args) {
       result->lab, result->seed, result->virtual_s, took);
   const stats::Summary summary = stats::summarize(result->record);
   for (const auto& s : summary.scenarios) {
-    const stats::Distribution* ready = s.find("ready");
-    std::cout << fmt::format("  {} (repeat {}): ", s.name, s.repeat);
-    if (ready == nullptr || ready->count == 0) {
-      std::cout << fmt::format("0/{} ready\n", s.vms);
-      continue;
-    }
-    std::cout << fmt::format(
-        "{}/{} ready, boot time ({}) mean {:.2f} s, P50 {:.2f} s, P95 {:.2f} s, max {:.2f} s\n", ready->count,
-        ready->total, s.ready_milestone, *ready->mean, *ready->p50, *ready->p95, *ready->max);
+    std::cout << fmt::format("  {} (repeat {}): {}\n", s.name, s.repeat, ready_clause(s));
   }
   for (const auto& comparison : reports::scenario_comparisons(summary))
     std::cout << comparison.verdict << "\n";

@@ -13,6 +13,7 @@
 #include "common/rfc3339.hpp"
 #include "orchestrator/cli/command.hpp"
 #include "orchestrator/cli/engine_wiring.hpp"
+#include "orchestrator/cli/run_summary.hpp"
 #include "orchestrator/engine/platform.hpp"
 #include "orchestrator/engine/run_engine.hpp"
 #include "orchestrator/engine/shard.hpp"
@@ -31,15 +32,7 @@ void print_run_summary(std::ostream& out, const engine::RunResult& result) {
   const stats::Summary summary = stats::summarize(result.record);
   if (summary.run.simulated) out << "(simulated lab " << summary.run.lab << ": not a hardware measurement)\n";
   for (const auto& s : summary.scenarios) {
-    const stats::Distribution* ready = s.find("ready");
-    out << fmt::format("  {} (repeat {}): ", s.name, s.repeat);
-    if (ready == nullptr || ready->count == 0) {
-      out << fmt::format("0/{} ready", s.vms);
-    } else {
-      out << fmt::format(
-          "{}/{} ready, boot time ({}) mean {:.2f} s, P50 {:.2f} s, P95 {:.2f} s, max {:.2f} s", ready->count,
-          ready->total, s.ready_milestone, *ready->mean, *ready->p50, *ready->p95, *ready->max);
-    }
+    out << fmt::format("  {} (repeat {}): {}", s.name, s.repeat, ready_clause(s));
     out << fmt::format(", fire skew {:.2f} ms, {} API requests", s.fire_skew_ms, s.api_requests);
     if (s.start_at_offset_ms)
       out << fmt::format(", barrier opened {:+.3f} ms from --start-at", *s.start_at_offset_ms);
