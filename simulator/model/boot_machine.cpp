@@ -16,6 +16,10 @@ void Lab::Impl::cancel_boot(std::uint64_t number, const char* why) {
   if (it == boots.end()) return;
   Boot boot = std::move(it->second);
   boots.erase(it);
+  if (boot.memory_host != kNoIndex) {
+    if (auto vm = vms.find(number); vm != vms.end())
+      hosts[boot.memory_host].memory_used_mb -= vm->second.memory_mb;
+  }
   for (auto f : boot.flows) remove_flow(f);
   for (auto t : boot.timers) cancel_event(t);
   if (boot.on_running) boot.on_running(make_error(ErrorKind::cancelled, why));
@@ -57,9 +61,17 @@ void Lab::Impl::reach_running(std::uint64_t number, bool boot_guest) {
   vm.power = PowerState::powered_on;
   const std::size_t h = host_index(vm.host_id);
   if (h < hosts.size()) {
-    hosts[h].memory_used_mb += vm.memory_mb;
+    if (boot.memory_host == kNoIndex) {
+      hosts[h].memory_used_mb += vm.memory_mb;
+    } else if (boot.memory_host != h) {  // held on another host than it runs on
+      hosts[boot.memory_host].memory_used_mb -= vm.memory_mb;
+      hosts[h].memory_used_mb += vm.memory_mb;
+    }
     ++hosts[h].running_vms;
+  } else if (boot.memory_host != kNoIndex) {
+    hosts[boot.memory_host].memory_used_mb -= vm.memory_mb;
   }
+  boot.memory_host = kNoIndex;
   for (auto& n : nodes) {
     if (!vm.node.empty() && n.spec.name == vm.node) ++n.running_vms;
   }
@@ -115,7 +127,7 @@ void Lab::Impl::start_phase(std::uint64_t number, std::size_t index) {
     const double cap = profile->outstanding_ios * io_mb / ((hs.io_latency_ms + ds.latency_ms) / 1000.0);
     const int cls =
         class_for({{link_res(h), 1.0}, {bus_res(h), 1.0}, {ds_bw_res(d), 1.0}, {ds_iops_res(d), 1.0 / io_mb}},
-                  cap, {IoPath{h, d, /*write=*/false, 1.0, io_mb, profile->outstanding_ios}});
+                  cap, {IoPath{h, d, /*write=*/false, 1.0, io_mb, profile->outstanding_ios}}, /*boot=*/true);
     ++boot.pending_parts;
     auto holder = std::make_shared<std::uint64_t>(0);
     *holder = add_flow(cls, mb, [this, number, holder, part_done] {
@@ -128,7 +140,7 @@ void Lab::Impl::start_phase(std::uint64_t number, std::size_t index) {
   const double cpu = phase.cpu_core_s * scale;
   if (cpu > 0 && h < hosts.size()) {
     const double cap = vm.cpu_count * hosts[h].spec.core_speed;
-    const int cls = class_for({{cpu_res(h), 1.0}}, cap);
+    const int cls = class_for({{cpu_res(h), 1.0}}, cap, {}, /*boot=*/true);
     ++boot.pending_parts;
     auto holder = std::make_shared<std::uint64_t>(0);
     *holder = add_flow(cls, cpu, [this, number, holder, part_done] {
@@ -209,6 +221,7 @@ Expected<void> Lab::Impl::power_on(std::uint64_t number, DoneCallback on_running
     return make_error(ErrorKind::invalid_input, fmt::format("VM '{}' has no host to run on.", vm.name));
   }
   if (hosts[h].memory_used_mb + vm.memory_mb > hosts[h].spec.memory_gb * 1024) {
+    ++memory_refusals[hosts[h].spec.name];
     return make_error(
         ErrorKind::conflict,
         fmt::format("Host '{}' has not enough free memory to power on '{}'.", hosts[h].spec.name, vm.name));
@@ -232,6 +245,8 @@ Expected<void> Lab::Impl::power_on(std::uint64_t number, DoneCallback on_running
   boot.generation = next_generation++;
   boot.powering_on = true;
   boot.on_running = std::move(on_running);
+  hosts[h].memory_used_mb += vm.memory_mb;
+  boot.memory_host = h;
   changed(vm);
   if (kube) {
     const std::string node_name = node->spec.name;
@@ -284,6 +299,18 @@ Expected<void> Lab::power_on(std::string_view id, DoneCallback on_running, Power
   auto result = m.power_on(*number, std::move(on_running), options);
   m.after_mutation();
   return result;
+}
+
+bool Lab::admit_memory(std::string_view vm_id) {
+  Impl& m = *impl_;
+  m.catch_up();
+  const Vm* vm = m.vm_ptr(vm_id);
+  if (!vm) return true;
+  const std::size_t h = m.host_index(vm->host_id);
+  if (h >= m.hosts.size()) return true;
+  if (m.hosts[h].memory_used_mb + vm->memory_mb <= m.hosts[h].spec.memory_gb * 1024) return true;
+  ++m.memory_refusals[m.hosts[h].spec.name];
+  return false;
 }
 
 Expected<void> Lab::power_off(std::string_view id, DoneCallback on_off) {

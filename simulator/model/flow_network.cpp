@@ -12,8 +12,9 @@
 
 namespace bootstorm::sim::model {
 
-int Lab::Impl::class_for(std::vector<std::pair<int, double>> uses, double cap, std::vector<IoPath> paths) {
-  std::string key = fmt::format("{}", cap);
+int Lab::Impl::class_for(std::vector<std::pair<int, double>> uses, double cap, std::vector<IoPath> paths,
+                         bool boot) {
+  std::string key = fmt::format("{}{}", boot ? "boot|" : "", cap);
   for (const auto& [r, c] : uses) key += fmt::format("|{}:{}", r, c);
   for (const auto& p : paths) {
     key += fmt::format("|io:{}:{}:{}:{}:{}:{}", static_cast<long long>(p.host),
@@ -25,6 +26,7 @@ int Lab::Impl::class_for(std::vector<std::pair<int, double>> uses, double cap, s
   cls.uses = std::move(uses);
   cls.paths = std::move(paths);
   cls.cap = cap;
+  cls.boot = boot;
   classes.push_back(std::move(cls));
   const int index = static_cast<int>(classes.size() - 1);
   class_index.emplace(std::move(key), index);
@@ -67,7 +69,9 @@ void Lab::Impl::advance_service(double t) {
   const double dt = t - settled_at;
   if (dt <= 0) return;
   for (auto& c : classes) {
-    if (c.count > 0 && c.rate < kInf) c.service += c.rate * dt;
+    if (c.count == 0) continue;
+    if (c.rate < kInf) c.service += c.rate * dt;
+    if (c.boot && c.limiter != kNoLimiter) limit_seconds[c.limiter] += static_cast<double>(c.count) * dt;
   }
   meter_advance(dt);
   settled_at = t;
@@ -95,8 +99,48 @@ void Lab::Impl::recompute() {
     const double t = c.rate == kInf ? settled_at : settled_at + remaining / c.rate;
     next_flow_time = std::min(next_flow_time, t);
   }
+  account_limiters();
   dirty = false;
   ++stats.recomputes;
+}
+
+// Max-min fairness holds a flow either at its own cap or at a saturated resource on its path (one where it
+// has the largest share). Saturation is judged on every flow's use; the peaks count the boots' use alone.
+void Lab::Impl::account_limiters() {
+  if (limit_seconds.size() != capacity.size() + 2) limit_seconds.assign(capacity.size() + 2, 0.0);
+  if (peak_boot_use.size() != capacity.size()) peak_boot_use.assign(capacity.size(), 0.0);
+  std::vector<double> use(capacity.size(), 0.0), boot_use(capacity.size(), 0.0);
+  for (const auto& c : classes) {
+    if (c.count == 0 || c.rate >= kInf) continue;
+    for (const auto& [r, coef] : c.uses) {
+      const double u = c.rate * coef * static_cast<double>(c.count);
+      use[static_cast<std::size_t>(r)] += u;
+      if (c.boot) boot_use[static_cast<std::size_t>(r)] += u;
+    }
+  }
+  for (std::size_t r = 0; r < capacity.size(); ++r) {
+    if (capacity[r] > 0) peak_boot_use[r] = std::max(peak_boot_use[r], boot_use[r] / capacity[r]);
+  }
+  constexpr double kSaturated = 1 - 1e-6;
+  for (auto& c : classes) {
+    if (!c.boot) continue;
+    c.limiter = kNoLimiter;
+    if (c.count == 0 || c.rate >= kInf) continue;
+    if (c.cap < kInf && c.rate >= c.cap * kSaturated) {
+      c.limiter = c.paths.empty() ? cap_cpu_limiter() : cap_io_limiter();
+      continue;
+    }
+    double fullest = 0;
+    for (const auto& [r, coef] : c.uses) {
+      const auto i = static_cast<std::size_t>(r);
+      if (capacity[i] <= 0) continue;
+      const double share = use[i] / capacity[i];
+      if (share >= kSaturated && share > fullest) {
+        fullest = share;
+        c.limiter = r;
+      }
+    }
+  }
 }
 
 void Lab::Impl::drop_cancelled(FlowClass& c) {
@@ -200,6 +244,72 @@ bool Lab::cancel_data_flow(OperationId id) {
   m.data_flows.erase(it);
   m.after_mutation();
   return running;
+}
+
+std::string_view to_string(LimitKind kind) {
+  switch (kind) {
+    case LimitKind::host_cpu:
+      return "host CPU";
+    case LimitKind::host_link:
+      return "host link";
+    case LimitKind::host_bus:
+      return "host I/O bus";
+    case LimitKind::datastore_bandwidth:
+      return "datastore bandwidth";
+    case LimitKind::datastore_iops:
+      return "datastore IOPS";
+    case LimitKind::per_io_latency:
+      return "per-I/O latency";
+    case LimitKind::vcpus:
+      return "vCPUs";
+  }
+  return "unknown";
+}
+
+BootLimits Lab::boot_limits() const {
+  const Impl& m = *impl_;
+  BootLimits out;
+  out.since = m.limits_since;
+  out.memory_refusals = m.memory_refusals;
+  auto seconds = [&m](std::size_t i) { return i < m.limit_seconds.size() ? m.limit_seconds[i] : 0.0; };
+  auto peak = [&m](std::size_t i) { return i < m.peak_boot_use.size() ? m.peak_boot_use[i] : 0.0; };
+  auto resource = [&](LimitKind kind, const std::string& on, int r) {
+    const auto i = static_cast<std::size_t>(r);
+    out.limits.push_back({kind, on, m.capacity[i], seconds(i), peak(i)});
+  };
+  for (std::size_t h = 0; h < m.hosts.size(); ++h) {
+    resource(LimitKind::host_cpu, m.hosts[h].spec.name, m.cpu_res(h));
+    resource(LimitKind::host_link, m.hosts[h].spec.name, m.link_res(h));
+    resource(LimitKind::host_bus, m.hosts[h].spec.name, m.bus_res(h));
+  }
+  for (std::size_t d = 0; d < m.datastores.size(); ++d) {
+    resource(LimitKind::datastore_bandwidth, m.datastores[d].spec.name, m.ds_bw_res(d));
+    resource(LimitKind::datastore_iops, m.datastores[d].spec.name, m.ds_iops_res(d));
+  }
+  out.limits.push_back({LimitKind::per_io_latency, "", 0, seconds(m.capacity.size()), 0});
+  out.limits.push_back({LimitKind::vcpus, "", 0, seconds(m.capacity.size() + 1), 0});
+  return out;
+}
+
+void Lab::reset_boot_limits() {
+  Impl& m = *impl_;
+  m.catch_up();
+  m.settle(m.now_);
+  m.limit_seconds.assign(m.capacity.size() + 2, 0.0);
+  m.peak_boot_use.assign(m.capacity.size(), 0.0);
+  m.memory_refusals.clear();
+  m.limits_since = m.now_;
+  // The flows running now count from here, at their current use.
+  std::vector<double> boot_use(m.capacity.size(), 0.0);
+  for (const auto& c : m.classes) {
+    if (!c.boot || c.count == 0 || c.rate >= kInf) continue;
+    for (const auto& [r, coef] : c.uses)
+      boot_use[static_cast<std::size_t>(r)] += c.rate * coef * static_cast<double>(c.count);
+  }
+  for (std::size_t r = 0; r < m.capacity.size(); ++r) {
+    if (m.capacity[r] > 0) m.peak_boot_use[r] = boot_use[r] / m.capacity[r];
+  }
+  m.after_mutation();
 }
 
 Lab::FlowStats Lab::flow_stats() const {

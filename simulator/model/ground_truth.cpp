@@ -1,5 +1,5 @@
-// Ground truth: what really happened to every started VM (true, visible and delivered milestone times),
-// served as /_lab/truth with the fronts' own sections.
+// Ground truth: what really happened to every started VM (true, visible and delivered milestone times), what
+// held the boots back, served as /_lab/truth with the fronts' own sections.
 
 #include <nlohmann/json.hpp>
 
@@ -106,9 +106,24 @@ std::string Lab::truth_json() {
     if (c.failed) entry["failed"] = true;
     clones.push_back(std::move(entry));
   }
+  const BootLimits limits = boot_limits();
+  nlohmann::json limit_list = nlohmann::json::array();
+  for (const auto& l : limits.limits) {
+    nlohmann::json entry{{"kind", std::string(to_string(l.kind))}, {"flowSeconds", l.flow_seconds}};
+    if (!l.on.empty()) {
+      entry["on"] = l.on;
+      entry["capacity"] = l.capacity;
+      entry["peakUtilisation"] = l.peak_utilisation;
+    }
+    limit_list.push_back(std::move(entry));
+  }
   nlohmann::json truth{{"vms", std::move(vms)},
                        {"clones", std::move(clones)},
-                       {"storage", impl_->storage_truth_json(storage_telemetry())}};
+                       {"storage", impl_->storage_truth_json(storage_telemetry())},
+                       {"bootLimits",
+                        {{"since", limits.since},
+                         {"limits", std::move(limit_list)},
+                         {"memoryRefusals", limits.memory_refusals}}}};
   for (const auto& [key, section] : impl_->truth_sections) {
     nlohmann::json value = nlohmann::json::parse(section(), nullptr, /*allow_exceptions=*/false);
     if (!value.is_discarded()) truth[key] = std::move(value);

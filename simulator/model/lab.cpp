@@ -77,6 +77,7 @@ Lab::Lab(LabSpec spec, LabOptions options) : impl_(std::make_unique<Impl>()) {
   m.start_unix = wall;
   m.now_ = m.virtual_mode ? m.options.virtual_start.value_or(wall) : wall;
   m.settled_at = m.now_;
+  m.limits_since = m.now_;
   if (!m.virtual_mode) {
     if (!m.options.executor) throw std::invalid_argument("Lab: real time mode needs an executor");
     m.timer = std::make_unique<boost::asio::steady_timer>(m.options.executor);

@@ -315,7 +315,7 @@ struct Host {
   std::string id;
   HostSpec spec;
   std::string cluster_id;     // empty: standalone
-  double memory_used_mb = 0;  // powered-on VMs
+  double memory_used_mb = 0;  // powered-on VMs and power-ons in flight
   int running_vms = 0;
   std::string connection_state = "CONNECTED";
   std::string power_state = "POWERED_ON";
@@ -497,6 +497,34 @@ using SubscriptionId = std::uint64_t;
 using VmCallback = std::function<void(Expected<std::string>)>;  // new VM id, or why it failed
 using DoneCallback = std::function<void(Expected<void>)>;
 
+// What held the guests' boots back (Lab::boot_limits). A boot's reads and CPU run as flows whose rate is
+// bounded either by a shared resource (a host's CPU cores, HBA link or I/O bus; a datastore's bandwidth or
+// IOPS) or by the VM's own limit: its reads' per-I/O latency at its queue depth (Little's law), its vCPUs.
+enum class LimitKind {
+  host_cpu,
+  host_link,
+  host_bus,
+  datastore_bandwidth,
+  datastore_iops,
+  per_io_latency,
+  vcpus
+};
+std::string_view to_string(LimitKind kind);  // "host CPU", "host link", ..., "per-I/O latency", "vCPUs"
+
+struct BootLimit {
+  LimitKind kind = LimitKind::per_io_latency;
+  std::string on;               // the host's or datastore's name; empty for a VM's own limit
+  double capacity = 0;          // cores x core speed, MB/s or IOPS; 0 for a VM's own limit
+  double flow_seconds = 0;      // boot flows held at this limit, summed over the time they were held
+  double peak_utilisation = 0;  // resources: the highest share of the capacity the boots used at once
+};
+
+struct BootLimits {
+  double since = 0;               // unix s: the lab's start or the last reset_boot_limits()
+  std::vector<BootLimit> limits;  // every host's three resources, every datastore's two, then the VM limits
+  std::map<std::string, int> memory_refusals;  // power-ons refused for lack of host memory, by host name
+};
+
 struct LabOptions {
   enum class TimeMode { real, virtual_time };
   TimeMode mode = TimeMode::real;
@@ -602,6 +630,10 @@ class Lab {
   Expected<void> power_on(std::string_view id, DoneCallback on_running, PowerOnOptions options = {});
   // Power off: aborts the boot; powered off after the profile's power_off_s. Conflict when already off.
   Expected<void> power_off(std::string_view id, DoneCallback on_off);
+  // Whether the VM's host has the free memory to power it on (a power-on holds it from the request). The
+  // fronts ask before they accept a power-on, to answer with their platform's fault; a refusal, theirs or
+  // power_on's own, is counted in boot_limits().memory_refusals.
+  bool admit_memory(std::string_view vm_id);
   // Deletes a VM (any state; fronts enforce their own preconditions). Fails when it does not exist.
   Expected<void> delete_vm(std::string_view id);
 
@@ -634,6 +666,9 @@ class Lab {
   // "id", "linkMBps", "link": [samples], "datastores": {<name>: [samples]}}], "datastores": [{"name", "id",
   // "samples"}], "vms": [{"name", "id", "namespace", "node", "host", "datastore", "begin", "end", "deleted",
   // "samples"}]}, each sample an array in the order of "columns", kept only where the counters changed.
+  // "bootLimits" is boot_limits(): {"since", "limits": [{"kind", "on", "capacity", "flowSeconds",
+  // "peakUtilisation"}] ("on", "capacity" and "peakUtilisation" for resources only), "memoryRefusals":
+  // {<host>: count}}.
   std::string truth_json();
   // A front pushed milestone `m` of VM `id` to a client at `at` (unix s); the first call per boot wins.
   void note_milestone_delivered(std::string_view id, Milestone m, double at);
@@ -647,6 +682,12 @@ class Lab {
   // Samples the counters up to now and returns them. The fronts' monitoring APIs (Prometheus, vCenter's
   // PerformanceManager) and the truth's "storage" section read this, never the flows.
   const StorageTelemetry& storage_telemetry();
+
+  // ---- What held the boots back (flow_network.cpp) ----
+  // Accounted since the lab started or the last reset: a capacity search names from it the resource that
+  // bound a layout. Clones and other bulk transfers are not boots and are not counted.
+  BootLimits boot_limits() const;
+  void reset_boot_limits();
 
   // ---- Introspection (tests, benches) ----
   struct FlowStats {

@@ -155,7 +155,7 @@ VcenterFront::Impl::TaskBody VcenterFront::Impl::sdk_power_on_body(std::string v
     if (!vm) return done({{}, object_not_found_fault(ref)});
     if (vm->power == model::PowerState::powered_on) return done({{}, invalid_power_state(*vm, "poweredOn")});
     const model::Host* host = self->lab.find_host(vm->host_id);
-    if (host && host->memory_used_mb + vm->memory_mb > host->spec.memory_gb * 1024) {
+    if (host && !self->lab.admit_memory(vm_id)) {
       return done({{},
                    SdkFaultInfo{"InsufficientMemoryResourcesFault",
                                 fmt::format("The available Memory resources on host '{}' are insufficient "

@@ -164,7 +164,7 @@ asio::awaitable<ServerResponse> VcenterFront::Impl::power(const std::string& vm_
   }
   if (action == "start") {
     const model::Host* host = lab.find_host(vm->host_id);
-    if (host && host->memory_used_mb + vm->memory_mb > host->spec.memory_gb * 1024) {
+    if (host && !lab.admit_memory(vm_id)) {
       co_return api_error(
           500, "UNABLE_TO_ALLOCATE_RESOURCE", "com.vmware.api.vcenter.vm.power.insufficient_memory",
           fmt::format("Host '{}' has not enough memory to power on '{}'.", host->spec.name, vm_id));

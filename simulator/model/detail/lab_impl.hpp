@@ -52,6 +52,7 @@ inline std::optional<std::uint64_t> vm_number(std::string_view id) {
 // Where one unit of a flow's work goes as storage I/O: `mb_per_work` MB read from or written to `datastore`
 // through `host`'s link (either may be kNoIndex), in I/Os of `io_mb`, with `queue` I/Os outstanding per flow.
 inline constexpr std::size_t kNoIndex = static_cast<std::size_t>(-1);
+inline constexpr int kNoLimiter = -1;
 struct IoPath {
   std::size_t host = kNoIndex;
   std::size_t datastore = kNoIndex;
@@ -90,7 +91,10 @@ struct Lab::Impl {
     std::vector<std::pair<int, double>> uses;
     std::vector<IoPath> paths;  // its storage I/O; empty for CPU
     double cap = kInf;
-    double rate = 0;     // per flow, MB/s or reference-core-s/s
+    bool boot = false;  // a guest boot's reads or CPU (counted in the boot limits)
+    int limiter =
+        kNoLimiter;   // what holds it at its rate: a resource index, or cap_io_limiter() / cap_cpu_limiter()
+    double rate = 0;  // per flow, MB/s or reference-core-s/s
     double service = 0;  // per-flow work done since the class was created
     std::size_t count = 0;
     using Entry = std::pair<double, std::uint64_t>;  // (finish service level, flow id)
@@ -118,6 +122,9 @@ struct Lab::Impl {
     std::vector<std::uint64_t> timers;
     DoneCallback on_running;
     DoneCallback on_off;
+    // A power-on holds the VM's memory on its host from the request, as vCenter's and the scheduler's
+    // admission do, so that a burst of power-ons cannot overcommit the host; running takes the hold over.
+    std::size_t memory_host = kNoIndex;
   };
 
   LabSpec spec;
@@ -144,6 +151,12 @@ struct Lab::Impl {
   std::uint64_t next_vm = kFirstVmNumber;
 
   std::vector<double> capacity;  // resources: per host cpu, link, bus; per datastore bandwidth, iops
+  // The boot limits (Lab::boot_limits): flow-seconds by limiter (resources, then the two caps past them),
+  // each resource's peak boot utilisation, the memory refusals, and when the accounting began.
+  std::vector<double> limit_seconds;
+  std::vector<double> peak_boot_use;
+  std::map<std::string, int> memory_refusals;
+  double limits_since = 0;
   std::vector<FlowClass> classes;
   std::unordered_map<std::string, int> class_index;
   std::unordered_map<std::uint64_t, FlowRecord> flows;
@@ -229,7 +242,12 @@ struct Lab::Impl {
   void arm_timer();
 
   // ---- flows (flow_network.cpp) ----
-  int class_for(std::vector<std::pair<int, double>> uses, double cap, std::vector<IoPath> paths = {});
+  int class_for(std::vector<std::pair<int, double>> uses, double cap, std::vector<IoPath> paths = {},
+                bool boot = false);
+  // The limiter index of a flow held at its own cap (after the resources).
+  int cap_io_limiter() const { return static_cast<int>(capacity.size()); }
+  int cap_cpu_limiter() const { return static_cast<int>(capacity.size() + 1); }
+  void account_limiters();  // after the rates: each boot class's limiter, the resources' peak boot use
   std::uint64_t add_flow(int cls, double work, std::function<void()> done);
   void remove_flow(std::uint64_t id);
   // Advances every class's service (and the storage counters) to t, sampling the storage grid on the way.
