@@ -10,6 +10,7 @@
 #include <string>
 
 #include "orchestrator/cli/command.hpp"
+#include "orchestrator/cli/command_support.hpp"
 #include "orchestrator/cli/engine_wiring.hpp"
 #include "orchestrator/engine/preflight.hpp"
 #include "orchestrator/engine/run_engine.hpp"
@@ -25,13 +26,9 @@ struct CheckArgs {
 };
 
 int check(const CheckArgs& args) {
-  plan::LoadResult loaded = plan::load_plan_file(args.plan);
-  for (const auto& d : loaded.diagnostics) std::cerr << d.to_string() << "\n";
-  if (!loaded.plan) {
-    std::cerr << args.plan << ": invalid plan, nothing was checked\n";
-    return kExitUsage;
-  }
-  const plan::StormPlan& p = *loaded.plan;
+  const auto loaded = load_plan_for(args.plan, "nothing was checked");
+  if (!loaded) return kExitUsage;
+  const plan::StormPlan& p = *loaded;
   if (!args.scenario.empty()) {
     bool found = false;
     for (const auto& s : p.scenarios) found = found || s.name == args.scenario;

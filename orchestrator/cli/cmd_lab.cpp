@@ -1,7 +1,7 @@
 // `bootstorm lab serve --lab NAME|PATH --state-dir DIR [--vcenter-port N] [--kube-port N] [--seed N]`: runs
-// the lab simulator standalone. Prints the endpoints, writes DIR/endpoints.json, DIR/kubeconfig and
-// DIR/ca.pem (endpoints.json last: its presence means the lab is listening), and serves until SIGINT or
-// SIGTERM, then stops cleanly and removes endpoints.json.
+// the lab simulator standalone (`bootstorm lab fit` is lab_fit_command.cpp). Prints the endpoints, writes
+// DIR/endpoints.json, DIR/kubeconfig and DIR/ca.pem (endpoints.json last: its presence means the lab is
+// listening), and serves until SIGINT or SIGTERM, then stops cleanly and removes endpoints.json.
 #include <pthread.h>
 
 #include <csignal>
@@ -11,6 +11,7 @@
 
 #include "common/log.hpp"
 #include "orchestrator/cli/command.hpp"
+#include "orchestrator/cli/lab_fit_command.hpp"
 #include "simulator/lab/lab_server.hpp"
 
 namespace bootstorm::cli {
@@ -90,7 +91,8 @@ const CommandRegistration registration{Command{
       serve_cmd->add_option("--kube-port", args->kube_port, "Kubernetes front port (default: ephemeral)");
       args->seed_option =
           serve_cmd->add_option("--seed", args->seed, "Override the lab profile's random seed");
-      return [args] { return serve(*args); };
+      auto run_fit = add_lab_fit(*lab);
+      return [args, serve_cmd, run_fit] { return serve_cmd->parsed() ? serve(*args) : run_fit(); };
     }}};
 
 }  // namespace

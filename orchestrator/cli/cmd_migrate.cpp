@@ -2,12 +2,14 @@
 // MigrationPlan from vSphere to OpenShift Virtualization with Forklift (MTV), times every step of every VM,
 // and with --then-storm boot-storms the migrated desktops and compares them with the same desktops on
 // vSphere.
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <iostream>
 #include <memory>
 
 #include "orchestrator/cli/command.hpp"
+#include "orchestrator/cli/command_support.hpp"
 #include "orchestrator/cli/engine_wiring.hpp"
 #include "orchestrator/engine/platform.hpp"
 #include "orchestrator/migrate/migrate.hpp"
@@ -26,14 +28,11 @@ struct MigrateArgs {
 };
 
 bool confirm(const migrate::MigrationPlan& p) {
-  std::cerr << "This run migrates VMs from the vCenter " << p.source.endpoint << " to "
-            << p.destination.endpoint << " (namespace " << p.target_namespace << ") with Forklift; "
-            << (p.warm ? "warm" : "cold") << " migration "
-            << (p.warm ? "keeps the source VMs running until cutover" : "powers the source VMs off")
-            << ".\nContinue? [y/N] " << std::flush;
-  std::string answer;
-  if (!std::getline(std::cin, answer)) return false;
-  return answer == "y" || answer == "Y" || answer == "yes" || answer == "YES";
+  return confirmed(
+      fmt::format("This run migrates VMs from the vCenter {} to {} (namespace {}) with Forklift; {} "
+                  "migration {}.",
+                  p.source.endpoint, p.destination.endpoint, p.target_namespace, p.warm ? "warm" : "cold",
+                  p.warm ? "keeps the source VMs running until cutover" : "powers the source VMs off"));
 }
 
 int migrate_command(const MigrateArgs& args) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "orchestrator/cli/command.hpp"
+#include "orchestrator/cli/command_support.hpp"
 #include "orchestrator/cli/engine_wiring.hpp"
 #include "orchestrator/cli/run_summary.hpp"
 #include "orchestrator/plan/plan.hpp"
@@ -32,13 +33,9 @@ struct PredictArgs {
 };
 
 int predict(const PredictArgs& args) {
-  plan::LoadResult loaded = plan::load_plan_file(args.plan);
-  for (const auto& d : loaded.diagnostics) std::cerr << d.to_string() << "\n";
-  if (!loaded.plan) {
-    std::cerr << args.plan << ": invalid plan, nothing was predicted\n";
-    return kExitUsage;
-  }
-  const plan::StormPlan& p = *loaded.plan;
+  const auto loaded = load_plan_for(args.plan, "nothing was predicted");
+  if (!loaded) return kExitUsage;
+  const plan::StormPlan& p = *loaded;
   sizing::PredictOptions options;
   options.lab = args.lab;
   for (const auto& text : args.sets) {

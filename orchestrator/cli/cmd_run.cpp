@@ -12,6 +12,7 @@
 #include "common/duration.hpp"
 #include "common/rfc3339.hpp"
 #include "orchestrator/cli/command.hpp"
+#include "orchestrator/cli/command_support.hpp"
 #include "orchestrator/cli/engine_wiring.hpp"
 #include "orchestrator/cli/run_summary.hpp"
 #include "orchestrator/engine/platform.hpp"
@@ -63,24 +64,17 @@ struct RunArgs {
 };
 
 bool confirm(const plan::StormPlan& p, int vms) {
-  std::cerr << "This run clones " << vms << " VMs from '"
-            << (p.golden.vm.empty() ? p.golden.datasource_name : p.golden.vm) << "' on " << p.platform.kind
-            << " at " << p.platform.endpoint
-            << ", powers them on at once and deletes them afterwards (cleanup: " << p.cleanup
-            << ").\nContinue? [y/N] " << std::flush;
-  std::string answer;
-  if (!std::getline(std::cin, answer)) return false;
-  return answer == "y" || answer == "Y" || answer == "yes" || answer == "YES";
+  return confirmed(
+      fmt::format("This run clones {} VMs from '{}' on {} at {}, powers them on at once and deletes "
+                  "them afterwards (cleanup: {}).",
+                  vms, p.golden.vm.empty() ? p.golden.datasource_name : p.golden.vm, p.platform.kind,
+                  p.platform.endpoint, p.cleanup));
 }
 
 int run(const RunArgs& args) {
-  plan::LoadResult loaded = plan::load_plan_file(args.plan);
-  for (const auto& d : loaded.diagnostics) std::cerr << d.to_string() << "\n";
-  if (!loaded.plan) {
-    std::cerr << args.plan << ": invalid plan, nothing was run\n";
-    return kExitUsage;
-  }
-  plan::StormPlan p = *loaded.plan;
+  const auto loaded = load_plan_for(args.plan, "nothing was run");
+  if (!loaded) return kExitUsage;
+  plan::StormPlan p = *loaded;
 
   engine::ShardSpec shard;
   if (!args.shard.empty()) {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "common/rfc3339.hpp"
 #include "orchestrator/engine/journal.hpp"
 #include "orchestrator/engine/journal_events.hpp"
 #include "orchestrator/engine/naming.hpp"
@@ -154,6 +155,7 @@ Expected<PredictedRun> simulate_plan(const plan::StormPlan& plan, const PredictO
               {engine::vm_name(run.run_id, slug, index), p.host, engine::vm_name("model", slug, index)});
         }
       }
+      lab.reset_boot_limits();
       auto storm = run_virtual_storm(lab, vms, storm_options);
       if (!storm) {
         Error error = storm.error();
@@ -241,6 +243,7 @@ Expected<PredictedRun> simulate_plan(const plan::StormPlan& plan, const PredictO
         if (auto it = vm.milestones.find(*ready); it != vm.milestones.end())
           last_ready = std::max(last_ready, it->second);
       }
+      run.limits.push_back({scenario->name, repeat, lab.boot_limits()});
       const double window_end = last_ready + lab.storage_telemetry().step;
       if (lab.now() < window_end) lab.run_until(window_end);
       const api::TelemetryReport storage =
@@ -265,6 +268,21 @@ Expected<PredictedRun> simulate_plan(const plan::StormPlan& plan, const PredictO
   run.virtual_end = clock;
   run.events = out.take();
   return run;
+}
+
+stats::RunRecord record_of(const PredictedRun& run) {
+  engine::RunRecordBuilder builder;
+  for (const auto& [type, event] : run.events) {
+    json payload = event;
+    const double at = payload["t"].get<double>();
+    const auto wall = std::chrono::system_clock::time_point(
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::duration<double>(at)));
+    payload["t"] = format_rfc3339(wall);
+    payload["mono"] = at - run.virtual_start;
+    payload["type"] = type;
+    builder.apply(payload);
+  }
+  return builder.record();
 }
 
 Expected<PredictResult> predict(const plan::StormPlan& plan, const PredictOptions& options) {
@@ -299,6 +317,7 @@ Expected<PredictResult> predict(const plan::StormPlan& plan, const PredictOption
   result.lab = run->lab;
   result.seed = run->seed;
   result.virtual_s = run->virtual_end - run->virtual_start;
+  result.limits = std::move(run->limits);
   return result;
 }
 

@@ -14,6 +14,7 @@
 #include "common/expected.hpp"
 #include "orchestrator/plan/plan.hpp"
 #include "orchestrator/stats/run_record.hpp"
+#include "simulator/model/lab.hpp"
 #include "simulator/model/lab_overrides.hpp"
 
 namespace bootstorm::sizing {
@@ -28,6 +29,13 @@ struct PredictOptions {
   std::string plan_yaml;                           // the resolved plan as given (plan.yaml, run_started)
 };
 
+// What held one scenario's boots back in the model (sim::model::Lab::boot_limits), one per storm.
+struct ScenarioLimits {
+  std::string scenario;
+  int repeat = 1;
+  sim::model::BootLimits limits;
+};
+
 struct PredictResult {
   std::string run_id;
   std::filesystem::path run_dir;
@@ -35,6 +43,7 @@ struct PredictResult {
   std::string lab;         // the profile's name
   std::uint64_t seed = 0;  // the first repetition's
   double virtual_s = 0;    // the lab time the prediction covered
+  std::vector<ScenarioLimits> limits;
 };
 
 // The journal lines of a prediction, in order, each with its virtual "t" and "mono": what predict() writes.
@@ -45,8 +54,12 @@ struct PredictedRun {
   std::uint64_t seed = 0;
   double virtual_start = 0, virtual_end = 0;                   // unix s
   std::vector<std::pair<std::string, nlohmann::json>> events;  // type, payload (with "t" as unix s)
+  std::vector<ScenarioLimits> limits;
 };
 Expected<PredictedRun> simulate_plan(const plan::StormPlan& plan, const PredictOptions& options);
+
+// The run record of a prediction, in memory (what predict() reads back from the journal it writes).
+stats::RunRecord record_of(const PredictedRun& run);
 
 // simulate_plan, then the run directory with its journal; the record is what `bootstorm report` reads back.
 Expected<PredictResult> predict(const plan::StormPlan& plan, const PredictOptions& options);

@@ -95,6 +95,11 @@ class Child {
     return status_;
   }
 
+  // Sends `sig` (SIGINT: the user's Ctrl-C) and leaves the child to end as it does.
+  void send(int sig) {
+    if (pid_ > 0 && !status_) ::kill(pid_, sig);
+  }
+
   void kill_now() {
     if (pid_ > 0 && !status_) {
       ::kill(pid_, SIGKILL);

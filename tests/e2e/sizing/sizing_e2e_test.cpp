@@ -12,57 +12,19 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/lab_fixture.hpp"
-#include "tests/support/run_files.hpp"
+#include "tests/e2e/sizing/sizing_fixture.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
-using bootstorm::test_support::LabCliTest;
 using bootstorm::test_support::read_file;
+using bootstorm::test_support::SizingE2E;
 using bootstorm::test_support::write_file;
 using nlohmann::json;
 
 // Tolly's published means (guest agent up, 24 desktops): 4x R740 16GFC and 1x R7625 64GFC.
 constexpr double kTolly4xR740 = 31.54;
 constexpr double kTolly1xR7625 = 7.58;
-
-class SizingE2E : public LabCliTest {
- protected:
-  SizingE2E() : LabCliTest("sizing-e2e") {}
-
-  // The example consolidation plan with its run directories in the test's scratch directory.
-  fs::path consolidation_plan() {
-    std::string text = read_file(fs::path(BOOTSTORM_SOURCE_DIR) / "plans/consolidation-4x16g-vs-1x64g.yaml");
-    const std::string from = "output: runs ";
-    const auto at = text.find(from);
-    EXPECT_NE(at, std::string::npos) << from;
-    if (at != std::string::npos) text.replace(at, from.size(), "output: " + (dir_ / "out").string() + " ");
-    const fs::path plan = dir_ / ("consolidation-" + std::to_string(plans_++) + ".yaml");
-    write_file(plan, text);
-    return plan;
-  }
-
-  static json summary_of(const fs::path& run_dir) { return json::parse(read_file(run_dir / "summary.json")); }
-
-  // Each scenario's ready mean (seconds), by name.
-  static std::map<std::string, double> ready_means(const json& summary) {
-    std::map<std::string, double> out;
-    for (const auto& sc : summary["scenarios"])
-      out[sc["name"].get<std::string>()] = sc["milestones"]["ready"]["meanS"].get<double>();
-    return out;
-  }
-
-  fs::path predict(const std::vector<std::string>& extra, const fs::path& plan, const fs::path& out) {
-    std::vector<std::string> args = {"predict", plan.string(), "--out", out.string()};
-    args.insert(args.end(), extra.begin(), extra.end());
-    auto r = bootstorm(args, std::chrono::seconds(120));
-    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-    return run_dir_in(out);
-  }
-
-  int plans_ = 0;
-};
 
 TEST_F(SizingE2E, ThePredictedConsolidationStudyIsTheTollyTableAndAgreesWithARealTimeRun) {
   const fs::path plan = consolidation_plan();
