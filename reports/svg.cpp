@@ -471,4 +471,68 @@ std::string stacked_bar_chart(std::string_view id, std::string_view title, std::
   return out;
 }
 
+std::string xy_chart(std::string_view id, std::string_view title, std::string_view desc,
+                     std::string_view xlabel, std::string_view ylabel, const std::vector<XySeries>& series,
+                     const std::vector<XyMark>& across, const std::vector<XyMark>& along) {
+  double xmax = 0, ymax = 0;
+  for (const auto& s : series) {
+    for (const auto& p : s.points) {
+      xmax = std::max(xmax, p.x);
+      ymax = std::max(ymax, p.y);
+    }
+  }
+  for (const auto& m : across) ymax = std::max(ymax, m.at);
+  for (const auto& m : along) xmax = std::max(xmax, m.at);
+  if (xmax <= 0 || ymax <= 0) {
+    std::string out = open_svg(id, title, "Nothing was measured to plot.", 80);
+    out += "<text x=\"380\" y=\"45\" text-anchor=\"middle\" fill=\"#6b7280\">No data.</text>\n</svg>\n";
+    return out;
+  }
+  std::vector<std::pair<std::string, std::string>> items;
+  for (const auto& s : series) items.emplace_back(s.label, s.color);
+  Frame f;
+  f.top = 20 + 16 * legend_rows(items, f.left);
+  f.height = 280 + f.top;
+  const auto xticks = nice_ticks(0, xmax, 10);
+  f.x1 = xticks.back();
+  const auto yticks = nice_ticks(0, ymax * 1.05, 6);
+  f.y1 = yticks.back();
+  std::string out = open_svg(id, title, desc, f.height);
+  out += axes(f, xticks, yticks, xlabel, ylabel, false);
+  out += legend(items, f.left, 18);
+  for (const auto& m : across) {
+    out += fmt::format(
+        "<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"{3}\" stroke-width=\"1.5\" "
+        "stroke-dasharray=\"6 4\"><title>{4}</title></line>\n"
+        "<text x=\"{6}\" y=\"{5}\" fill=\"{3}\">{4}</text>\n",
+        f1(f.left), f1(f.py(m.at)), f1(kWidth - f.right), m.color, escape_xml(m.label), f1(f.py(m.at) - 5),
+        f1(f.left + 6));
+  }
+  for (const auto& m : along) {
+    out += fmt::format(
+        "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"{3}\" stroke-width=\"1.5\" "
+        "stroke-dasharray=\"6 4\"><title>{4}</title></line>\n"
+        "<text x=\"{5}\" y=\"{6}\" fill=\"{3}\">{4}</text>\n",
+        f1(f.px(m.at)), f1(f.top), f1(f.height - f.bottom), m.color, escape_xml(m.label), f1(f.px(m.at) + 4),
+        f1(f.top + 12));
+  }
+  for (const auto& s : series) {
+    std::string d;
+    for (const auto& p : s.points)
+      d += fmt::format("{}{} {} ", d.empty() ? "M" : "L", f1(f.px(p.x)), f1(f.py(p.y)));
+    if (!d.empty()) {
+      out += fmt::format(
+          "<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" "
+          "stroke-linejoin=\"round\"/>\n",
+          d, s.color);
+    }
+    for (const auto& p : s.points) {
+      out += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"3.5\" fill=\"{}\"><title>{}</title></circle>\n",
+                         f1(f.px(p.x)), f1(f.py(p.y)), s.color, escape_xml(p.note));
+    }
+  }
+  out += "</svg>\n";
+  return out;
+}
+
 }  // namespace bootstorm::reports::svg

@@ -28,8 +28,9 @@
 #include "orchestrator/sizing/capacity.hpp"
 #include "orchestrator/sizing/capacity_report.hpp"
 #include "orchestrator/sizing/predict.hpp"
-#include "orchestrator/sizing/slo_text.hpp"
+#include "orchestrator/stats/slo_text.hpp"
 #include "orchestrator/stats/summary.hpp"
+#include "reports/capacity_html.hpp"
 #include "simulator/lab/lab_server.hpp"
 #include "simulator/model/lab_overrides.hpp"
 
@@ -76,7 +77,7 @@ bool confirm(const plan::StormPlan& p, const sizing::CapacityResult& search) {
       search.repeat));
 }
 
-std::string step_line(const sizing::CapacityStep& step, const plan::Slo& slo) {
+std::string step_line(const sizing::CapacityStep& step, const stats::SloRecord& slo) {
   const auto& f = step.figures;
   std::string value = "not reached";
   if (f.value) value = slo.is_min ? fmt::format("{:.3f}", *f.value) : fmt::format("{:.2f} s", *f.value);
@@ -91,7 +92,7 @@ int capacity(const CapacityArgs& args) {
   const auto loaded = load_plan_for(args.plan, "no capacity was searched");
   if (!loaded) return kExitUsage;
   const plan::StormPlan& p = *loaded;
-  auto slo = sizing::parse_slo_text(args.slo);
+  auto slo = stats::parse_slo_text(args.slo);
   if (!slo) {
     std::cerr << "--slo: " << slo.error().what() << "\n";
     return kExitUsage;
@@ -154,7 +155,7 @@ int capacity(const CapacityArgs& args) {
     std::cout << fmt::format(
         "capacity search of '{}' against '{}': from {} per host, doubling up to {} per host "
         "({}), then bisecting to {}; {} storm(s) per step.\n",
-        planned->scenario, sizing::slo_text(*slo), planned->start, planned->max_per_host,
+        planned->scenario, stats::slo_text(*slo), planned->start, planned->max_per_host,
         planned->bound_note.empty() ? "no bound" : planned->bound_note, planned->resolution, planned->repeat);
     if (args.predict) return kExitOk;
     auto first = sizing::step_plan(p, planned->scenario, planned->start, *slo, planned->repeat);
@@ -280,20 +281,22 @@ int capacity(const CapacityArgs& args) {
     json_out << sizing::capacity_json(context, result).dump(2) << "\n";
     std::ofstream md_out(*dir / "capacity.md");
     md_out << sizing::capacity_markdown(context, result);
-    if (!json_out || !md_out) {
-      std::cerr << "capacity: cannot write capacity.json / capacity.md in " << dir->string() << "\n";
+    std::ofstream html_out(*dir / "capacity.html");
+    html_out << reports::render_capacity_html(sizing::capacity_view(context, result), context.ended_at);
+    if (!json_out || !md_out || !html_out) {
+      std::cerr << "capacity: cannot write capacity.json / .md / .html in " << dir->string() << "\n";
       return kExitFailed;
     }
   }
   for (const auto& line : sizing::capacity_verdict(context, result)) std::cout << line << "\n";
-  std::cout << "report: " << (*dir / "capacity.md").string() << "\n";
+  std::cout << "report: " << (*dir / "capacity.html").string() << " (and capacity.md, capacity.json)\n";
   if (result.interrupted) return kExitInterrupted;
   if (result.error) return result.error->kind == ErrorKind::invalid_input ? kExitUsage : kExitFailed;
   if (result.first_step_missed) {
     std::cerr << fmt::format(
         "capacity: the first step ({} per host) already misses '{}'; nothing smaller was tried. Start lower "
         "with --start N{}.\n",
-        result.steps.front().figures.per_host, sizing::slo_text(*slo),
+        result.steps.front().figures.per_host, stats::slo_text(*slo),
         result.binding.resource.empty() ? ""
                                         : fmt::format(" (what held it back: {})", result.binding.resource));
     return kExitFailed;

@@ -1,6 +1,8 @@
 // `bootstorm lab fit RUN... --lab PROFILE --fit KEY [--fit KEY ...] --out NEW.yaml`: fits lab-model values to
 // measured runs (orchestrator/sizing/lab_fit.hpp) and writes the fitted profile, commented with the runs and
 // the residuals.
+#include "orchestrator/cli/lab_fit_command.hpp"
+
 #include <fmt/format.h>
 
 #include <chrono>
@@ -16,7 +18,6 @@
 
 #include "common/rfc3339.hpp"
 #include "orchestrator/cli/command.hpp"
-#include "orchestrator/cli/lab_fit_command.hpp"
 #include "orchestrator/plan/plan.hpp"
 #include "orchestrator/sizing/lab_fit.hpp"
 #include "orchestrator/stats/summary.hpp"

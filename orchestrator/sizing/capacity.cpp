@@ -44,7 +44,7 @@ const CapacityStep* CapacityResult::step_at(int per_host) const {
 }
 
 Expected<plan::StormPlan> step_plan(const plan::StormPlan& plan, const std::string& scenario, int per_host,
-                                    const plan::Slo& slo, int repeat) {
+                                    const stats::SloRecord& slo, int repeat) {
   const plan::Scenario* s = find_scenario(plan, scenario);
   if (!s) return no_scenario(plan, scenario);
   plan::StormPlan out = plan;
@@ -52,7 +52,7 @@ Expected<plan::StormPlan> step_plan(const plan::StormPlan& plan, const std::stri
   for (auto& p : scaled.placement) p.vms = per_host;
   out.scenarios = {scaled};
   out.repeat = std::max(1, repeat);
-  out.slo = {slo};
+  out.slo = {plan::Slo{slo.milestone, slo.stat, slo.max, slo.is_min}};
   out.cleanup = "always";
   return out;
 }

@@ -20,7 +20,7 @@ namespace bootstorm::sizing {
 
 struct CapacityOptions {
   std::string scenario;  // empty: the plan's only scenario
-  plan::Slo slo;
+  stats::SloRecord slo;
   int start = 0;         // desktops per host of the first step; 0: the scenario's largest
   int max_per_host = 0;  // 0: no bound of its own (max_vms still bounds)
   int max_vms = 0;       // desktops per storm at most; 0: no bound
@@ -48,7 +48,7 @@ struct CapacityStep {
 struct CapacityResult {
   std::string scenario;
   std::vector<std::string> hosts;  // the scenario's hosts (or nodes)
-  plan::Slo slo;
+  stats::SloRecord slo;
   int start = 0, max_per_host = 0, resolution = 1, repeat = 1;
   std::vector<CapacityStep> steps;  // in the order they ran
   std::optional<int> capacity;      // desktops per host: the largest count that met the SLO
@@ -72,7 +72,7 @@ struct CapacityResult {
 // The plan a step runs: only `scenario`, with `per_host` desktops on each of its hosts, `repeat` storms, the
 // search's SLO, and cleanup always (the next step needs the hosts empty).
 Expected<plan::StormPlan> step_plan(const plan::StormPlan& plan, const std::string& scenario, int per_host,
-                                    const plan::Slo& slo, int repeat);
+                                    const stats::SloRecord& slo, int repeat);
 
 // The search's bounds from the plan and the options; invalid_input when the scenario is unknown or the first
 // step is already beyond them.

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "orchestrator/sizing/slo_text.hpp"
+#include "orchestrator/stats/slo_text.hpp"
 
 namespace bootstorm::sizing {
 
@@ -21,7 +21,7 @@ std::string seconds(const std::optional<double>& s) {
   return s ? fmt::format("{:.2f} s", *s) : "-";
 }
 
-std::string slo_value_text(const plan::Slo& slo, const StepFigures& f) {
+std::string slo_value_text(const stats::SloRecord& slo, const StepFigures& f) {
   if (!f.value) return "not reached";
   std::string v = slo.is_min ? fmt::format("{:.3f}", *f.value) : fmt::format("{:.2f} s", *f.value);
   if (f.value_low && f.value_high) {
@@ -29,6 +29,10 @@ std::string slo_value_text(const plan::Slo& slo, const StepFigures& f) {
                     : fmt::format(" [{:.2f}, {:.2f}]", *f.value_low, *f.value_high);
   }
   return v;
+}
+
+std::string held_by(const Binding& b) {
+  return b.resource.empty() ? "-" : b.resource + (b.on.empty() ? "" : " " + b.on);
 }
 
 std::string label(const CapacityContext& c) {
@@ -66,7 +70,7 @@ std::vector<std::string> capacity_verdict(const CapacityContext& c, const Capaci
   const std::string tag = c.source == "predicted"   ? " (predicted)"
                           : c.source == "simulated" ? " (simulated lab)"
                                                     : "";
-  const std::string slo = slo_text(r.slo);
+  const std::string slo = stats::slo_text(r.slo);
   if (r.capacity) {
     std::string line = fmt::format("capacity{}: {} desktops per host within '{}'", tag,
                                    desktops(*r.capacity, r.hosts.size()), slo);
@@ -100,6 +104,30 @@ std::vector<std::string> capacity_verdict(const CapacityContext& c, const Capaci
   return out;
 }
 
+reports::CapacityView capacity_view(const CapacityContext& c, const CapacityResult& r) {
+  reports::CapacityView v;
+  v.title = fmt::format("Capacity: {} — {}", c.plan, r.scenario);
+  v.origin = label(c);
+  // The Markdown emphasis of the label is not HTML.
+  for (auto at = v.origin.find("**"); at != std::string::npos; at = v.origin.find("**"))
+    v.origin.erase(at, 2);
+  v.slo = stats::slo_text(r.slo);
+  v.stat = r.slo.stat;
+  if (!r.slo.is_min) v.bound_s = r.slo.max;
+  v.capacity = r.capacity;
+  v.knee = r.knee;
+  v.verdict = capacity_verdict(c, r);
+  for (const auto& s : r.steps) {
+    const StepFigures& f = s.figures;
+    v.steps.push_back({f.per_host, f.vms, f.storms, f.p50_s, f.p95_s, f.ready_fraction,
+                       slo_value_text(r.slo, f), f.meets, f.marginal, held_by(s.binding),
+                       "steps/" + s.run_dir.filename().string()});
+  }
+  std::stable_sort(v.steps.begin(), v.steps.end(),
+                   [](const auto& a, const auto& b) { return a.per_host < b.per_host; });
+  return v;
+}
+
 nlohmann::ordered_json capacity_json(const CapacityContext& c, const CapacityResult& r) {
   nlohmann::ordered_json j;
   j["schemaVersion"] = 1;
@@ -111,7 +139,7 @@ nlohmann::ordered_json capacity_json(const CapacityContext& c, const CapacityRes
   if (!c.overrides.empty()) j["overrides"] = c.overrides;
   j["startedAt"] = c.started_at;
   j["endedAt"] = c.ended_at;
-  j["slo"] = slo_text(r.slo);
+  j["slo"] = stats::slo_text(r.slo);
   j["hosts"] = r.hosts;
   j["search"] = {
       {"start", r.start}, {"maxPerHost", r.max_per_host}, {"resolution", r.resolution}, {"repeat", r.repeat}};
@@ -158,7 +186,7 @@ std::string capacity_markdown(const CapacityContext& c, const CapacityResult& r)
   md += fmt::format(
       "{}. SLO `{}`, {} storm(s) per step, desktops per host doubled from {} then bisected to {} "
       "desktop(s); hosts: {}.\n\n",
-      label(c), slo_text(r.slo), r.repeat, r.start, r.resolution, fmt::join(r.hosts, ", "));
+      label(c), stats::slo_text(r.slo), r.repeat, r.start, r.resolution, fmt::join(r.hosts, ", "));
   md += "## Verdict\n\n";
   for (const auto& line : capacity_verdict(c, r)) md += "- " + line + "\n";
   if (r.knee) {
@@ -174,7 +202,7 @@ std::string capacity_markdown(const CapacityContext& c, const CapacityResult& r)
       "percentile. The SLO column is the mean over the step's storms, with its 95 % interval when there are "
       "two or more.\n\n";
   md += fmt::format("| per host | desktops | P50 | P95 | ready | {} | meets | held back by | run |\n",
-                    slo_text(r.slo));
+                    stats::slo_text(r.slo));
   md += "| ---: | ---: | ---: | ---: | ---: | ---: | :---: | --- | --- |\n";
   std::vector<const CapacityStep*> curve;
   for (const auto& s : r.steps) curve.push_back(&s);
@@ -187,10 +215,7 @@ std::string capacity_markdown(const CapacityContext& c, const CapacityResult& r)
         fmt::format("| {} | {} | {} | {} | {:.1f} % | {} | {} | {} | {} |\n", f.per_host, f.vms,
                     seconds(f.p50_s), seconds(f.p95_s), f.ready_fraction * 100, slo_value_text(r.slo, f),
                     f.meets ? (f.marginal ? "yes (marginal)" : "yes") : (f.marginal ? "no (marginal)" : "no"),
-                    s->binding.resource.empty()
-                        ? "-"
-                        : s->binding.resource + (s->binding.on.empty() ? "" : " " + s->binding.on),
-                    s->run_dir.filename().string());
+                    held_by(s->binding), s->run_dir.filename().string());
   }
   md += "\nEvery step is a run directory under `steps/`, with its own report.\n";
   return md;

@@ -73,7 +73,7 @@ bool is_ready_milestone(const stats::ScenarioSummary& storm, const std::string& 
 
 }  // namespace
 
-std::optional<double> censored_slo_value(const stats::ScenarioSummary& storm, const plan::Slo& slo) {
+std::optional<double> censored_slo_value(const stats::ScenarioSummary& storm, const stats::SloRecord& slo) {
   const std::string& stat = slo.stat;
   if (stat == "ready_fraction" || stat == "time_to_all_ready")
     return stats::stat_value(storm, slo.milestone.empty() ? "ready" : slo.milestone, stat);
@@ -96,7 +96,7 @@ std::optional<double> censored_slo_value(const stats::ScenarioSummary& storm, co
 }
 
 StepFigures judge_step(int per_host, const std::vector<stats::ScenarioSummary>& storms,
-                       const plan::Slo& slo) {
+                       const stats::SloRecord& slo) {
   StepFigures f;
   f.per_host = per_host;
   f.storms = static_cast<int>(storms.size());

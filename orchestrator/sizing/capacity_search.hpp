@@ -57,9 +57,10 @@ struct StepFigures {
 };
 
 // A storm's value of the SLO statistic, with desktops that did not reach the milestone counted as missing it.
-std::optional<double> censored_slo_value(const stats::ScenarioSummary& storm, const plan::Slo& slo);
+std::optional<double> censored_slo_value(const stats::ScenarioSummary& storm, const stats::SloRecord& slo);
 
-StepFigures judge_step(int per_host, const std::vector<stats::ScenarioSummary>& storms, const plan::Slo& slo);
+StepFigures judge_step(int per_host, const std::vector<stats::ScenarioSummary>& storms,
+                       const stats::SloRecord& slo);
 
 // The two-sided 95 % critical value of Student's t with `df` degrees of freedom (df >= 1).
 double t_critical_95(int df);

@@ -77,4 +77,25 @@ std::string stacked_bar_chart(std::string_view id, std::string_view title, std::
                               const std::vector<StackedPart>& legend, const std::vector<StackedBar>& bars,
                               std::string_view xlabel);
 
+// Points joined by lines, against a numeric x axis (e.g. desktops per host): each series a line with round
+// markers (a point's `note` is its tooltip), plus dashed reference lines across (`y`) and along (`x`) the
+// plot.
+struct XyPoint {
+  double x = 0, y = 0;
+  std::string note;
+};
+struct XySeries {
+  std::string label;
+  std::string color;
+  std::vector<XyPoint> points;  // ascending x
+};
+struct XyMark {
+  double at = 0;
+  std::string label;
+  std::string color;
+};
+std::string xy_chart(std::string_view id, std::string_view title, std::string_view desc,
+                     std::string_view xlabel, std::string_view ylabel, const std::vector<XySeries>& series,
+                     const std::vector<XyMark>& across, const std::vector<XyMark>& along);
+
 }  // namespace bootstorm::reports::svg

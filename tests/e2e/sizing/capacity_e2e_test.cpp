@@ -77,6 +77,10 @@ TEST_F(CapacityE2E, PredictedTheR7625IsBoundByMemoryAndTheR740sByTheirLinksUntil
   const std::string md = read_file(search_dir(dir_ / "r7625") / "capacity.md");
   EXPECT_NE(md.find("**predicted**"), std::string::npos);
   EXPECT_NE(md.find("| per host | desktops | P50 | P95 | ready |"), std::string::npos);
+  const std::string html = read_file(search_dir(dir_ / "r7625") / "capacity.html");
+  EXPECT_NE(html.find("id=\"capacity-curve\""), std::string::npos);
+  EXPECT_NE(html.find(">capacity " + std::to_string(kR7625MemoryGb * 1024 / kDesktopMemoryMb) + "</text>"),
+            std::string::npos);
 
   const json r740 =
       capacity({"--scenario", "4x R740 16GFC", "--slo", "ready p95 <= 60s", "--predict", "--resolution", "2"},
@@ -111,6 +115,8 @@ TEST_F(CapacityE2E, ARealTimeSearchOnTheEmbeddedLabAgreesWithPredictWithinOneBis
   EXPECT_EQ(measured["source"], "simulated");
   ASSERT_TRUE(predicted["capacityPerHost"].is_number()) << predicted.dump(2);
   ASSERT_TRUE(measured["capacityPerHost"].is_number()) << measured.dump(2);
+  RecordProperty("predicted_capacity_per_host", predicted["capacityPerHost"].get<int>());
+  RecordProperty("measured_capacity_per_host", measured["capacityPerHost"].get<int>());
   const int step = measured["search"]["resolution"].get<int>();
   EXPECT_LE(std::abs(predicted["capacityPerHost"].get<int>() - measured["capacityPerHost"].get<int>()), step)
       << "predicted " << predicted["capacityPerHost"] << ", real time " << measured["capacityPerHost"];

@@ -15,6 +15,7 @@ namespace {
 
 using testing::fixture_record;
 using testing::kGeneratedAt;
+using testing::tag_balance_problem;
 
 std::size_t count(const std::string& haystack, const std::string& needle) {
   std::size_t n = 0;
@@ -26,42 +27,6 @@ std::string replace_all(std::string s, const std::string& from, const std::strin
   for (auto pos = s.find(from); pos != std::string::npos; pos = s.find(from, pos + to.size()))
     s.replace(pos, from.size(), to);
   return s;
-}
-
-// Checks that every element opened in `doc` is closed in order (the page is written XHTML-style, void
-// elements self-closed). Returns an empty string when balanced, else a description of the first problem.
-std::string tag_balance_problem(const std::string& doc) {
-  std::vector<std::string> stack;
-  std::size_t i = 0;
-  while ((i = doc.find('<', i)) != std::string::npos) {
-    if (doc.compare(i, 9, "<!DOCTYPE") == 0 || doc.compare(i, 4, "<!--") == 0) {
-      i = doc.find('>', i);
-      continue;
-    }
-    const auto end = doc.find('>', i);
-    if (end == std::string::npos) return "unterminated tag at offset " + std::to_string(i);
-    std::string tag = doc.substr(i + 1, end - i - 1);
-    i = end + 1;
-    if (tag.empty()) return "empty tag";
-    if (tag.front() == '/') {
-      const std::string name = tag.substr(1);
-      if (stack.empty() || stack.back() != name)
-        return "</" + name + "> closes <" + (stack.empty() ? std::string("nothing") : stack.back()) + ">";
-      stack.pop_back();
-      continue;
-    }
-    if (tag.back() == '/') continue;  // self-closed
-    const std::string name = tag.substr(0, tag.find_first_of(" \n\t"));
-    if (name == "style") {  // CSS is raw text: skip to its end tag
-      const auto close = doc.find("</style>", i);
-      if (close == std::string::npos) return "unclosed <style>";
-      i = close + 8;
-      continue;
-    }
-    stack.push_back(name);
-  }
-  if (!stack.empty()) return "unclosed <" + stack.back() + ">";
-  return {};
 }
 
 class Render : public ::testing::Test {

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "orchestrator/sizing/capacity_report.hpp"
-#include "orchestrator/sizing/slo_text.hpp"
+#include "orchestrator/stats/slo_text.hpp"
 
 namespace bootstorm::sizing {
 namespace {
@@ -41,7 +41,7 @@ StepRunner layout(int capacity, std::vector<int>* seen = nullptr) {
 }
 
 TEST(Capacity, AStepPlanHasTheScaledScenarioAloneTheSloAndCleanupAlways) {
-  const plan::Slo slo = *parse_slo_text("p95 <= 60s");
+  const stats::SloRecord slo = *stats::parse_slo_text("p95 <= 60s");
   auto step = step_plan(two_layouts(), "4x", 50, slo, 3);
   ASSERT_TRUE(step);
   ASSERT_EQ(step->scenarios.size(), 1u);
@@ -50,13 +50,13 @@ TEST(Capacity, AStepPlanHasTheScaledScenarioAloneTheSloAndCleanupAlways) {
   EXPECT_EQ(step->repeat, 3);
   EXPECT_EQ(step->cleanup, "always");
   ASSERT_EQ(step->slo.size(), 1u);
-  EXPECT_EQ(step->slo[0], slo);
+  EXPECT_EQ(step->slo[0], (plan::Slo{"ready", "p95", 60, false}));
 }
 
 TEST(Capacity, TheSearchFindsTheCapacityAndWhatBoundItWhereItBroke) {
   CapacityOptions options;
   options.scenario = "1x";
-  options.slo = *parse_slo_text("p95 <= 60s");
+  options.slo = *stats::parse_slo_text("p95 <= 60s");
   auto planned = plan_search(two_layouts(), options);
   ASSERT_TRUE(planned);
   EXPECT_EQ(planned->start, 24);
@@ -81,7 +81,7 @@ TEST(Capacity, TheSearchFindsTheCapacityAndWhatBoundItWhereItBroke) {
 TEST(Capacity, BoundsComeFromMaxVmsOverTheHostsAndAFirstStepBeyondThemIsRefused) {
   CapacityOptions options;
   options.scenario = "4x";
-  options.slo = *parse_slo_text("p95 <= 60s");
+  options.slo = *stats::parse_slo_text("p95 <= 60s");
   options.max_vms = 100;
   auto planned = plan_search(two_layouts(), options);
   ASSERT_TRUE(planned);
@@ -109,7 +109,7 @@ TEST(Capacity, BoundsComeFromMaxVmsOverTheHostsAndAFirstStepBeyondThemIsRefused)
 TEST(Capacity, AFirstStepThatMissesAnInterruptionAndAStepThatCannotRun) {
   CapacityOptions options;
   options.scenario = "1x";
-  options.slo = *parse_slo_text("p95 <= 1s");  // 24 desktops take 2.4 s
+  options.slo = *stats::parse_slo_text("p95 <= 1s");  // 24 desktops take 2.4 s
   auto planned = plan_search(two_layouts(), options);
   ASSERT_TRUE(planned);
   const CapacityResult missed = search_capacity(*planned, two_layouts(), layout(384), nullptr);
@@ -118,7 +118,7 @@ TEST(Capacity, AFirstStepThatMissesAnInterruptionAndAStepThatCannotRun) {
   EXPECT_EQ(missed.steps.size(), 1u);
   EXPECT_NE(capacity_verdict({}, missed)[0].find("already misses"), std::string::npos);
 
-  options.slo = *parse_slo_text("p95 <= 60s");
+  options.slo = *stats::parse_slo_text("p95 <= 60s");
   planned = plan_search(two_layouts(), options);
   int steps = 0;
   const CapacityResult stopped =

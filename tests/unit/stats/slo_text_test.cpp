@@ -1,9 +1,9 @@
 // One-line SLOs for `bootstorm capacity --slo`: what parses, what each bad form says.
-#include "orchestrator/sizing/slo_text.hpp"
+#include "orchestrator/stats/slo_text.hpp"
 
 #include <gtest/gtest.h>
 
-namespace bootstorm::sizing {
+namespace bootstorm::stats {
 namespace {
 
 TEST(SloText, TheIssuesExampleAndItsShortForms) {
@@ -71,4 +71,4 @@ TEST(SloText, EveryBadFormSaysWhatIsWrong) {
 }
 
 }  // namespace
-}  // namespace bootstorm::sizing
+}  // namespace bootstorm::stats

@@ -1,5 +1,5 @@
 // One-line SLOs (see the header).
-#include "orchestrator/sizing/slo_text.hpp"
+#include "orchestrator/stats/slo_text.hpp"
 
 #include <fmt/format.h>
 
@@ -13,7 +13,7 @@
 #include "orchestrator/stats/summary.hpp"
 #include "providers/api/milestone.hpp"
 
-namespace bootstorm::sizing {
+namespace bootstorm::stats {
 
 namespace {
 
@@ -63,7 +63,7 @@ std::string seconds_text(double s) {
 
 }  // namespace
 
-Expected<plan::Slo> parse_slo_text(std::string_view text) {
+Expected<SloRecord> parse_slo_text(std::string_view text) {
   // The operator splits the line; anything else (<, >, =, ==) is named, not guessed at.
   const auto at = text.find_first_of("<>=!");
   if (at == std::string_view::npos) return bad(text, "it has no comparison (<= or >=)");
@@ -74,7 +74,8 @@ Expected<plan::Slo> parse_slo_text(std::string_view text) {
   const std::vector<std::string> left = words(text.substr(0, at));
   const std::string right = trim(text.substr(end));
 
-  plan::Slo slo;
+  SloRecord slo;
+  slo.milestone = "ready";
   if (left.empty() || left.size() > 2)
     return bad(text, fmt::format("expected [MILESTONE] STAT before '{}', got {} word(s)", op, left.size()));
   slo.stat = left.back();
@@ -86,9 +87,9 @@ Expected<plan::Slo> parse_slo_text(std::string_view text) {
       return bad(text, fmt::format("'{}' is not a milestone ({})", slo.milestone, names));
     }
   }
-  if (!stats::is_slo_stat(slo.stat)) {
+  if (!is_slo_stat(slo.stat)) {
     std::string names;
-    for (auto s : stats::kSloStats) names += (names.empty() ? "" : ", ") + std::string(s);
+    for (auto s : kSloStats) names += (names.empty() ? "" : ", ") + std::string(s);
     return bad(text, fmt::format("'{}' is not a statistic ({})", slo.stat, names));
   }
   slo.is_min = slo.stat == "ready_fraction";
@@ -123,10 +124,10 @@ Expected<plan::Slo> parse_slo_text(std::string_view text) {
   return slo;
 }
 
-std::string slo_text(const plan::Slo& slo) {
+std::string slo_text(const SloRecord& slo) {
   const std::string milestone = slo.milestone.empty() ? "ready" : slo.milestone;
   if (slo.is_min) return fmt::format("{} {} >= {:g}", milestone, slo.stat, slo.max);
   return fmt::format("{} {} <= {}", milestone, slo.stat, seconds_text(slo.max));
 }
 
-}  // namespace bootstorm::sizing
+}  // namespace bootstorm::stats
