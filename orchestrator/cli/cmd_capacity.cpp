@@ -20,6 +20,7 @@
 #include "orchestrator/cli/command.hpp"
 #include "orchestrator/cli/command_support.hpp"
 #include "orchestrator/cli/engine_wiring.hpp"
+#include "orchestrator/engine/journal.hpp"
 #include "orchestrator/engine/naming.hpp"
 #include "orchestrator/engine/platform.hpp"
 #include "orchestrator/engine/run_directory.hpp"
@@ -160,7 +161,7 @@ int capacity(const CapacityArgs& args) {
     if (args.predict) return kExitOk;
     auto first = sizing::step_plan(p, planned->scenario, planned->start, *slo, planned->repeat);
     if (!first) return kExitUsage;
-    std::cout << "The first step's calls:\n";
+    std::cout << "The first step's calls:" << std::endl;
     engine::RunOptions run_options;
     run_options.plan_yaml = plan::to_yaml(*first);
     run_options.dry_run = true;
@@ -244,6 +245,17 @@ int capacity(const CapacityArgs& args) {
     out.run_dir = result.run_dir;
     out.outcome = result.outcome;
     out.error = result.error;
+    // The next step needs the hosts as this one found them: VMs its cleanup could not delete end the search.
+    if (!out.error && !result.run_dir.empty() && result.outcome != "interrupted") {
+      if (auto journal = engine::read_journal(result.run_dir / "journal.jsonl");
+          journal && !journal->undeleted.empty()) {
+        out.error = make_error(
+            ErrorKind::conflict,
+            fmt::format("Step {} ({} per host) left {} VM(s) its cleanup could not delete.", step_number,
+                        per_host, journal->undeleted.size()),
+            fmt::format("Run `bootstorm cleanup {}`, then search again.", result.run_dir.string()));
+      }
+    }
     if (lab) {
       const auto limits = lab->run_on_lab([](sim::model::Lab& l) { return l.boot_limits(); });
       out.binding = sizing::binding_from_limits(limits, "embedded lab");

@@ -117,8 +117,12 @@ CapacityResult search_capacity(CapacityResult r, const plan::StormPlan& plan, co
       if (!run.storms.empty()) r.steps.push_back(std::move(step));
       break;
     }
-    if (run.error && run.storms.empty()) {
+    if (run.error) {
+      // The step could not run as planned (the platform went away, the journal could not be written, VMs
+      // were left behind): what it measured is not a density's answer, and the next step would not start
+      // clean. Shown, not judged.
       r.error = run.error;
+      if (!run.storms.empty()) r.steps.push_back(std::move(step));
       break;
     }
     search.record(*n, step.figures.meets);

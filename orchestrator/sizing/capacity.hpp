@@ -34,7 +34,9 @@ struct StepRun {
   Binding binding;
   std::filesystem::path run_dir;
   std::string outcome;         // the run's: completed | failed | interrupted | error
-  std::optional<Error> error;  // the step could not be run (connect, inventory, outputs)
+  // The step could not run as planned (connect, inventory, outputs, VMs its cleanup left): it ends the search
+  // and is not judged.
+  std::optional<Error> error;
 };
 using StepRunner = std::function<StepRun(const plan::StormPlan& step_plan, int per_host)>;
 

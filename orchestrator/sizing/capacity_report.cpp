@@ -76,6 +76,8 @@ std::vector<std::string> capacity_verdict(const CapacityContext& c, const Capaci
                                    desktops(*r.capacity, r.hosts.size()), slo);
     if (r.first_miss) {
       line += fmt::format("; {} per host missed it", *r.first_miss);
+    } else if (r.interrupted || r.error) {
+      line += "; the search stopped before a step missed it: the capacity is at least this";
     } else if (r.reached_max) {
       line +=
           fmt::format("; the search stopped at its bound ({}): the capacity is at least this", r.bound_note);

@@ -107,7 +107,7 @@ Expected<SloRecord> parse_slo_text(std::string_view text) {
       scale = 0.01;
     }
     auto v = number(trim(value));
-    if (!v || *v * scale < 0 || *v * scale > 1)
+    if (!v || !std::isfinite(*v) || *v * scale < 0 || *v * scale > 1)
       return bad(text, fmt::format("'{}' is not a fraction between 0 and 1 (or 0% to 100%)", right));
     slo.max = *v * scale;
     return slo;

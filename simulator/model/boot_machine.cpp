@@ -306,6 +306,10 @@ bool Lab::admit_memory(std::string_view vm_id) {
   m.catch_up();
   const Vm* vm = m.vm_ptr(vm_id);
   if (!vm) return true;
+  // Already powering on: its memory is held (power_on answers that it is already starting).
+  if (auto boot = m.boots.find(vm_number(vm->id).value_or(0));
+      boot != m.boots.end() && boot->second.memory_host != kNoIndex)
+    return true;
   const std::size_t h = m.host_index(vm->host_id);
   if (h >= m.hosts.size()) return true;
   if (m.hosts[h].memory_used_mb + vm->memory_mb <= m.hosts[h].spec.memory_gb * 1024) return true;

@@ -189,6 +189,16 @@ Expected<OperationId> Lab::clone_vm(const CloneRequest& request, VmCallback done
     }
     const std::uint64_t number = *vm_number(*id);
     if (kind == CloneKind::instant) {
+      // An instant clone runs from the moment it exists: without the memory for it, it fails.
+      if (!admit_memory(*id)) {
+        const std::string host = im.vms.at(number).host_id;
+        (void)delete_vm(*id);
+        (*callback)(
+            make_error(ErrorKind::conflict,
+                       fmt::format("Host '{}' has not enough free memory to run the instant clone '{}'.",
+                                   find_host(host) ? find_host(host)->spec.name : host, target.name)));
+        return;
+      }
       im.resume_instant_clone(number);
     } else if (power_on) {
       (void)im.power_on(number, nullptr, PowerOnOptions{});

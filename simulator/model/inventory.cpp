@@ -175,10 +175,18 @@ std::string Lab::Impl::least_loaded_host(const std::string& cluster_id) const {
   return best ? best->id : std::string();
 }
 
+// The node with the most free memory (power-ons in flight hold theirs), then the fewest running VMs: a burst
+// of unpinned starts spreads over the nodes instead of all choosing the one that was emptiest before it.
 const Node* Lab::Impl::least_loaded_node() const {
   const Node* best = nullptr;
+  double best_free = 0;
   for (const auto& n : nodes) {
-    if (!best || n.running_vms < best->running_vms) best = &n;
+    const std::size_t h = host_index(n.host_id);
+    const double free = h < hosts.size() ? hosts[h].spec.memory_gb * 1024 - hosts[h].memory_used_mb : 0;
+    if (!best || free > best_free || (free == best_free && n.running_vms < best->running_vms)) {
+      best = &n;
+      best_free = free;
+    }
   }
   return best;
 }

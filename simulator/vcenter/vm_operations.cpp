@@ -162,15 +162,17 @@ asio::awaitable<ServerResponse> VcenterFront::Impl::power(const std::string& vm_
     co_return api_error(400, "NOT_ALLOWED_IN_CURRENT_STATE", "com.vmware.api.vcenter.vm.power.powered_off",
                         fmt::format("Virtual machine '{}' is powered off.", vm_id), {vm_id});
   }
+  auto slot = co_await admit(vm->host_id, config().power_cost);
   if (action == "start") {
-    const model::Host* host = lab.find_host(vm->host_id);
+    // Asked once admitted: the power-ons ahead of it in the queue hold their memory by now.
+    const model::Vm* admitted = lab.find_vm(vm_id);
+    const model::Host* host = admitted ? lab.find_host(admitted->host_id) : nullptr;
     if (host && !lab.admit_memory(vm_id)) {
       co_return api_error(
           500, "UNABLE_TO_ALLOCATE_RESOURCE", "com.vmware.api.vcenter.vm.power.insufficient_memory",
           fmt::format("Host '{}' has not enough memory to power on '{}'.", host->spec.name, vm_id));
     }
   }
-  auto slot = co_await admit(vm->host_id, config().power_cost);
   if (action == "stop" || action == "reset") {
     auto stopped = callback_state<Expected<void>>(executor);
     if (auto started = lab.power_off(vm_id, stopped->callback()); !started)

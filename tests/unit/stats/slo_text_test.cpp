@@ -68,6 +68,7 @@ TEST(SloText, EveryBadFormSaysWhatIsWrong) {
   expect_error("ready_fraction >= 120%", "not a fraction");
   expect_error("the ready p95 <= 60s", "got 3 word(s)");
   expect_error("ready p95 <= inf", "not a finite time");
+  expect_error("ready_fraction >= nan", "not a fraction");
 }
 
 }  // namespace

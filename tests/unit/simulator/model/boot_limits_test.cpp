@@ -104,11 +104,38 @@ TEST(BootLimits, APowerOnHoldsItsMemoryFromTheRequestSoABurstCannotOvercommit) {
   EXPECT_TRUE(lab.power_on(ids[0], nullptr));
   EXPECT_TRUE(lab.power_on(ids[1], nullptr));
   EXPECT_FALSE(lab.power_on(ids[2], nullptr));
+  // Asked again while it powers on, the first VM's own hold does not count against it.
+  EXPECT_TRUE(lab.admit_memory(ids[0]));
   // A power-on cancelled before running gives its memory back.
   EXPECT_TRUE(lab.power_off(ids[1], nullptr));
   lab.run_until(lab.now() + 1);
   EXPECT_TRUE(lab.power_on(ids[2], nullptr));
   lab.run_until(lab.now() + 1);
+  EXPECT_DOUBLE_EQ(lab.find_host("h1")->memory_used_mb, 2048);
+}
+
+TEST(BootLimits, AnInstantCloneWithoutTheMemoryToRunFails) {
+  LabSpec spec = simple_spec(1, /*link_mbps=*/10000);
+  spec.hosts[0].memory_gb = 2;  // the golden VM (running, 1 GB) and one instant clone
+  Lab lab(spec, virtual_options());
+  const Vm* golden = lab.find_vm_by_name("gold");
+  ASSERT_TRUE(lab.power_on(golden->id, nullptr));
+  lab.run_until_idle(lab.now() + 3600);
+  EXPECT_FALSE(clone_to(lab, "gold", "ic-1", "h1", CloneKind::instant).empty());
+  CloneRequest request;
+  request.kind = CloneKind::instant;
+  request.source_vm_id = golden->id;
+  request.name = "ic-2";
+  request.host_id = "h1";
+  std::optional<Error> failed;
+  ASSERT_TRUE(lab.clone_vm(request, [&](Expected<std::string> r) {
+    if (!r) failed = r.error();
+  }));
+  lab.run_until_idle(lab.now() + 3600);
+  ASSERT_TRUE(failed.has_value());
+  EXPECT_NE(failed->message.find("not enough free memory"), std::string::npos) << failed->message;
+  EXPECT_EQ(lab.find_vm_by_name("ic-2"), nullptr);
+  EXPECT_EQ(lab.boot_limits().memory_refusals.at("h1"), 1);
   EXPECT_DOUBLE_EQ(lab.find_host("h1")->memory_used_mb, 2048);
 }
 
