@@ -33,7 +33,7 @@ struct StepRun {
   std::vector<stats::ScenarioSummary> storms;  // one per repetition
   Binding binding;
   std::filesystem::path run_dir;
-  std::string outcome;         // the run's: completed | failed | interrupted | error
+  std::string outcome;  // the run's: completed | failed | interrupted | error
   // The step could not run as planned (connect, inventory, outputs, VMs its cleanup left): it ends the search
   // and is not judged.
   std::optional<Error> error;
