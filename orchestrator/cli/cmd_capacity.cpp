@@ -61,11 +61,20 @@ struct CapacityArgs {
   bool skip_checks = false;
 };
 
-// Ctrl-C between steps: the engine handles it during a step (and cleans up); between steps it ends the search
-// before the next one.
+// Ctrl-C (or SIGTERM) between steps, or during a predicted step: the search ends before the next step and
+// writes what it found. During a run's step the engine handles it (and cleans up). A second one ends the
+// process at once.
 std::atomic<bool> g_interrupted{false};
-extern "C" void on_sigint(int) {
-  g_interrupted.store(true);
+extern "C" void on_stop_signal(int sig) {
+  if (g_interrupted.exchange(true)) {
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+  }
+}
+
+void catch_stop_signals() {
+  std::signal(SIGINT, on_stop_signal);
+  std::signal(SIGTERM, on_stop_signal);
 }
 
 bool confirm(const plan::StormPlan& p, const sizing::CapacityResult& search) {
@@ -240,7 +249,7 @@ int capacity(const CapacityArgs& args) {
     run_options.skip_checks = args.skip_checks || step_number > 1;  // the platform was checked at step 1
     engine::RunEngine engine(step, run_options, make_engine_hooks());
     engine::RunResult result = engine.run();
-    std::signal(SIGINT, on_sigint);  // the engine's handling of Ctrl-C ended with its run
+    catch_stop_signals();  // the engine's handling of Ctrl-C ended with its run
     out.storms = stats::summarize(result.record).scenarios;
     out.run_dir = result.run_dir;
     out.outcome = result.outcome;
@@ -265,7 +274,7 @@ int capacity(const CapacityArgs& args) {
     return out;
   };
   g_interrupted.store(false);
-  std::signal(SIGINT, on_sigint);
+  catch_stop_signals();
   sizing::CapacityResult result = sizing::search_capacity(
       *planned, base,
       [&](const plan::StormPlan& step, int per_host) {
@@ -277,6 +286,7 @@ int capacity(const CapacityArgs& args) {
       },
       [] { return g_interrupted.load(); });
   std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
   lab.reset();
 
   sizing::CapacityContext context;

@@ -104,18 +104,22 @@ void Lab::Impl::recompute() {
   ++stats.recomputes;
 }
 
-// Max-min fairness holds a flow either at its own cap or at a saturated resource on its path (one where it
-// has the largest share). Saturation is judged on every flow's use; the peaks count the boots' use alone.
+// Max-min fairness holds a flow either at its own cap or at a bottleneck: a saturated resource on its path on
+// which no flow runs faster than it does. Saturation is judged on every flow's use; the peaks count the
+// boots' use alone.
 void Lab::Impl::account_limiters() {
   if (limit_seconds.size() != capacity.size() + 2) limit_seconds.assign(capacity.size() + 2, 0.0);
   if (peak_boot_use.size() != capacity.size()) peak_boot_use.assign(capacity.size(), 0.0);
-  std::vector<double> use(capacity.size(), 0.0), boot_use(capacity.size(), 0.0);
+  std::vector<double> use(capacity.size(), 0.0), boot_use(capacity.size(), 0.0),
+      fastest(capacity.size(), 0.0);
   for (const auto& c : classes) {
     if (c.count == 0 || c.rate >= kInf) continue;
     for (const auto& [r, coef] : c.uses) {
+      const auto i = static_cast<std::size_t>(r);
       const double u = c.rate * coef * static_cast<double>(c.count);
-      use[static_cast<std::size_t>(r)] += u;
-      if (c.boot) boot_use[static_cast<std::size_t>(r)] += u;
+      use[i] += u;
+      if (c.boot) boot_use[i] += u;
+      fastest[i] = std::max(fastest[i], c.rate);
     }
   }
   for (std::size_t r = 0; r < capacity.size(); ++r) {
@@ -130,14 +134,11 @@ void Lab::Impl::account_limiters() {
       c.limiter = c.paths.empty() ? cap_cpu_limiter() : cap_io_limiter();
       continue;
     }
-    double fullest = 0;
     for (const auto& [r, coef] : c.uses) {
       const auto i = static_cast<std::size_t>(r);
-      if (capacity[i] <= 0) continue;
-      const double share = use[i] / capacity[i];
-      if (share >= kSaturated && share > fullest) {
-        fullest = share;
+      if (capacity[i] > 0 && use[i] >= capacity[i] * kSaturated && c.rate >= fastest[i] * kSaturated) {
         c.limiter = r;
+        break;
       }
     }
   }
