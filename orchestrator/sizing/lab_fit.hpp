@@ -4,7 +4,7 @@
 // plan, as many repetitions as it had) with the named profile values changed, and the values that minimise
 // the squared log residuals of each scenario's ready mean and P95 are found: a grid over [initial / span,
 // initial x span], then golden-section refinement, one parameter at a time until nothing moves. A glob key
-// (`hosts.r740-*.ioLatencyMs`) ties every match to one value.
+// (`hosts.r740-*.ioLatencyMs`) ties every match to one value, starting from its first match's.
 //
 // It refuses what the runs cannot determine: more parameters than measured scenarios, a parameter that does
 // not move any measured scenario's boot time, two parameters that move them alike.
