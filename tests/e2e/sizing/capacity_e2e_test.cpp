@@ -105,7 +105,7 @@ TEST_F(CapacityE2E, ARealTimeSearchOnTheEmbeddedLabAgreesWithPredictWithinOneBis
   const fs::path plan = plan_without_telemetry();
   const std::vector<std::string> search = {"--scenario",   "1x R7625 64GFC",
                                            "--slo",        "ready p95 <= 20s",
-                                           "--start",      "4",
+                                           "--start",      "8",
                                            "--set",        "hosts.r7625-01.linkMBps=400",
                                            "--resolution", "2"};
   std::vector<std::string> predicted_args = search;
