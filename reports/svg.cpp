@@ -138,12 +138,17 @@ double max_value(const std::vector<Series>& series) {
   return m;
 }
 
+// A chart with nothing to draw: its title, why (`desc`) and a short `message` where the plot would be.
+std::string empty_chart(std::string_view id, std::string_view title, std::string_view desc,
+                        std::string_view message) {
+  return open_svg(id, title, desc, 80) +
+         fmt::format("<text x=\"380\" y=\"45\" text-anchor=\"middle\" fill=\"#6b7280\">{}</text>\n</svg>\n",
+                     escape_xml(message));
+}
+
 std::string no_data(std::string_view id, std::string_view title) {
-  std::string out =
-      open_svg(id, title, "No VM reached the ready milestone, so there is nothing to plot.", 80);
-  out +=
-      "<text x=\"380\" y=\"45\" text-anchor=\"middle\" fill=\"#6b7280\">No VM became ready.</text>\n</svg>\n";
-  return out;
+  return empty_chart(id, title, "No VM reached the ready milestone, so there is nothing to plot.",
+                     "No VM became ready.");
 }
 
 }  // namespace
@@ -312,11 +317,8 @@ std::string interval_chart(std::string_view id, std::string_view title, std::str
       ymax = std::max(ymax, v.value);
     }
   }
-  if (xmax <= 0 || series.empty()) {
-    std::string out = open_svg(id, title, "The monitoring system returned no sample for this storm.", 80);
-    out += "<text x=\"380\" y=\"45\" text-anchor=\"middle\" fill=\"#6b7280\">No sample.</text>\n</svg>\n";
-    return out;
-  }
+  if (xmax <= 0 || series.empty())
+    return empty_chart(id, title, "The monitoring system returned no sample for this storm.", "No sample.");
   std::vector<std::pair<std::string, std::string>> items;
   for (const auto& s : series) items.emplace_back(s.label, s.color);
   Frame f;
@@ -483,11 +485,7 @@ std::string xy_chart(std::string_view id, std::string_view title, std::string_vi
   }
   for (const auto& m : across) ymax = std::max(ymax, m.at);
   for (const auto& m : along) xmax = std::max(xmax, m.at);
-  if (xmax <= 0 || ymax <= 0) {
-    std::string out = open_svg(id, title, "Nothing was measured to plot.", 80);
-    out += "<text x=\"380\" y=\"45\" text-anchor=\"middle\" fill=\"#6b7280\">No data.</text>\n</svg>\n";
-    return out;
-  }
+  if (xmax <= 0 || ymax <= 0) return empty_chart(id, title, "Nothing was measured to plot.", "No data.");
   std::vector<std::pair<std::string, std::string>> items;
   for (const auto& s : series) items.emplace_back(s.label, s.color);
   Frame f;

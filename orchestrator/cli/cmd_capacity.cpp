@@ -107,15 +107,12 @@ int capacity(const CapacityArgs& args) {
     std::cerr << "--slo: " << slo.error().what() << "\n";
     return kExitUsage;
   }
-  std::vector<sim::model::LabOverride> overrides;
-  for (const auto& text : args.sets) {
-    auto parsed = sim::model::parse_lab_override(text);
-    if (!parsed) {
-      std::cerr << parsed.error().what() << "\n";
-      return kExitUsage;
-    }
-    overrides.push_back(*parsed);
+  auto parsed_overrides = sim::model::parse_lab_overrides(args.sets);
+  if (!parsed_overrides) {
+    std::cerr << parsed_overrides.error().what() << "\n";
+    return kExitUsage;
   }
+  const std::vector<sim::model::LabOverride> overrides = std::move(*parsed_overrides);
   const bool embedded = !args.predict && p.platform.endpoint == "embedded";
   const bool simulated = !args.predict && engine::is_simulated_endpoint(p.platform.endpoint);
   if (!args.predict && !embedded && (!args.sets.empty() || !args.lab.empty() || args.seed >= 0)) {
@@ -276,15 +273,8 @@ int capacity(const CapacityArgs& args) {
   g_interrupted.store(false);
   catch_stop_signals();
   sizing::CapacityResult result = sizing::search_capacity(
-      *planned, base,
-      [&](const plan::StormPlan& step, int per_host) {
-        sizing::StepRun run = run_step(step, per_host);
-        sizing::CapacityStep shown;
-        shown.figures = sizing::judge_step(per_host, run.storms, *slo);
-        std::cout << step_line(shown, *slo) << std::endl;
-        return run;
-      },
-      [] { return g_interrupted.load(); });
+      *planned, base, run_step, [] { return g_interrupted.load(); },
+      [&](const sizing::CapacityStep& step) { std::cout << step_line(step, *slo) << std::endl; });
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
   lab.reset();

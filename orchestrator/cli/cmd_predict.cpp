@@ -38,14 +38,12 @@ int predict(const PredictArgs& args) {
   const plan::StormPlan& p = *loaded;
   sizing::PredictOptions options;
   options.lab = args.lab;
-  for (const auto& text : args.sets) {
-    auto parsed = sim::model::parse_lab_override(text);
-    if (!parsed) {
-      std::cerr << parsed.error().what() << "\n";
-      return kExitUsage;
-    }
-    options.overrides.push_back(*parsed);
+  auto overrides = sim::model::parse_lab_overrides(args.sets);
+  if (!overrides) {
+    std::cerr << overrides.error().what() << "\n";
+    return kExitUsage;
   }
+  options.overrides = std::move(*overrides);
   if (args.seed >= 0) options.seed = static_cast<std::uint64_t>(args.seed);
   options.output_dir = args.out;
   options.only_scenario = args.scenario;

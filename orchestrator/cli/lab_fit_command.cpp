@@ -123,14 +123,12 @@ int fit(const LabFitArgs& args) {
   options.span = args.span;
   options.model_repeats = args.model_repeats;
   if (args.seed >= 0) options.seed = static_cast<std::uint64_t>(args.seed);
-  for (const auto& text : args.sets) {
-    auto parsed = sim::model::parse_lab_override(text);
-    if (!parsed) {
-      std::cerr << "--set: " << parsed.error().what() << "\n";
-      return kExitUsage;
-    }
-    options.fixed.push_back(*parsed);
+  auto fixed = sim::model::parse_lab_overrides(args.sets);
+  if (!fixed) {
+    std::cerr << "--set: " << fixed.error().what() << "\n";
+    return kExitUsage;
   }
+  options.fixed = std::move(*fixed);
   const auto began = std::chrono::steady_clock::now();
   auto result = sizing::fit_lab(runs, options);
   if (!result) {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "orchestrator/stats/summary.hpp"
-#include "simulator/model/lab.hpp"
+#include "simulator/model/boot_limits.hpp"
 
 namespace bootstorm::sizing {
 

@@ -94,7 +94,8 @@ Expected<CapacityResult> plan_search(const plan::StormPlan& plan, const Capacity
 }
 
 CapacityResult search_capacity(CapacityResult r, const plan::StormPlan& plan, const StepRunner& run_step,
-                               const std::function<bool()>& stop_requested) {
+                               const std::function<bool()>& stop_requested,
+                               const std::function<void(const CapacityStep&)>& on_step) {
   CapacitySearch search(r.start, r.max_per_host, r.resolution);
   while (auto n = search.next()) {
     if (stop_requested && stop_requested()) {
@@ -112,6 +113,7 @@ CapacityResult search_capacity(CapacityResult r, const plan::StormPlan& plan, co
     step.binding = std::move(run.binding);
     step.run_dir = std::move(run.run_dir);
     step.outcome = run.outcome;
+    if (on_step) on_step(step);
     if (run.outcome == "interrupted") {
       r.interrupted = true;
       if (!run.storms.empty()) r.steps.push_back(std::move(step));

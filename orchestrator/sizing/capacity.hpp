@@ -81,8 +81,9 @@ Expected<plan::StormPlan> step_plan(const plan::StormPlan& plan, const std::stri
 Expected<CapacityResult> plan_search(const plan::StormPlan& plan, const CapacityOptions& options);
 
 // Runs the search: `run_step` per step, until the search is over, a step is interrupted or cannot run, or
-// `stop_requested` says so before a step.
+// `stop_requested` says so before a step. `on_step` (optional) sees every step as it is judged.
 CapacityResult search_capacity(CapacityResult planned, const plan::StormPlan& plan,
-                               const StepRunner& run_step, const std::function<bool()>& stop_requested);
+                               const StepRunner& run_step, const std::function<bool()>& stop_requested,
+                               const std::function<void(const CapacityStep&)>& on_step = nullptr);
 
 }  // namespace bootstorm::sizing

@@ -35,14 +35,17 @@ std::string held_by(const Binding& b) {
   return b.resource.empty() ? "-" : b.resource + (b.on.empty() ? "" : " " + b.on);
 }
 
-std::string label(const CapacityContext& c) {
+// Where the figures come from; `markdown` marks the label up for capacity.md.
+std::string label(const CapacityContext& c, bool markdown) {
+  const char* strong = markdown ? "**" : "";
+  const char* code = markdown ? "`" : "";
   if (c.source == "predicted") {
-    std::string what = fmt::format("**predicted** with lab model {}", c.lab);
-    for (const auto& o : c.overrides) what += fmt::format(", `{}`", o);
+    std::string what = fmt::format("{0}predicted{0} with lab model {1}", strong, c.lab);
+    for (const auto& o : c.overrides) what += fmt::format(", {0}{1}{0}", code, o);
     return what + " (virtual time: not a measurement)";
   }
   if (c.source == "simulated")
-    return fmt::format("**simulated lab** {} in real time (not a hardware measurement)", c.lab);
+    return fmt::format("{0}simulated lab{0} {1} in real time (not a hardware measurement)", strong, c.lab);
   return fmt::format("measured on {} at {}", c.platform, c.endpoint);
 }
 
@@ -109,10 +112,7 @@ std::vector<std::string> capacity_verdict(const CapacityContext& c, const Capaci
 reports::CapacityView capacity_view(const CapacityContext& c, const CapacityResult& r) {
   reports::CapacityView v;
   v.title = fmt::format("Capacity: {} — {}", c.plan, r.scenario);
-  v.origin = label(c);
-  // The Markdown emphasis of the label is not HTML.
-  for (auto at = v.origin.find("**"); at != std::string::npos; at = v.origin.find("**"))
-    v.origin.erase(at, 2);
+  v.origin = label(c, /*markdown=*/false);
   v.slo = stats::slo_text(r.slo);
   v.stat = r.slo.stat;
   if (!r.slo.is_min) v.bound_s = r.slo.max;
@@ -188,7 +188,8 @@ std::string capacity_markdown(const CapacityContext& c, const CapacityResult& r)
   md += fmt::format(
       "{}. SLO `{}`, {} storm(s) per step, desktops per host doubled from {} then bisected to {} "
       "desktop(s); hosts: {}.\n\n",
-      label(c), stats::slo_text(r.slo), r.repeat, r.start, r.resolution, fmt::join(r.hosts, ", "));
+      label(c, /*markdown=*/true), stats::slo_text(r.slo), r.repeat, r.start, r.resolution,
+      fmt::join(r.hosts, ", "));
   md += "## Verdict\n\n";
   for (const auto& line : capacity_verdict(c, r)) md += "- " + line + "\n";
   if (r.knee) {

@@ -179,6 +179,12 @@ void Lab::Impl::end_phase(std::uint64_t number, std::size_t index) {
   start_phase(number, index + 1);
 }
 
+bool Lab::Impl::memory_fits(std::size_t h, const Vm& vm) {
+  if (hosts[h].memory_used_mb + vm.memory_mb <= hosts[h].spec.memory_gb * 1024) return true;
+  ++memory_refusals[hosts[h].spec.name];
+  return false;
+}
+
 void Lab::Impl::release_host(Vm& vm) {
   if (vm.power != PowerState::powered_on) return;
   const std::size_t h = host_index(vm.host_id);
@@ -220,8 +226,7 @@ Expected<void> Lab::Impl::power_on(std::uint64_t number, DoneCallback on_running
   if (h >= hosts.size()) {
     return make_error(ErrorKind::invalid_input, fmt::format("VM '{}' has no host to run on.", vm.name));
   }
-  if (hosts[h].memory_used_mb + vm.memory_mb > hosts[h].spec.memory_gb * 1024) {
-    ++memory_refusals[hosts[h].spec.name];
+  if (!memory_fits(h, vm)) {
     return make_error(
         ErrorKind::conflict,
         fmt::format("Host '{}' has not enough free memory to power on '{}'.", hosts[h].spec.name, vm.name));
@@ -311,10 +316,7 @@ bool Lab::admit_memory(std::string_view vm_id) {
       boot != m.boots.end() && boot->second.memory_host != kNoIndex)
     return true;
   const std::size_t h = m.host_index(vm->host_id);
-  if (h >= m.hosts.size()) return true;
-  if (m.hosts[h].memory_used_mb + vm->memory_mb <= m.hosts[h].spec.memory_gb * 1024) return true;
-  ++m.memory_refusals[m.hosts[h].spec.name];
-  return false;
+  return h >= m.hosts.size() || m.memory_fits(h, *vm);
 }
 
 Expected<void> Lab::power_off(std::string_view id, DoneCallback on_off) {

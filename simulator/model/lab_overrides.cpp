@@ -132,6 +132,16 @@ Expected<LabOverride> parse_lab_override(std::string_view text) {
   return o;
 }
 
+Expected<std::vector<LabOverride>> parse_lab_overrides(const std::vector<std::string>& texts) {
+  std::vector<LabOverride> out;
+  for (const auto& text : texts) {
+    auto parsed = parse_lab_override(text);
+    if (!parsed) return parsed.error();
+    out.push_back(std::move(*parsed));
+  }
+  return out;
+}
+
 Expected<std::string> apply_lab_overrides(std::string_view yaml_text,
                                           const std::vector<LabOverride>& overrides) {
   YAML::Node root;

@@ -24,6 +24,8 @@ struct LabOverride {
 
 // "KEY=VALUE" (spaces around either trimmed); an error without '=' or with an empty key or value.
 Expected<LabOverride> parse_lab_override(std::string_view text);
+// Each of `texts` in order; the first error.
+Expected<std::vector<LabOverride>> parse_lab_overrides(const std::vector<std::string>& texts);
 
 // The profile's YAML text with the overrides applied, in order (comments are not kept). Errors name the
 // override and what the profile has where it points.

@@ -269,6 +269,9 @@ struct Lab::Impl {
   void start_phase(std::uint64_t number, std::size_t index);
   void end_phase(std::uint64_t number, std::size_t index);
   void release_host(Vm& vm);
+  // Whether host `h` has the free memory for `vm` (holds of power-ons in flight included); a refusal is
+  // counted in the boot limits.
+  bool memory_fits(std::size_t h, const Vm& vm);
   // Power-on of an existing VM (validated by the caller): start_received now, then (kube: scheduled, then)
   // running, then the boot phases.
   Expected<void> power_on(std::uint64_t number, DoneCallback on_running, const PowerOnOptions& options);

@@ -11,13 +11,8 @@
 namespace bootstorm::reports {
 namespace {
 
+using testing::count;
 using testing::kGeneratedAt;
-
-std::size_t occurrences(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
 
 CapacityView view() {
   CapacityView v;
@@ -40,14 +35,14 @@ CapacityView view() {
 TEST(CapacityHtml, TheCurveTheBoundTheCapacityAndEveryStep) {
   const std::string html = render_capacity_html(view(), kGeneratedAt);
   EXPECT_EQ(testing::tag_balance_problem(html), "");
-  EXPECT_EQ(occurrences(html, "<svg "), 1u);
+  EXPECT_EQ(count(html, "<svg "), 1u);
   EXPECT_NE(html.find("id=\"capacity-curve\""), std::string::npos);
   EXPECT_NE(html.find(">SLO ready p95 &lt;= 60s</text>"), std::string::npos);
   EXPECT_NE(html.find(">capacity 384</text>"), std::string::npos);
   EXPECT_NE(html.find(">knee 48</text>"), std::string::npos);
   // Two series: three P50 points, two P95 points (the third is not reached, so it is not drawn).
-  EXPECT_EQ(occurrences(html, "<circle "), 5u);
-  EXPECT_EQ(occurrences(html, "<tr><td>"), 3u);
+  EXPECT_EQ(count(html, "<circle "), 5u);
+  EXPECT_EQ(count(html, "<tr><td>"), 3u);
   EXPECT_NE(html.find("<a href=\"steps/c/report.html\">c</a>"), std::string::npos);
   EXPECT_NE(html.find("1x R7625 &lt;64GFC&gt;"), std::string::npos);
   EXPECT_EQ(html.find("<64GFC>"), std::string::npos);

@@ -84,6 +84,13 @@ inline stats::RunRecord fixture_record() {
   return r;
 }
 
+// How many times `needle` occurs in `haystack` (overlapping occurrences count).
+inline std::size_t count(const std::string& haystack, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto pos = haystack.find(needle); pos != std::string::npos; pos = haystack.find(needle, pos + 1)) ++n;
+  return n;
+}
+
 // Checks that every element opened in `doc` is closed in order (the page is written XHTML-style, void
 // elements self-closed). Returns an empty string when balanced, else a description of the first problem.
 inline std::string tag_balance_problem(const std::string& doc) {

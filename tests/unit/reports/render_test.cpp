@@ -13,15 +13,10 @@
 namespace bootstorm::reports {
 namespace {
 
+using testing::count;
 using testing::fixture_record;
 using testing::kGeneratedAt;
 using testing::tag_balance_problem;
-
-std::size_t count(const std::string& haystack, const std::string& needle) {
-  std::size_t n = 0;
-  for (auto pos = haystack.find(needle); pos != std::string::npos; pos = haystack.find(needle, pos + 1)) ++n;
-  return n;
-}
 
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
   for (auto pos = s.find(from); pos != std::string::npos; pos = s.find(from, pos + to.size()))

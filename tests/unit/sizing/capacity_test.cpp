@@ -61,8 +61,13 @@ TEST(Capacity, TheSearchFindsTheCapacityAndWhatBoundItWhereItBroke) {
   ASSERT_TRUE(planned);
   EXPECT_EQ(planned->start, 24);
   EXPECT_EQ(planned->repeat, 2);
-  const CapacityResult r = search_capacity(*planned, two_layouts(), layout(384), nullptr);
+  std::vector<int> shown;
+  const CapacityResult r =
+      search_capacity(*planned, two_layouts(), layout(384), nullptr,
+                      [&shown](const CapacityStep& s) { shown.push_back(s.figures.per_host); });
   EXPECT_EQ(r.capacity, 384);
+  ASSERT_EQ(shown.size(), r.steps.size());
+  for (std::size_t i = 0; i < shown.size(); ++i) EXPECT_EQ(shown[i], r.steps[i].figures.per_host);
   EXPECT_EQ(r.first_miss, 385);
   EXPECT_EQ(r.binding_at, 385);
   EXPECT_EQ(r.binding.resource, "memory");
