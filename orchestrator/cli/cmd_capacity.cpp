@@ -39,9 +39,6 @@ namespace bootstorm::cli {
 
 namespace {
 
-// A prediction creates nothing; this only keeps a runaway doubling finite.
-constexpr int kPredictMaxVms = 100'000;
-
 struct CapacityArgs {
   std::string plan;
   std::string scenario;
@@ -55,7 +52,7 @@ struct CapacityArgs {
   int resolution = 1;
   int repeat = 0;
   std::string out;
-  int max_vms = 500;
+  int max_vms = static_cast<int>(kRunMaxVms);
   bool yes = false;
   bool dry_run = false;
   bool skip_checks = false;
@@ -137,13 +134,21 @@ int capacity(const CapacityArgs& args) {
     }
     lab_spec = std::move(*spec);
   }
+  {
+    // The count bound is the search's own (plan_search: its steps, not the plan's placement); the hosts'
+    // memory bounds the placement as written.
+    PlanBounds bounds{"capacity", 0, {}, lab_spec ? &*lab_spec : nullptr, {}};
+    if (lab_spec) bounds.lab_label = "lab " + lab_spec->name + (args.sets.empty() ? "" : " with --set");
+    if (!within_bounds(p, "no capacity was searched", bounds)) return kExitUsage;
+  }
 
   sizing::CapacityOptions options;
   options.scenario = args.scenario;
   options.slo = *slo;
   options.start = args.start;
   options.max_per_host = args.max_per_host;
-  options.max_vms = args.predict ? std::max(args.max_vms, kPredictMaxVms) : args.max_vms;
+  // A prediction creates nothing: its bound is what the model holds, and keeps a runaway doubling finite.
+  options.max_vms = args.predict ? std::max<int>(args.max_vms, kPredictMaxVms) : args.max_vms;
   options.resolution = args.resolution;
   options.repeat = args.repeat;
   auto planned = sizing::plan_search(p, options);

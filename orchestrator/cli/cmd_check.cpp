@@ -23,10 +23,12 @@ namespace {
 struct CheckArgs {
   std::string plan;
   std::string scenario;
+  long long max_vms = kRunMaxVms;
 };
 
 int check(const CheckArgs& args) {
-  const auto loaded = load_plan_for(args.plan, "nothing was checked");
+  const auto loaded = load_plan_for(args.plan, "nothing was checked",
+                                    PlanBounds{"run creates", args.max_vms, {}, nullptr, {}});
   if (!loaded) return kExitUsage;
   const plan::StormPlan& p = *loaded;
   if (!args.scenario.empty()) {
@@ -72,6 +74,9 @@ const CommandRegistration registration{Command{
           "Ask the platform, read-only, whether a plan can run: privileges, golden image, capacity, quota");
       sub->add_option("plan", args->plan, "Plan file (YAML or JSON)")->required();
       sub->add_option("--scenario", args->scenario, "Check only the scenario with this name");
+      sub->add_option("--max-vms", args->max_vms,
+                      "Refuse plans with more VMs than this, as run does (default 500)")
+          ->check(CLI::PositiveNumber);
       return [args] { return check(*args); };
     }}};
 

@@ -14,6 +14,7 @@
 #include "orchestrator/engine/platform.hpp"
 #include "orchestrator/migrate/migrate.hpp"
 #include "orchestrator/migrate/migration_plan.hpp"
+#include "orchestrator/plan/size_bounds.hpp"
 
 namespace bootstorm::cli {
 namespace {
@@ -25,6 +26,7 @@ struct MigrateArgs {
   bool dry_run = false;
   bool yes = false;
   bool skip_checks = false;
+  long long max_vms = kRunMaxVms;
 };
 
 bool confirm(const migrate::MigrationPlan& p) {
@@ -43,6 +45,18 @@ int migrate_command(const MigrateArgs& args) {
     return kExitUsage;
   }
   const migrate::MigrationPlan& p = *loaded.plan;
+  if (p.vms.from_storm) {
+    plan::SizeLimits limits;
+    limits.bound_by = "migrate creates";
+    limits.max_vms = args.max_vms;
+    const auto bounds =
+        plan::check_placement_size(args.plan, "vms.fromStorm.placement", p.vms.from_storm->placement, limits);
+    for (const auto& d : bounds) std::cerr << d.to_string() << "\n";
+    if (!bounds.empty()) {
+      std::cerr << args.plan << ": invalid plan, nothing was run\n";
+      return kExitUsage;
+    }
+  }
   const bool simulated = engine::is_simulated_endpoint(p.source.endpoint) &&
                          engine::is_simulated_endpoint(p.destination.endpoint);
   if (!simulated && !args.yes && !args.dry_run && ::isatty(STDIN_FILENO)) {
@@ -76,6 +90,9 @@ const CommandRegistration registration{Command{
       sub->add_flag("--yes,-y", args->yes, "Do not ask before touching a non-simulated platform");
       sub->add_flag("--skip-checks", args->skip_checks,
                     "Do not check the destination (Forklift, namespaces, permissions) before migrating");
+      sub->add_option("--max-vms", args->max_vms,
+                      "Refuse a vms.fromStorm that clones more VMs than this (default 500)")
+          ->check(CLI::PositiveNumber);
       return [args] { return migrate_command(*args); };
     }}};
 

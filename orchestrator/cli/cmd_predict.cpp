@@ -6,6 +6,7 @@
 #include <chrono>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,7 @@ struct PredictArgs {
   int repeat = 0;
   std::string out;
   long long seed = -1;
+  long long max_vms = kPredictMaxVms;
 };
 
 int predict(const PredictArgs& args) {
@@ -44,6 +46,20 @@ int predict(const PredictArgs& args) {
     return kExitUsage;
   }
   options.overrides = std::move(*overrides);
+  // The model's lab, loaded here for the plan's size bounds (sizing::predict loads it again: a few ms).
+  const std::string lab_name = args.lab.empty() ? p.platform.lab : args.lab;
+  std::optional<sim::model::LabSpec> lab;
+  if (!lab_name.empty()) {
+    auto spec = sim::model::load_lab_spec_with(lab_name, options.overrides);
+    if (!spec) {
+      std::cerr << "--lab/--set: " << spec.error().what() << "\n";
+      return kExitUsage;
+    }
+    lab = std::move(*spec);
+  }
+  PlanBounds bounds{"predict models", args.max_vms, {}, lab ? &*lab : nullptr, {}};
+  if (lab) bounds.lab_label = "lab " + lab->name + (args.sets.empty() ? "" : " with --set");
+  if (!within_bounds(p, "nothing was predicted", bounds)) return kExitUsage;
   if (args.seed >= 0) options.seed = static_cast<std::uint64_t>(args.seed);
   options.output_dir = args.out;
   options.only_scenario = args.scenario;
@@ -99,6 +115,12 @@ const CommandRegistration registration{Command{
       sub->add_option("--repeat", args->repeat, "Repeat every scenario N times (overrides the plan)")
           ->check(CLI::PositiveNumber);
       sub->add_option("--out", args->out, "Directory for run directories (overrides the plan's output)");
+      sub->add_option(
+             "--max-vms", args->max_vms,
+             fmt::format("Refuse plans with more VMs than this (default {}; the model holds every VM "
+                         "of a storm in memory)",
+                         kPredictMaxVms))
+          ->check(CLI::PositiveNumber);
       return [args] { return predict(*args); };
     }}};
 

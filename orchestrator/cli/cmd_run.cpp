@@ -55,7 +55,7 @@ struct RunArgs {
   bool dry_run = false;
   bool yes = false;
   bool skip_checks = false;
-  int max_vms = 500;
+  long long max_vms = kRunMaxVms;
   std::string shard;           // INDEX/COUNT
   std::string start_at;        // RFC 3339
   std::string storm_interval;  // duration between storms of a --start-at run
@@ -100,11 +100,20 @@ int run(const RunArgs& args) {
     std::cerr << "\n";
     return kExitUsage;
   }
-  if (vms > args.max_vms) {
-    std::cerr << args.plan << ": the plan creates " << vms << " VMs"
-              << (shard.sharded() ? " in this shard" : "") << ", more than the limit of " << args.max_vms
-              << "; pass --max-vms " << vms << " (or higher) to allow it\n";
-    return kExitUsage;
+  {
+    // The bounds weigh the scenarios this run storms, and this shard's share of each.
+    plan::StormPlan storms = p;
+    std::erase_if(storms.scenarios,
+                  [&](const plan::Scenario& s) { return !args.scenario.empty() && s.name != args.scenario; });
+    PlanBounds bounds{"run creates", args.max_vms, {}, nullptr, {}};
+    if (shard.sharded()) {
+      bounds.share = [shard](int scenario_vms) {
+        long long owned = 0;
+        for (int k = 1; k <= scenario_vms; ++k) owned += shard.owns(k) ? 1 : 0;
+        return owned;
+      };
+    }
+    if (!within_bounds(storms, "nothing was run", bounds)) return kExitUsage;
   }
   if (args.repeat < 0) {
     std::cerr << "--repeat must be 1 or more\n";

@@ -6,8 +6,10 @@
 #include <sstream>
 
 #include "orchestrator/cli/command.hpp"
+#include "orchestrator/cli/plan_bounds.hpp"
 #include "orchestrator/migrate/migration_plan.hpp"
 #include "orchestrator/plan/plan.hpp"
+#include "orchestrator/plan/size_bounds.hpp"
 
 namespace bootstorm::cli {
 namespace {
@@ -19,6 +21,7 @@ std::string plural(int n, const char* word) {
 struct ValidateArgs {
   std::vector<std::string> plans;
   bool print = false;
+  long long max_vms = kRunMaxVms;
 };
 
 // MigrationPlans (kind MigrationPlan) go to their own loader; everything else is a StormPlan, so a file
@@ -31,8 +34,17 @@ bool is_migration_plan_file(const std::string& path) {
   return migrate::is_migration_plan_text(text.str());
 }
 
-bool validate_migration_plan(const std::string& path, bool print, bool& first_printed) {
+bool validate_migration_plan(const std::string& path, const ValidateArgs& args, bool& first_printed) {
+  const bool print = args.print;
   migrate::MigrationLoadResult result = migrate::load_migration_plan_file(path);
+  if (result.plan && result.plan->vms.from_storm) {
+    plan::SizeLimits limits;
+    limits.bound_by = "migrate creates";
+    limits.max_vms = args.max_vms;
+    result.diagnostics = plan::check_placement_size(path, "vms.fromStorm.placement",
+                                                    result.plan->vms.from_storm->placement, limits);
+    if (!result.diagnostics.empty()) result.plan.reset();
+  }
   for (const auto& d : result.diagnostics) std::cerr << d.to_string() << "\n";
   if (!result.plan) {
     std::cerr << path << ": invalid (" << plural(static_cast<int>(result.diagnostics.size()), "problem")
@@ -60,10 +72,16 @@ int validate(const ValidateArgs& args) {
   bool first_printed = true;
   for (const auto& path : args.plans) {
     if (is_migration_plan_file(path)) {
-      if (!validate_migration_plan(path, args.print, first_printed)) all_valid = false;
+      if (!validate_migration_plan(path, args, first_printed)) all_valid = false;
       continue;
     }
     plan::LoadResult result = plan::load_plan_file(path);
+    // A valid plan is also one that run takes: within its size bounds, and on its lab's hosts.
+    if (result.plan) {
+      result.diagnostics =
+          plan_size_diagnostics(*result.plan, PlanBounds{"run creates", args.max_vms, {}, nullptr, {}});
+      if (!result.diagnostics.empty()) result.plan.reset();
+    }
     for (const auto& d : result.diagnostics) std::cerr << d.to_string() << "\n";
     if (!result.plan) {
       all_valid = false;
@@ -94,6 +112,9 @@ const CommandRegistration registration{Command{
           app.add_subcommand("validate", "Check plans (YAML or JSON) without touching any platform");
       sub->add_option("plans", args->plans, "Plan files to check")->required();
       sub->add_flag("--print", args->print, "Print each resolved plan (all defaults filled in) as YAML");
+      sub->add_option("--max-vms", args->max_vms,
+                      "Refuse plans with more VMs than this, as run does (default 500)")
+          ->check(CLI::PositiveNumber);
       return [args] { return validate(*args); };
     }}};
 

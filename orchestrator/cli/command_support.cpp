@@ -12,6 +12,21 @@ std::optional<plan::StormPlan> load_plan_for(const std::string& path, std::strin
   return std::move(loaded.plan);
 }
 
+bool within_bounds(const plan::StormPlan& plan, std::string_view nothing_done, const PlanBounds& bounds) {
+  const auto diagnostics = plan_size_diagnostics(plan, bounds);
+  for (const auto& d : diagnostics) std::cerr << d.to_string() << "\n";
+  if (diagnostics.empty()) return true;
+  std::cerr << plan.source_path << ": invalid plan, " << nothing_done << "\n";
+  return false;
+}
+
+std::optional<plan::StormPlan> load_plan_for(const std::string& path, std::string_view nothing_done,
+                                             const PlanBounds& bounds) {
+  auto loaded = load_plan_for(path, nothing_done);
+  if (!loaded || !within_bounds(*loaded, nothing_done, bounds)) return std::nullopt;
+  return loaded;
+}
+
 bool confirmed(const std::string& what) {
   std::cerr << what << "\nContinue? [y/N] " << std::flush;
   std::string answer;

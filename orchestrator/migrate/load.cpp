@@ -263,16 +263,28 @@ class Loader : public plan::yaml::FieldReader {
           error(list, "vms.fromStorm.placement must be a non-empty list of {host, vms}, got " +
                           std::string(list.IsSequence() ? "an empty list" : describe_type(list)));
         } else {
+          long long storm_vms = 0;
           for (std::size_t i = 0; i < list.size(); ++i) {
             std::string ctx = "vms.fromStorm.placement[" + std::to_string(i) + "]";
             MapView pm = map_view(list[i], ctx, ctx + ".", kPlacementKeys);
             if (!pm.valid) continue;
             require(pm, {"host", "vms"});
             plan::Placement pl;
-            if (auto v = get_non_empty(pm, "host")) pl.host = *v;
+            if (auto v = get_non_empty(pm, "host")) {
+              pl.host = *v;
+              pl.host_at = plan::yaml::position_of(pm.value("host"));
+            }
             if (auto v = get_int(pm, "vms")) {
-              if (*v <= 0)
+              pl.vms_at = plan::yaml::position_of(pm.value("vms"));
+              if (*v <= 0) {
                 error(pm.value("vms"), ctx + ".vms must be greater than 0, got " + std::to_string(*v));
+              } else if (storm_vms + *v > plan::kMaxScenarioVms) {
+                error(pm.value("vms"), ctx + ".vms is " + std::to_string(*v) + ": with it the storm places " +
+                                           std::to_string(storm_vms + *v) +
+                                           " VMs, more than one storm can hold (" +
+                                           std::to_string(plan::kMaxScenarioVms) + "); check the number");
+              }
+              storm_vms += std::max(0LL, *v);
               pl.vms = static_cast<int>(*v);
             }
             storm.placement.push_back(pl);

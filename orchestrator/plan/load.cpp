@@ -2,6 +2,7 @@
 // with the position of the offending node, so a user fixes a plan in one edit cycle instead of one error at
 // a time. JSON plans go through the same parser: JSON is a subset of YAML flow syntax, and yaml-cpp keeps
 // the line/column of every node for both.
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -29,6 +30,7 @@ using yaml::describe_type;
 using yaml::is_dns_label;
 using yaml::MapView;
 using yaml::Names;
+using yaml::position_of;
 
 const Names kRootKeys = {"apiVersion", "kind",  "name",   "platform", "golden",  "namespace", "scenarios",
                          "storm",      "ready", "repeat", "slo",      "cleanup", "output",    "telemetry"};
@@ -185,6 +187,7 @@ class Loader : public yaml::FieldReader {
       }
       check_non_empty(view.value("lab"), "platform.lab", *v);
       platform.lab = *v;
+      platform.lab_at = position_of(view.value("lab"));
     }
     if (view.has("credentials")) load_credentials(view.value("credentials"), kind, platform.credentials);
     // Keys the kind does not accept were refused above and left unset, so any credential set is the kind's.
@@ -404,6 +407,7 @@ class Loader : public yaml::FieldReader {
       return;
     }
     std::map<std::string, int> first_line_of_name;
+    long long plan_vms = 0;
     for (std::size_t i = 0; i < node.size(); ++i) {
       std::string context = "scenarios[" + std::to_string(i) + "]";
       MapView view = map_view(node[i], context, context + ".", kScenarioKeys);
@@ -423,6 +427,17 @@ class Loader : public yaml::FieldReader {
         }
         if (view.has("placement")) load_placement(view.value("placement"), context, scenario);
       }
+      // A scenario beyond its own bound was reported at its placement: the plan's count goes on without it.
+      long long scenario_vms = 0;
+      for (const auto& p : scenario.placement) scenario_vms += std::max(0, p.vms);
+      if (scenario_vms > kMaxScenarioVms) scenario_vms = 0;
+      if (plan_vms <= kMaxPlanVms && plan_vms + scenario_vms > kMaxPlanVms) {
+        error(node[i],
+              fmt::format("{}: with it the plan places {} VMs, more than a plan can hold ({}); split "
+                          "it into several plans",
+                          context, plan_vms + scenario_vms, kMaxPlanVms));
+      }
+      plan_vms += scenario_vms;
       scenarios.push_back(std::move(scenario));
     }
   }
@@ -438,6 +453,7 @@ class Loader : public yaml::FieldReader {
       return;
     }
     std::map<std::string, int> first_line_of_host;
+    long long scenario_vms = 0;
     for (std::size_t i = 0; i < node.size(); ++i) {
       std::string context = what + "[" + std::to_string(i) + "]";
       MapView view = map_view(node[i], context, context + ".", kPlacementKeys);
@@ -457,9 +473,19 @@ class Loader : public yaml::FieldReader {
                                           "; add its VMs to one entry)");
           }
         }
+        if (view.has("host")) placement.host_at = position_of(view.value("host"));
         if (auto v = get_int(view, "vms")) {
-          if (*v <= 0)
+          placement.vms_at = position_of(view.value("vms"));
+          if (*v <= 0) {
             error(view.value("vms"), context + ".vms must be greater than 0, got " + std::to_string(*v));
+          } else if (scenario_vms + *v > kMaxScenarioVms) {
+            std::string label = scenario.name.empty() ? scenario_context : "scenario '" + scenario.name + "'";
+            error(view.value("vms"),
+                  fmt::format("{}.vms is {}: with it {} places {} VMs, more than one scenario can hold ({}); "
+                              "check the number",
+                              context, *v, label, scenario_vms + *v, kMaxScenarioVms));
+          }
+          scenario_vms += std::max(0LL, *v);
           placement.vms = static_cast<int>(*v);
         }
       }

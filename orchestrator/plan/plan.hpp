@@ -10,6 +10,16 @@
 
 namespace bootstorm::plan {
 
+// Where a value was written in its plan file (1-based; 0 when it was not read from a file), so that a check
+// made after loading (plan/size_bounds.hpp) still points at the line to edit. Not part of the plan's meaning:
+// plans that differ only in where their values were written compare equal.
+struct SourcePos {
+  int line = 0;
+  int column = 0;
+
+  bool operator==(const SourcePos&) const { return true; }
+};
+
 struct Credentials {
   std::string username_env;  // vsphere
   std::string password_env;
@@ -26,6 +36,12 @@ struct Tls {
 
   bool operator==(const Tls&) const = default;
 };
+
+// The most VMs one scenario places (on all its hosts together), and a whole plan (its scenarios one after
+// another): beyond any storm a platform holds, and far beyond what a command creates or models without
+// --max-vms (plan/size_bounds.hpp). Within them every count of a plan is an int.
+constexpr int kMaxScenarioVms = 1'000'000;
+constexpr int kMaxPlanVms = 10'000'000;
 
 // Deeper pipelines only make the last start of each connection wait longer behind the others.
 constexpr int kMaxStartsPerConnection = 1000;
@@ -50,6 +66,7 @@ struct Platform {
   Tls tls;
   ApiBudget api_budget;
   std::string api;  // vsphere: auto | rest | vim25 (default auto); empty for kinds with one API
+  SourcePos lab_at;
 
   bool operator==(const Platform&) const = default;
 };
@@ -71,6 +88,8 @@ struct Golden {
 struct Placement {
   std::string host;
   int vms = 0;
+  SourcePos host_at;
+  SourcePos vms_at;
 
   bool operator==(const Placement&) const = default;
 };

@@ -92,6 +92,12 @@ std::vector<YAML::Mark> document_starts(const std::string& text) {
   return starts.marks;
 }
 
+SourcePos position_of(const YAML::Node& node) {
+  const YAML::Mark mark = node.Mark();
+  if (mark.is_null()) return {};
+  return {mark.line + 1, mark.column + 1};
+}
+
 void FieldReader::error_at(const YAML::Mark& mark, std::string message) {
   Diagnostic d;
   d.file = path_;

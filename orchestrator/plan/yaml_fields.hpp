@@ -32,6 +32,9 @@ bool is_quoted(const YAML::Node& node);
 // 1-63 characters of a-z, 0-9 and '-', not starting or ending with '-' (a Kubernetes namespace name).
 bool is_dns_label(const std::string& value);
 
+// Where `node` was written (1-based), for a check made after loading.
+SourcePos position_of(const YAML::Node& node);
+
 // Where each YAML document of a text starts. yaml-cpp 0.7's LoadAll never returns on some malformed texts
 // (a lone ",": the parser reports another document at the same place forever, allocating each time; found
 // by tests/fuzz/plan), so documents are counted here, stopping when the parser no longer advances. Throws

@@ -1,6 +1,8 @@
 // The storage of a predicted storm from the model's counters (see the header).
 #include "orchestrator/sizing/predicted_telemetry.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <map>
 #include <set>
@@ -53,8 +55,24 @@ api::TelemetryReport predicted_telemetry(model::Lab& lab, const std::vector<std:
   const double last = std::min(std::ceil(to / step) * step, counters.sampled_until);
   report.from = first;
   report.to = std::max(first, last);
+  std::map<std::string, std::string> name_of;
+  for (std::size_t i = 0; i < vm_ids.size() && i < names.size(); ++i) name_of[vm_ids[i]] = names[i];
+  std::size_t vms_in_window = 0;
+  for (const auto& vm : counters.vms) vms_in_window += name_of.count(vm.vm_id);
+  const bool vm_series = vms_in_window <= kPredictedVmSeriesLimit;
+  if (!vm_series) {
+    report.warnings.push_back(
+        fmt::format("per-host series only: this scenario has {} VMs, and each VM's series is kept for up to "
+                    "{} (each VM's "
+                    "totals are kept)",
+                    vms_in_window, kPredictedVmSeriesLimit));
+  }
   auto series = [&](api::StorageSubject kind, const std::string& subject, const model::IoHistory& history,
                     double begin, double end) {
+    if (kind == api::StorageSubject::vm && !vm_series) {
+      report.totals.push_back(totals_between(kind, subject, history.at(begin), history.at(end)));
+      return;
+    }
     model::IoCounters previous = history.at(begin);
     for (double t = begin + step; t <= end + 1e-9; t += step) {
       const model::IoCounters now = history.at(t);
@@ -69,8 +87,6 @@ api::TelemetryReport predicted_telemetry(model::Lab& lab, const std::vector<std:
     }
     report.totals.push_back(totals_between(kind, subject, history.at(begin), history.at(end)));
   };
-  std::map<std::string, std::string> name_of;
-  for (std::size_t i = 0; i < vm_ids.size() && i < names.size(); ++i) name_of[vm_ids[i]] = names[i];
   std::set<std::string> host_ids;
   std::map<std::string, std::string> node_of_host;  // KubeVirt: a host's series is named by its node
   for (const auto& vm : counters.vms) {

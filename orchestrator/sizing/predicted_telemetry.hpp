@@ -10,6 +10,11 @@
 
 namespace bootstorm::sizing {
 
+// The VMs whose own series a report keeps: beyond, their hosts' and datastores' series and each VM's totals,
+// as the Prometheus source reads per-node sums beyond its per-VMI limit (a 10,000-VM storm would otherwise
+// write a sample per VM per step, gigabytes of journal).
+constexpr std::size_t kPredictedVmSeriesLimit = 2000;
+
 // The window [from, to] (unix s, virtual) on the model's grid, for the VMs whose model ids are `vm_ids`
 // (named `names` in the run, in the same order), their hosts (KubeVirt: named by their nodes) and the
 // datastores those hosts used.

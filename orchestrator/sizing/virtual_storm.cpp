@@ -12,6 +12,7 @@
 #include "common/async/token_bucket.hpp"
 #include "common/kubevirt_rate_limits.hpp"
 #include "simulator/model/admission_queue.hpp"
+#include "simulator/model/model_bounds.hpp"
 
 namespace bootstorm::sizing {
 
@@ -94,7 +95,22 @@ class Provisioner : public std::enable_shared_from_this<Provisioner> {
   }
 
  private:
+  // Iterative: a clone the lab refuses at once (a full datastore) finishes inside clone() and calls launch()
+  // again; the nested call only notes that more may start, so a long run of refusals does not grow the stack.
   void launch() {
+    if (launching_) {
+      relaunch_ = true;
+      return;
+    }
+    launching_ = true;
+    do {
+      relaunch_ = false;
+      launch_some();
+    } while (relaunch_);
+    launching_ = false;
+  }
+
+  void launch_some() {
     while (in_flight_ < std::max(1, options_.max_concurrent) && !pending_.empty()) {
       const std::size_t index = pending_.front();
       pending_.pop_front();
@@ -150,6 +166,8 @@ class Provisioner : public std::enable_shared_from_this<Provisioner> {
   std::vector<VirtualVm>& vms_;
   std::deque<std::size_t> pending_;
   int in_flight_ = 0;
+  bool launching_ = false;
+  bool relaunch_ = false;
   std::string golden_id_;
   std::string image_, image_namespace_;
   model::CloneKind kind_ = model::CloneKind::cdi_csi_clone;
@@ -207,7 +225,14 @@ Expected<VirtualStorm> run_virtual_storm(model::Lab& lab, const std::vector<Virt
   if (!lab.virtual_time()) {
     return make_error(ErrorKind::internal, "a virtual storm needs a lab in virtual time");
   }
+  if (specs.size() > model::kMaxLabVms) {
+    return make_error(ErrorKind::invalid_input,
+                      fmt::format("A storm of {} VMs is more than the lab model represents ({}).",
+                                  specs.size(), model::kMaxLabVms),
+                      "Model a smaller storm, or several smaller scenarios.");
+  }
   auto state = std::make_shared<StormState>(lab, options);
+  state->vms.reserve(specs.size());
   for (const auto& spec : specs) {
     const bool vsphere = options.platform == "vsphere";
     if (vsphere ? lab.find_host(spec.host) == nullptr : lab.find_node(spec.host) == nullptr) {

@@ -70,6 +70,11 @@ struct PlatformDescriptor {
   std::vector<std::string> telemetry_sources;
   bool telemetry_endpoint = false;
 
+  // The memory each desktop holds of its host while it runs, in MiB, when the kind decides it (KubeVirt:
+  // bootstorm's VirtualMachine requests it); 0: the golden image's own (a vSphere clone has its golden VM's).
+  // What the size bounds (plan/size_bounds.hpp) weigh a placement with on a lab.
+  int desktop_memory_mib = 0;
+
   // The top-level namespace key (where the VMs are created).
   bool has_namespace = false;
 

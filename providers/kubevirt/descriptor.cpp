@@ -19,6 +19,8 @@ api::PlatformDescriptor descriptor() {
   d.clone_kinds = {"auto", "copy", "snapshot", "csi-clone"};
   d.default_clone = "auto";
   d.has_namespace = true;
+  // VmBuild's memory request (kube_objects.hpp, "4Gi"; a unit test keeps the two equal).
+  d.desktop_memory_mib = 4096;
   // The cluster's Prometheus (OpenShift: Thanos Querier behind its Route; elsewhere telemetry.endpoint).
   d.telemetry_sources = {"prometheus"};
   d.telemetry_endpoint = true;

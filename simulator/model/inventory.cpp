@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "simulator/model/detail/lab_impl.hpp"
+#include "simulator/model/model_bounds.hpp"
 
 namespace bootstorm::sim::model {
 
@@ -287,6 +288,12 @@ Expected<std::string> Lab::create_vm(CreateVmSpec spec) {
   m.catch_up();
   const std::string key = name_key(spec.namespace_, spec.name);
   if (spec.name.empty()) return make_error(ErrorKind::invalid_input, "A VM needs a name.");
+  if (m.vms.size() >= kMaxLabVms) {
+    return make_error(
+        ErrorKind::invalid_input,
+        fmt::format("The lab already holds {} VMs, as many as the lab model represents.", m.vms.size()),
+        "Delete VMs first, or run a smaller storm.");
+  }
   if (m.vm_by_name.count(key) || m.reserved_names.count(key)) {
     return make_error(ErrorKind::conflict, fmt::format("A VM named '{}' already exists.", spec.name));
   }

@@ -82,7 +82,9 @@ class Reader {
 
   void get_positive(const YAML::Node& map, const char* key, double& out, bool allow_zero = false) {
     get(map, key, out);
-    if (ok() && (out < 0 || (!allow_zero && out == 0))) {
+    if (ok() && !std::isfinite(out)) {
+      fail(map[key], fmt::format("'{}' must be a finite number", key));
+    } else if (ok() && (out < 0 || (!allow_zero && out == 0))) {
       fail(map[key] ? map[key] : map, fmt::format("'{}' must be {}", key, allow_zero ? ">= 0" : "> 0"));
     }
   }

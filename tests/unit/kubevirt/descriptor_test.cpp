@@ -6,6 +6,8 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include "common/quantity.hpp"
+#include "providers/kubevirt/kube_objects.hpp"
 #include "providers/kubevirt/kubevirt_provider.hpp"
 
 namespace bootstorm::kubevirt {
@@ -20,6 +22,13 @@ TEST(KubevirtDescriptor, NamesTheMilestonesTheProviderObserves) {
   for (const auto& [milestone, resolution] : provider->capabilities().observed)
     observed.emplace_back(api::to_string(milestone));
   EXPECT_EQ(observed, descriptor().observed_milestones);
+}
+
+// The size bounds weigh a KubeVirt desktop with the descriptor's figure: what the VirtualMachine requests.
+TEST(KubevirtDescriptor, DesktopMemoryIsWhatTheVirtualMachineRequests) {
+  const auto requested = parse_quantity(VmBuild{}.memory);
+  ASSERT_TRUE(requested.has_value());
+  EXPECT_EQ(*requested, descriptor().desktop_memory_mib * 1024.0 * 1024.0);
 }
 
 }  // namespace
