@@ -12,7 +12,12 @@ compares the journal's observation (full-precision wall time, stated resolution)
                       socket when the write is initiated, before the loop gets round to the completion
   after write       = observed - written (negative when the client read the line before the lab's loop ran
                       the completion)
-  publication lag   = delivered - model time (the simulator's own lag, not a measurement error)
+  publication lag   = delivered - model time (the simulator's own lag, not a measurement error), split into
+                      apply lag (visible - model: the lab's loop applying the change) and hold (delivered -
+                      visible: no wait of the client's was on the lab when the change became visible)
+  ready vs truth    = the ready (guest_agent) distribution's P50 and P95 as measured (offset from
+                      start_requested) and as the truth has it (model time - start_requested, i.e. the model's
+                      boot plus the start's transit)
   boot-time error   = offset from start_requested - (model time - startReceived) (both lags included)
   start transit     = startReceived - start_requested
   received spread   = last startReceived - first startReceived (the fire as the API server saw it)
@@ -44,7 +49,7 @@ def main():
         if event.get("type") == "milestone":
             seen.setdefault(event["vm"], {})[event["milestone"]] = event
     obs, lag, boot, transit, res, received, lab_write, after_write = [], [], [], [], [], [], [], []
-    agent_res = []
+    agent_res, apply_lag, hold, ready_measured, ready_truth = [], [], [], [], []
     over = missing = 0
     first_start, last_seen = math.inf, 0.0
     for vm, events in seen.items():
@@ -76,6 +81,13 @@ def main():
             if error > e["resolutionS"] + 0.002 or error < -0.002:
                 over += 1
             lag.append(delivered - t["milestones"][m])
+            visible = t.get("visible", {}).get(m)
+            if visible is not None:
+                apply_lag.append(visible - t["milestones"][m])
+                hold.append(delivered - visible)
+            if m == "guest_agent":
+                ready_measured.append(e["offsetS"])
+                ready_truth.append(t["milestones"][m] - start)
             boot.append(abs(e["offsetS"] - (t["milestones"][m] - t["startReceived"])))
     cpu = ""
     if len(sys.argv) > 3:
@@ -91,6 +103,11 @@ def main():
           f"labWriteP50Ms={ms(pct(lab_write, .5))} labWriteP99Ms={ms(pct(lab_write, .99))} "
           f"afterWriteP50Ms={ms(pct(after_write, .5))} afterWriteP99Ms={ms(pct(after_write, .99))} "
           f"publicationLagP50Ms={ms(pct(lag, .5))} publicationLagP99Ms={ms(pct(lag, .99))} "
+          f"applyLagP99Ms={ms(pct(apply_lag, .99))} holdP50Ms={ms(pct(hold, .5))} holdP99Ms={ms(pct(hold, .99))} "
+          f"readyP50Ms={ms(pct(ready_measured, .5))} truthReadyP50Ms={ms(pct(ready_truth, .5))} "
+          f"readyP95Ms={ms(pct(ready_measured, .95))} truthReadyP95Ms={ms(pct(ready_truth, .95))} "
+          f"readyP50ErrorMs={ms(pct(ready_measured, .5) - pct(ready_truth, .5))} "
+          f"readyP95ErrorMs={ms(pct(ready_measured, .95) - pct(ready_truth, .95))} "
           f"bootErrorVsModelP99Ms={ms(pct(boot, .99))} startTransitP99Ms={ms(pct(transit, .99))} "
           f"receivedSpreadMs={ms(max(received) - min(received)) if received else float('nan')} "
           f"journalFireSkewMs={fire_skew}{cpu}")

@@ -2,14 +2,16 @@
 // CreatePropertyCollector), their filters, and WaitForUpdatesEx.
 //
 // A filter remembers what it last reported of each object; an update set holds what differs now: objects
-// that entered the filter's set (all their properties), that left it, and the properties that changed. Model
-// events only mark objects dirty and wake the waiting calls, so a wait costs the objects that changed, not
-// the whole set. Versions count answered update sets per collector. A call from the version before the last
-// answer (the answer was lost) gets that answer again; an empty version starts over with the full state. A
-// set with more objects than maxObjectUpdates is cut there and marked truncated: the rest follows at once.
-// When an update set first carries a VM's milestone (powered on, Tools running, an IP address), the truth's
-// "delivered" time is stamped as the answer is handed to the server and "written" when its body's write
-// ended, as the Kubernetes front does for watches.
+// that entered the filter's set (all their properties), that left it, and the properties that changed. A
+// model event marks the object dirty and wakes the waiting calls only of the collectors whose filters hold
+// it, and a wait whose filter kept its members looks at the dirty objects alone: a wait costs the objects
+// that changed, not the whole set, and no filter shape delays another's answers. Versions count answered
+// update sets per collector. A call from the version before the last answer (the answer was lost) gets that
+// answer again; an empty version starts over with the full state. A set with more objects than
+// maxObjectUpdates is cut there and marked truncated: the rest follows at once. When an update set first
+// carries a VM's milestone (powered on, Tools running, an IP address), the truth's "delivered" time is
+// stamped as the answer is handed to the server and "written" when its body's write ended, as the Kubernetes
+// front does for watches.
 #include <fmt/format.h>
 
 #include <boost/asio/redirect_error.hpp>
@@ -110,8 +112,7 @@ ServerResponse VcenterFront::Impl::sdk_create_filter(SdkCollector& collector, co
     }
   }
   filter.id = session_prefix(collector.session) + "filter-" + std::to_string(++sdk_filter_counter);
-  filter.members = std::move(objects);
-  filter.evaluated = true;
+  filter.set_members(std::move(objects));
   const std::string id = filter.id;
   collector.filters.emplace(id, std::move(filter));
   for (auto& waiter : collector.waiters) waiter->cancel();
@@ -154,7 +155,7 @@ ServerResponse VcenterFront::Impl::sdk_cancel_wait(SdkCollector& collector) {
 
 void VcenterFront::Impl::sdk_changed(const std::string& object_id) {
   for (auto& [id, collector] : sdk_collectors) {
-    if (collector.filters.empty()) continue;
+    if (collector.filters.empty() || !collector.watches(object_id)) continue;
     collector.dirty.insert(object_id);
     for (auto& waiter : collector.waiters) waiter->cancel();
   }
@@ -238,29 +239,30 @@ asio::awaitable<ServerResponse> VcenterFront::Impl::sdk_wait_for_updates(
         answer.truncated = true;
         break;
       }
+      bool reevaluated = false;
       if (c.membership_dirty || !filter.evaluated) {
-        filter.members.clear();
-        (void)sdk_spec_objects(filter.spec, filter.members);  // a view destroyed since: nothing in it
-        filter.evaluated = true;
+        std::vector<vim25::MoRef> members;
+        (void)sdk_spec_objects(filter.spec, members);  // a view destroyed since: nothing in it
+        filter.set_members(std::move(members));
+        reevaluated = true;
       }
       std::string objects;
-      std::set<std::string> present;
-      for (const auto& obj : filter.members) {
-        const std::string type = sdk_type_of(obj.value);
-        if (type.empty()) continue;  // gone: left below
-        present.insert(obj.value);
-        auto reported = filter.reported.find(obj.value);
+      // One object: its properties against what the filter last reported (all of them when it enters).
+      auto visit = [&](const std::string& object_id) {
+        const std::string type = sdk_type_of(object_id);
+        if (type.empty()) return;  // gone: it leaves below
+        auto reported = filter.reported.find(object_id);
         const bool enter = reported == filter.reported.end();
-        if (!enter && !c.dirty.count(obj.value)) continue;
+        if (!enter && !c.dirty.count(object_id)) return;
         if (answer.objects >= limit) {
           answer.truncated = true;
-          break;
+          return;
         }
         SdkFilter::Reported now{type, {}};
         for (const auto& ps : filter.spec.prop_set) {
           if (ps.type != type) continue;
           for (const auto& path : sdk_paths_of(ps)) {
-            if (auto value = sdk_property({type, obj.value}, path)) now.values[path] = std::move(*value);
+            if (auto value = sdk_property({type, object_id}, path)) now.values[path] = std::move(*value);
           }
         }
         std::string changes;
@@ -271,18 +273,30 @@ asio::awaitable<ServerResponse> VcenterFront::Impl::sdk_wait_for_updates(
           }
           changes += change(path, value);
           if (type == "VirtualMachine") {
-            if (auto m = milestone_of(path, value)) answer.milestones.emplace_back(obj.value, *m);
+            if (auto m = milestone_of(path, value)) answer.milestones.emplace_back(object_id, *m);
           }
         }
-        if (!enter && changes.empty()) continue;
+        if (!enter && changes.empty()) return;
         objects += "<objectSet><kind>" + std::string(enter ? "enter" : "modify") + "</kind>" +
-                   moref_element("obj", {type, obj.value}) + changes + "</objectSet>";
-        filter.reported[obj.value] = std::move(now);
+                   moref_element("obj", {type, object_id}) + changes + "</objectSet>";
+        filter.reported[object_id] = std::move(now);
         ++answer.objects;
-      }
-      if (!answer.truncated) {
-        for (auto it = filter.reported.begin(); it != filter.reported.end();) {
-          if (present.count(it->first)) {
+      };
+      // With the same members, all reported, only the objects marked since can differ: a wait costs what
+      // changed, not the filter's size. Otherwise every member, and those no longer there leave.
+      const bool incremental = !reevaluated && filter.reported.size() == filter.members.size();
+      if (incremental) {
+        for (const auto& object_id : c.dirty) {
+          if (answer.truncated) break;
+          if (filter.member_ids.count(object_id)) visit(object_id);
+        }
+      } else {
+        for (const auto& obj : filter.members) {
+          if (answer.truncated) break;
+          visit(obj.value);
+        }
+        for (auto it = filter.reported.begin(); !answer.truncated && it != filter.reported.end();) {
+          if (filter.member_ids.count(it->first) && !sdk_type_of(it->first).empty()) {
             ++it;
             continue;
           }

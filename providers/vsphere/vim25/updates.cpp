@@ -37,6 +37,7 @@ asio::awaitable<Expected<UpdateSet>> UpdateStream::next(WaitOptions options) {
   const std::string element = wait_for_updates_ex(collector_, version_, options);
   CallOptions call;
   call.idempotent = true;  // a repeat from the same version returns the same changes
+  call.urgent = urgent_;
   // The server holds the call for up to max_wait_seconds: the deadline leaves it room to answer.
   call.timeout = std::chrono::seconds(options.max_wait_seconds.value_or(600) + 30);
   auto reply = co_await session_.call(method, element, call);

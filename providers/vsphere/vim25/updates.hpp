@@ -23,7 +23,9 @@ namespace bootstorm::vsphere::vim25 {
 
 class UpdateStream {
  public:
-  explicit UpdateStream(Session& session) : session_(session) {}
+  // `urgent`: its waits are charged to the session's budget but never held back by it (the observation of a
+  // storm: a wait held back would see every change a token's wait late). Otherwise paced as any call.
+  explicit UpdateStream(Session& session, bool urgent = false) : session_(session), urgent_(urgent) {}
 
   // CreatePropertyCollector, then CreateFilter on it.
   boost::asio::awaitable<Expected<void>> create(const PropertyFilterSpec& spec, bool partial_updates = false);
@@ -39,6 +41,7 @@ class UpdateStream {
 
  private:
   Session& session_;
+  bool urgent_ = false;
   MoRef collector_;
   MoRef filter_;
   std::string version_;

@@ -34,6 +34,21 @@ constexpr int kMaxFailures = 30;
 asio::awaitable<void> Vim25Provider::observe(std::vector<api::VmHandle> vms, api::MilestoneSink sink,
                                              CancelSignal stop) {
   if (config_.dry_run || vms.empty()) co_return;
+  // Counted before the first suspension: the barrier, spawned after this, finds it in prepare_storm.
+  // A guard: an observation cancelled while it is being set up releases the storm too.
+  struct Arming {
+    Vim25Provider& provider;
+    bool pending = true;
+    void operator()() {
+      if (!pending) return;
+      pending = false;
+      --provider.observations_arming_;
+      provider.observation_armed_.cancel();
+    }
+    ~Arming() { (*this)(); }
+  };
+  ++observations_arming_;
+  Arming armed{*this};
   PushedMilestones pushed(steady::now());
   std::vector<MoRef> refs;
   std::map<std::string, std::string> id_of;  // VM name -> managed object id (events name the VM)
@@ -58,7 +73,9 @@ asio::awaitable<void> Vim25Provider::observe(std::vector<api::VmHandle> vms, api
       Expected<void> created;
       if (made) {
         view = decode_moref(made->returnval());
-        stream = std::make_unique<UpdateStream>(session_);
+        // Its waits are long polls, one at a time, that vCenter answers when something changed: charged to
+        // the budget, never held back by it.
+        stream = std::make_unique<UpdateStream>(session_, /*urgent=*/true);
         const PropertyFilterSpec spec =
             view_filter_spec(view, "VirtualMachine",
                              {"runtime.powerState", "runtime.host", "guest.toolsRunningStatus",
@@ -68,6 +85,7 @@ asio::awaitable<void> Vim25Provider::observe(std::vector<api::VmHandle> vms, api
         created = made.error();
       }
       if (!created) {
+        armed();  // not in place, and the storm will not wait for the retries
         stream.reset();
         if (++failures >= kMaxFailures) {
           spdlog::error("observing {} VMs through vCenter {} failed: {}", vms.size(), config_.endpoint,
@@ -85,6 +103,7 @@ asio::awaitable<void> Vim25Provider::observe(std::vector<api::VmHandle> vms, api
     const auto sent = steady::now();
     auto set = co_await stream->next(options);
     if (!set) {
+      armed();
       spdlog::warn("waiting for VM changes at vCenter {} failed: {}", config_.endpoint, set.error().what());
       if (set.error().kind == ErrorKind::not_found) stream.reset();  // the collector went with the session
       if (++failures >= kMaxFailures) {
@@ -104,6 +123,9 @@ asio::awaitable<void> Vim25Provider::observe(std::vector<api::VmHandle> vms, api
     const UpdateWindow window{previous_sent, arrived,
                               wall::now() - std::chrono::duration_cast<wall::duration>(now - arrived)};
     previous_sent = sent;
+    // The first answer holds the state when the filter was made: the next wait, sent right away, is on
+    // vCenter before the storm's starts.
+    armed();
     for (auto& ev : pushed.apply(*set, window)) {
       if (ev.milestone == api::Milestone::running) {
         if (auto it = id_of.find(ev.vm); it != id_of.end())
@@ -136,6 +158,7 @@ asio::awaitable<void> Vim25Provider::observe(std::vector<api::VmHandle> vms, api
       }
     }
   }
+  armed();
   if (stream) co_await stream->destroy();
   if (!view.empty()) {
     const std::string method = "DestroyView";

@@ -26,12 +26,31 @@ using wall = std::chrono::system_clock;
 namespace {
 // How long the starts that arrive together are gathered into one PowerOnMultiVM_Task after the last one came.
 constexpr auto kGatherQuiet = std::chrono::milliseconds(2);
+// How long the storm waits at most for its observation to be in place (see prepare_storm).
+constexpr auto kArmTimeout = std::chrono::seconds(10);
 }  // namespace
 
 asio::awaitable<Expected<void>> Vim25Provider::prepare_storm(std::size_t expected_starts) {
   if (!session_.logged_in()) {
     auto r = co_await session_.login();
     if (!r) co_return r;
+  }
+  // The observation spawned before the barrier: its filter and first answer first, so that every change of
+  // the storm reaches a wait already on vCenter. Bounded: a slow vCenter delays the storm, never stops it.
+  if (observations_arming_ > 0) {
+    const auto began = steady::now();
+    const auto deadline = began + std::min<steady::duration>(config_.request_timeout, kArmTimeout);
+    while (observations_arming_ > 0 && steady::now() < deadline) {
+      observation_armed_.expires_at(deadline);
+      boost::system::error_code ec;
+      co_await observation_armed_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    }
+    if (observations_arming_ > 0) {
+      spdlog::warn(
+          "the VMs' filter at vCenter {} was not in place after {:.1f} s: starting anyway; the first "
+          "milestones are seen when it is",
+          config_.endpoint, std::chrono::duration<double>(steady::now() - began).count());
+    }
   }
   expected_starts_ = expected_starts;
   // `multi` sends one call; `each` one call per VM, concurrently.

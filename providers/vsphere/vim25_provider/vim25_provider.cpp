@@ -36,7 +36,8 @@ Vim25Provider::Vim25Provider(asio::any_io_executor executor, api::ProviderConfig
           SessionSettings{config_.endpoint, config_.username, config_.password, config_.request_timeout}),
       watcher_(std::make_unique<TaskWatcher>(executor, session_)),
       prepare_mutex_(executor, 1),
-      clone_slots_(executor, static_cast<std::size_t>(std::max(1, config_.max_concurrent))) {
+      clone_slots_(executor, static_cast<std::size_t>(std::max(1, config_.max_concurrent))),
+      observation_armed_(executor) {
   session_.set_limiter(&limiter_);
 }
 

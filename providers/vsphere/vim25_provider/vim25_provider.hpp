@@ -203,6 +203,12 @@ class Vim25Provider final : public api::Provider {
   async::AsyncSemaphore clone_slots_;
   std::map<std::string, std::unique_ptr<async::AsyncSemaphore>> host_clone_slots_;
 
+  // Observation in place before the starts: observe(), spawned before the barrier, counts itself here until
+  // its filter exists and its first wait was answered; prepare_storm waits for that (observation_armed_ is
+  // cancelled each time one is in place), so that vCenter holds a wait when the first change happens.
+  std::size_t observations_arming_ = 0;
+  boost::asio::steady_timer observation_armed_;
+
   // Starts.
   std::size_t expected_starts_ = 0;
   std::vector<std::string> multi_batch_;  // VM ids waiting for the next PowerOnMultiVM_Task

@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "providers/vsphere/vim25/types.hpp"
@@ -84,7 +85,15 @@ struct SdkFilter {
   };
   std::map<std::string, Reported> reported;    // object id -> what the client holds
   std::vector<vsphere::vim25::MoRef> members;  // the objects the spec names, as last read
+  std::unordered_set<std::string> member_ids;  // their ids: whether a change concerns this filter
   bool evaluated = false;
+
+  void set_members(std::vector<vsphere::vim25::MoRef> objects) {
+    members = std::move(objects);
+    member_ids.clear();
+    for (const auto& m : members) member_ids.insert(m.value);
+    evaluated = true;
+  }
 };
 
 // A PropertyCollector: the session's own (ServiceContent.propertyCollector) or one made with
@@ -102,6 +111,15 @@ struct SdkCollector {
   // WaitForUpdatesEx calls waiting for a change: their timers are cancelled (they wake) when one arrives.
   std::vector<std::shared_ptr<boost::asio::steady_timer>> waiters;
   bool cancel_requested = false;  // CancelWaitForUpdates: the waiting calls answer RequestCanceled
+
+  // Whether a change of `object_id` may concern this collector's filters: a change of an object no filter
+  // holds neither marks nor wakes it (a filter over 1,000 tasks is not woken by each VM's boot).
+  bool watches(const std::string& object_id) const {
+    if (membership_dirty) return true;
+    for (const auto& [id, filter] : filters)
+      if (!filter.evaluated || filter.member_ids.count(object_id)) return true;
+    return false;
+  }
 };
 
 }  // namespace bootstorm::sim::vcenter
