@@ -8,11 +8,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
+#include <vector>
 
 #include "tests/support/lab_process.hpp"
 #include "tests/support/tools.hpp"
@@ -32,15 +35,16 @@ class Vim25E2e : public ::testing::Test {
   void SetUp() override { dir_ = bootstorm::test_support::make_test_scratch_dir("vim25-e2e"); }
   void TearDown() override { bootstorm::test_support::finish_test_scratch_dir(dir_, HasFailure()); }
 
-  // A plan of 2 VMs on the small lab; `platform_extra` and `golden_extra` are added to those maps.
+  // A plan of `vms` VMs on the small lab (2 by default); `platform_extra` and `golden_extra` are added to
+  // those maps.
   PlanRun run_plan(const std::string& platform_extra, const std::string& golden_extra,
                    const std::vector<std::string>& env = {}, const std::string& endpoint = "embedded",
-                   const std::string& clone = "linked") {
+                   const std::string& clone = "linked", int vms = 2) {
     const fs::path plan = dir_ / "plan.yaml";
     std::ofstream(plan) << "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: vim25-e2e\n"
                         << "platform: {kind: vsphere, endpoint: " << endpoint << platform_extra << "}\n"
                         << "golden: {vm: tiny-golden, clone: " << clone << golden_extra << "}\n"
-                        << "scenarios: [{name: two, placement: [{host: host-01, vms: 2}]}]\n"
+                        << "scenarios: [{name: two, placement: [{host: host-01, vms: " << vms << "}]}]\n"
                         << "storm: {mode: simultaneous, timeout: 2m}\n"
                         << "ready: {signal: guest_agent}\ncleanup: always\noutput: "
                         << (dir_ / "runs").string() << "\n";
@@ -88,6 +92,36 @@ TEST_F(Vim25E2e, AutoSpeaksVim25AndSaysSoInTheReport) {
   EXPECT_NE(read_file(r.run_dir / "journal.jsonl").find("\"type\":\"platform_connected\""),
             std::string::npos);
   EXPECT_EQ(summary["scenarios"][0]["cloneMethods"], json({{"linked", 2}})) << summary["scenarios"][0].dump();
+}
+
+// Each boot is seen when it happens: the storm's filter is on the lab before the starts are sent, so the
+// guests' Tools come in the answers of several waits as they boot, not all in the one answer that a filter
+// made after the boots would get (which stated each milestone's resolution as the whole wait since the
+// start).
+TEST_F(Vim25E2e, EachBootIsSeenWhenItHappensNotInOneLateAnswer) {
+  constexpr int kVms = 60;
+  PlanRun r = run_plan(", api: vim25", "", {}, "embedded", "linked", kVms);
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  std::istringstream in(read_file(r.run_dir / "journal.jsonl"));
+  std::set<double> instants;
+  std::vector<double> resolutions, offsets;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("\"type\":\"milestone\"") == std::string::npos) continue;
+    const json e = json::parse(line);
+    if (e.value("milestone", "") != "guest_agent") continue;
+    instants.insert(e.at("wall").get<double>());
+    resolutions.push_back(e.at("resolutionS").get<double>());
+    offsets.push_back(e.at("offsetS").get<double>());
+  }
+  ASSERT_EQ(offsets.size(), static_cast<std::size_t>(kVms));
+  EXPECT_GT(instants.size(), 1u) << "every guest's Tools came in one answer";
+  // Each stated resolution is the time since the wait before its answer, not since the start: the median is
+  // well under the storm's length (a filter made after the boots states every one as the whole storm).
+  std::sort(resolutions.begin(), resolutions.end());
+  const double longest = *std::max_element(offsets.begin(), offsets.end());
+  EXPECT_LT(resolutions[resolutions.size() / 2], 0.5 * longest)
+      << "median stated resolution " << resolutions[resolutions.size() / 2] << " s, the storm " << longest
+      << " s";
 }
 
 TEST_F(Vim25E2e, RestOnRequestStillRunsTheStorm) {
