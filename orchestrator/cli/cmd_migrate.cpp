@@ -11,10 +11,10 @@
 #include "orchestrator/cli/command.hpp"
 #include "orchestrator/cli/command_support.hpp"
 #include "orchestrator/cli/engine_wiring.hpp"
+#include "orchestrator/cli/plan_bounds.hpp"
 #include "orchestrator/engine/platform.hpp"
 #include "orchestrator/migrate/migrate.hpp"
 #include "orchestrator/migrate/migration_plan.hpp"
-#include "orchestrator/plan/size_bounds.hpp"
 
 namespace bootstorm::cli {
 namespace {
@@ -45,17 +45,10 @@ int migrate_command(const MigrateArgs& args) {
     return kExitUsage;
   }
   const migrate::MigrationPlan& p = *loaded.plan;
-  if (p.vms.from_storm) {
-    plan::SizeLimits limits;
-    limits.bound_by = "migrate creates";
-    limits.max_vms = args.max_vms;
-    const auto bounds =
-        plan::check_placement_size(args.plan, "vms.fromStorm.placement", p.vms.from_storm->placement, limits);
+  if (const auto bounds = migration_size_diagnostics(args.plan, p, args.max_vms); !bounds.empty()) {
     for (const auto& d : bounds) std::cerr << d.to_string() << "\n";
-    if (!bounds.empty()) {
-      std::cerr << args.plan << ": invalid plan, nothing was run\n";
-      return kExitUsage;
-    }
+    std::cerr << args.plan << ": invalid plan, nothing was run\n";
+    return kExitUsage;
   }
   const bool simulated = engine::is_simulated_endpoint(p.source.endpoint) &&
                          engine::is_simulated_endpoint(p.destination.endpoint);

@@ -92,7 +92,7 @@ int run(const RunArgs& args) {
     if (!args.scenario.empty() && s.name != args.scenario) continue;
     found = true;
     ++storms_per_repeat;
-    for (int k = 1; k <= s.total_vms(); ++k) vms += shard.owns(k) ? 1 : 0;
+    vms += shard.owned_of(s.total_vms());
   }
   if (!found) {
     std::cerr << args.plan << ": no scenario named '" << args.scenario << "'; the plan has:";
@@ -106,13 +106,7 @@ int run(const RunArgs& args) {
     std::erase_if(storms.scenarios,
                   [&](const plan::Scenario& s) { return !args.scenario.empty() && s.name != args.scenario; });
     PlanBounds bounds{"run creates", args.max_vms, {}, nullptr, {}};
-    if (shard.sharded()) {
-      bounds.share = [shard](int scenario_vms) {
-        long long owned = 0;
-        for (int k = 1; k <= scenario_vms; ++k) owned += shard.owns(k) ? 1 : 0;
-        return owned;
-      };
-    }
+    if (shard.sharded()) bounds.share = [shard](int scenario_vms) { return shard.owned_of(scenario_vms); };
     if (!within_bounds(storms, "nothing was run", bounds)) return kExitUsage;
   }
   if (args.repeat < 0) {

@@ -9,7 +9,6 @@
 #include "orchestrator/cli/plan_bounds.hpp"
 #include "orchestrator/migrate/migration_plan.hpp"
 #include "orchestrator/plan/plan.hpp"
-#include "orchestrator/plan/size_bounds.hpp"
 
 namespace bootstorm::cli {
 namespace {
@@ -37,12 +36,8 @@ bool is_migration_plan_file(const std::string& path) {
 bool validate_migration_plan(const std::string& path, const ValidateArgs& args, bool& first_printed) {
   const bool print = args.print;
   migrate::MigrationLoadResult result = migrate::load_migration_plan_file(path);
-  if (result.plan && result.plan->vms.from_storm) {
-    plan::SizeLimits limits;
-    limits.bound_by = "migrate creates";
-    limits.max_vms = args.max_vms;
-    result.diagnostics = plan::check_placement_size(path, "vms.fromStorm.placement",
-                                                    result.plan->vms.from_storm->placement, limits);
+  if (result.plan) {
+    result.diagnostics = migration_size_diagnostics(path, *result.plan, args.max_vms);
     if (!result.diagnostics.empty()) result.plan.reset();
   }
   for (const auto& d : result.diagnostics) std::cerr << d.to_string() << "\n";

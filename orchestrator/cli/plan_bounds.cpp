@@ -80,4 +80,14 @@ std::vector<plan::Diagnostic> plan_size_diagnostics(const plan::StormPlan& plan,
   return plan::check_plan_size(plan, limits);
 }
 
+std::vector<plan::Diagnostic> migration_size_diagnostics(const std::string& path,
+                                                         const migrate::MigrationPlan& plan,
+                                                         long long max_vms) {
+  if (!plan.vms.from_storm) return {};
+  plan::SizeLimits limits;
+  limits.bound_by = "migrate creates";
+  limits.max_vms = max_vms;
+  return plan::check_placement_size(path, "vms.fromStorm.placement", plan.vms.from_storm->placement, limits);
+}
+
 }  // namespace bootstorm::cli

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "orchestrator/migrate/migration_plan.hpp"
 #include "orchestrator/plan/plan.hpp"
 #include "orchestrator/plan/size_bounds.hpp"
 #include "simulator/model/lab.hpp"
@@ -38,5 +39,11 @@ std::optional<plan::HostMemory> lab_host_memory(const plan::StormPlan& plan, con
 // The plan's size diagnostics under `bounds`. A plan whose embedded lab does not load gets that diagnostic,
 // at platform.lab.
 std::vector<plan::Diagnostic> plan_size_diagnostics(const plan::StormPlan& plan, const PlanBounds& bounds);
+
+// A MigrationPlan's size diagnostics: the desktops its vms.fromStorm clones against `max_vms` (migrate
+// creates them); none for a plan that migrates existing VMs.
+std::vector<plan::Diagnostic> migration_size_diagnostics(const std::string& path,
+                                                         const migrate::MigrationPlan& plan,
+                                                         long long max_vms);
 
 }  // namespace bootstorm::cli

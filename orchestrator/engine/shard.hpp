@@ -27,6 +27,11 @@ struct ShardSpec {
   bool sharded() const { return count > 1; }
   // True when VM number `vm_number` (1-based, as in its name) belongs to this shard.
   bool owns(int vm_number) const { return count <= 1 || (vm_number - 1) % count == index; }
+  // How many of VM numbers 1..vms this shard owns.
+  int owned_of(int vms) const {
+    if (count <= 1) return vms;
+    return vms > index ? (vms - 1 - index) / count + 1 : 0;
+  }
   std::string to_string() const { return std::to_string(index) + "/" + std::to_string(count); }
 };
 

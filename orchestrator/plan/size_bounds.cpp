@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <optional>
 #include <tuple>
 
 namespace bootstorm::plan {
@@ -63,6 +65,25 @@ std::string count_message(const std::string& where, long long total, bool shared
       where, total, shared ? " in this shard" : "", limits.max_vms, limits.bound_by, total);
 }
 
+// The count bound over one placement list, `created` VMs before it: the diagnostic at the entry that crosses
+// it, if one does. `share` (may be empty) turns a count of the list's VMs into this invocation's share.
+std::optional<Diagnostic> count_crossing(const std::string& file, const std::string& context,
+                                         const std::vector<Placement>& placement, long long created,
+                                         const std::function<long long(int)>& share,
+                                         const SizeLimits& limits) {
+  long long prefix = 0;
+  for (std::size_t i = 0; i < placement.size(); ++i) {
+    prefix += placement[i].vms;
+    const long long total = created + (share ? share(static_cast<int>(prefix)) : prefix);
+    if (total > limits.max_vms) {
+      return at(
+          file, placement[i].vms_at,
+          count_message(fmt::format("{}[{}].vms", context, i), total, static_cast<bool>(share), limits));
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::vector<Diagnostic> check_placement_size(const std::string& file, const std::string& context,
@@ -70,15 +91,8 @@ std::vector<Diagnostic> check_placement_size(const std::string& file, const std:
                                              const SizeLimits& limits) {
   std::vector<Diagnostic> out;
   if (limits.max_vms > 0) {
-    long long total = 0;
-    for (std::size_t i = 0; i < placement.size(); ++i) {
-      total += placement[i].vms;
-      if (total > limits.max_vms) {
-        out.push_back(at(file, placement[i].vms_at,
-                         count_message(fmt::format("{}[{}].vms", context, i), total, false, limits)));
-        break;
-      }
-    }
+    if (auto d = count_crossing(file, context, placement, 0, limits.share, limits))
+      out.push_back(std::move(*d));
   }
   if (limits.hosts) check_memory(file, context, placement, *limits.hosts, out);
   return out;
@@ -86,23 +100,19 @@ std::vector<Diagnostic> check_placement_size(const std::string& file, const std:
 
 std::vector<Diagnostic> check_plan_size(const StormPlan& plan, const SizeLimits& limits) {
   std::vector<Diagnostic> out;
-  const auto share = [&](long long vms) { return limits.share ? limits.share(static_cast<int>(vms)) : vms; };
   long long created = 0;
   bool counted = limits.max_vms <= 0;
   for (std::size_t s = 0; s < plan.scenarios.size(); ++s) {
     const Scenario& scenario = plan.scenarios[s];
     const std::string context = fmt::format("scenarios[{}].placement", s);
-    long long prefix = 0;
-    for (std::size_t i = 0; i < scenario.placement.size() && !counted; ++i) {
-      prefix += scenario.placement[i].vms;
-      if (created + share(prefix) > limits.max_vms) {
-        out.push_back(at(plan.source_path, scenario.placement[i].vms_at,
-                         count_message(fmt::format("{}[{}].vms", context, i), created + share(prefix),
-                                       static_cast<bool>(limits.share), limits)));
-        counted = true;
+    if (!counted) {
+      if (auto d =
+              count_crossing(plan.source_path, context, scenario.placement, created, limits.share, limits)) {
+        out.push_back(std::move(*d));
+        counted = true;  // one count diagnostic per plan
       }
     }
-    created += share(scenario.total_vms());
+    created += limits.share ? limits.share(scenario.total_vms()) : scenario.total_vms();
     if (limits.hosts) check_memory(plan.source_path, context, scenario.placement, *limits.hosts, out);
   }
   std::stable_sort(out.begin(), out.end(), [](const Diagnostic& a, const Diagnostic& b) {

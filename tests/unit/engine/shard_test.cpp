@@ -62,6 +62,15 @@ TEST(Shard, PartitionIsDisjointAndCoversEveryVmNumber) {
           ++owners[static_cast<std::size_t>(k)];
           ++mine;
         }
+      EXPECT_EQ(s.owned_of(300), mine);
+      for (int vms : {0, 1, 2, 6, 7, 8})  // fewer VMs than shards, and around a multiple
+        EXPECT_EQ(s.owned_of(vms),
+                  [&] {
+                    int n = 0;
+                    for (int k = 1; k <= vms; ++k) n += s.owns(k) ? 1 : 0;
+                    return n;
+                  }())
+            << index << "/" << count << " of " << vms;
       // Round robin: every shard gets floor or ceil of 300 / count.
       EXPECT_GE(mine, 300 / count);
       EXPECT_LE(mine, (300 + count - 1) / count);
