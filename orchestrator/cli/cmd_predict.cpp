@@ -46,19 +46,18 @@ int predict(const PredictArgs& args) {
     return kExitUsage;
   }
   options.overrides = std::move(*overrides);
-  // The model's lab, loaded here for the plan's size bounds (sizing::predict loads it again: a few ms).
+  // The model's lab, loaded here to weigh the plan's size with it, then handed to the prediction.
   const std::string lab_name = args.lab.empty() ? p.platform.lab : args.lab;
-  std::optional<sim::model::LabSpec> lab;
   if (!lab_name.empty()) {
     auto spec = sim::model::load_lab_spec_with(lab_name, options.overrides);
     if (!spec) {
       std::cerr << "--lab/--set: " << spec.error().what() << "\n";
       return kExitUsage;
     }
-    lab = std::move(*spec);
+    options.spec = std::move(*spec);
   }
-  PlanBounds bounds{"predict models", args.max_vms, {}, lab ? &*lab : nullptr, {}};
-  if (lab) bounds.lab_label = "lab " + lab->name + (args.sets.empty() ? "" : " with --set");
+  PlanBounds bounds{"predict models", args.max_vms, {}, options.spec ? &*options.spec : nullptr, {}};
+  if (options.spec) bounds.lab_label = "lab " + options.spec->name + (args.sets.empty() ? "" : " with --set");
   if (!within_bounds(p, "nothing was predicted", bounds)) return kExitUsage;
   if (args.seed >= 0) options.seed = static_cast<std::uint64_t>(args.seed);
   options.output_dir = args.out;

@@ -53,7 +53,8 @@ Expected<PredictedRun> simulate_plan(const plan::StormPlan& plan, const PredictO
                       fmt::format("Plan '{}' names no lab profile to predict with.", plan.name),
                       "Pass --lab PROFILE (e.g. --lab tolly-2024), or set platform.lab in the plan.");
   }
-  auto spec = model::load_lab_spec_with(lab_name, options.overrides);
+  auto spec = options.spec ? Expected<model::LabSpec>(*options.spec)
+                           : model::load_lab_spec_with(lab_name, options.overrides);
   if (!spec) return spec.error();
   auto ready = engine::ready_milestone(plan);
   if (!ready) {

@@ -27,6 +27,9 @@ struct PredictOptions {
   std::string only_scenario;                       // empty: every scenario
   int repeat = 0;                                  // 0: the plan's
   std::string plan_yaml;                           // the resolved plan as given (plan.yaml, run_started)
+  // The profile already loaded with `lab` and `overrides` (the CLI weighs the plan's size with it first);
+  // empty: loaded here.
+  std::optional<sim::model::LabSpec> spec;
 };
 
 // What held one scenario's boots back in the model (sim::model::Lab::boot_limits), one per storm.
