@@ -1,7 +1,7 @@
-// The vim25 provider's storage telemetry (Vim25PerfSource) against govmomi's vCenter simulator (vcsim 0.24.2,
-// tests/support/vcsim) over verified TLS: the PerformanceManager's perfCounter has every counter the source
-// reads, and QueryPerf answers with synthetic samples. What vcsim does differently from a vCenter, and what
-// this test therefore cannot show:
+// The vim25 provider's storage telemetry (Vim25PerfSource) against govmomi's vCenter simulator (vcsim
+// v0.56.0, tests/support/vcsim) over verified TLS: the PerformanceManager's perfCounter has every counter the
+// source reads, and QueryPerf answers with synthetic samples. What vcsim does differently from a vCenter, and
+// what this test therefore cannot show:
 //  * its synthetic data covers virtualDisk.read and virtualDisk.write of VMs only; every other storage
 //    counter (storageAdapter.*, datastore.*, the VMs' I/O counts and latencies) is all zeros;
 //  * its XML encoder drops zero values from a series (PerfMetricIntSeries.value is `omitempty`): an all-zero

@@ -1,10 +1,10 @@
 // vcsim: an independent vCenter for the test suite. It starts govmomi's simulator (the `simulator` package
-// of Debian's golang-github-vmware-govmomi-dev, 0.24.2) with a vCenter inventory, prints one line of JSON
+// of govmomi, the release tests/support/vcsim/go.mod pins) with a vCenter inventory, prints one line of JSON
 // on stdout (URL, credentials, CA file, pid, inventory names and ids), serves until stdin reaches EOF or
 // SIGTERM/SIGINT arrives, then closes the server, removes its files and exits 0.
 //
-// Built offline in GOPATH mode by tests/support/vcsim/CMakeLists.txt (Debian ships the library, not the
-// vcsim command). Everything printed on stdout is that one line; the simulator's own log goes to -log.
+// Built by tests/support/vcsim/CMakeLists.txt from the modules go.sum pins. Everything printed on stdout is
+// that one line; the simulator's own log goes to -log.
 package main
 
 import (
@@ -175,6 +175,7 @@ func run(c config) error {
 	u := *server.URL
 	u.User = nil // the URL the simulator keeps carries the credentials: print them apart
 
+	registry := model.Map()
 	out := started{
 		URL:        u.String(),
 		Username:   c.username,
@@ -182,23 +183,23 @@ func run(c config) error {
 		CAFile:     caFile,
 		Pid:        os.Getpid(),
 		APIVersion: model.ServiceContent.About.ApiVersion,
-		Clusters:   objects("ClusterComputeResource"),
-		Hosts:      objects("HostSystem"),
-		VMs:        objects("VirtualMachine"),
+		Clusters:   objects(registry, "ClusterComputeResource"),
+		Hosts:      objects(registry, "HostSystem"),
+		VMs:        objects(registry, "VirtualMachine"),
 	}
-	out.Datacenter = first(objects("Datacenter"))
-	out.Datastore = first(objects("Datastore"))
-	for _, f := range simulator.Map.All("Folder") {
+	out.Datacenter = first(objects(registry, "Datacenter"))
+	out.Datastore = first(objects(registry, "Datastore"))
+	for _, f := range registry.All("Folder") {
 		if f.Entity().Name == "vm" {
 			out.VMFolder = object{f.Entity().Name, f.Reference().Value}
 		}
 	}
 	out.TemplateVM = first(out.VMs) // the first created VM: DC0_C0_RP0_VM0 (or DC0_H0_VM0 without clusters)
 	// The template's pool (the first cluster's root pool "Resources"): where the clones go.
-	for _, e := range simulator.Map.All("VirtualMachine") {
+	for _, e := range registry.All("VirtualMachine") {
 		if e.Reference().Value == out.TemplateVM.Moid {
 			if ref := e.(*simulator.VirtualMachine).ResourcePool; ref != nil {
-				if pool, ok := simulator.Map.Get(*ref).(mo.Entity); ok {
+				if pool, ok := registry.Get(*ref).(mo.Entity); ok {
 					out.ResourcePool = object{entityName(pool), ref.Value}
 				}
 			}
@@ -251,9 +252,9 @@ func newServer(model *simulator.Model) (server *simulator.Server, err error) {
 }
 
 // objects lists the entities of one managed object type, sorted by name (the registry is a map).
-func objects(kind string) []object {
+func objects(registry *simulator.Registry, kind string) []object {
 	var list []object
-	for _, e := range simulator.Map.All(kind) {
+	for _, e := range registry.All(kind) {
 		list = append(list, object{entityName(e), e.Reference().Value})
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
