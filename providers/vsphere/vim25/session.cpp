@@ -79,12 +79,14 @@ asio::awaitable<Expected<SoapReply>> Session::send_once(const std::string& metho
   auto resp = co_await send_counted(transport_, req, limiter_, pacing, stats_);
   // HTTP 503 comes from vCenter's reverse proxy before the call reached the service (busy, or restarting):
   // nothing was done, so any call, a clone included, is sent again after a backoff.
+  int written = resp ? resp->attempts : 1;
   for (int attempt = 1; resp && resp->status == 503 && attempt < kBusyAttempts; ++attempt) {
     ++stats_.retries;
     spdlog::debug("{}: vCenter answered 503, sending it again (attempt {} of {})", what(method), attempt + 1,
                   kBusyAttempts);
     co_await async::sleep_for(std::chrono::milliseconds(200) * (1 << std::min(attempt - 1, 3)));
     resp = co_await send_counted(transport_, req, limiter_, pacing, stats_);
+    if (resp) written += resp->attempts;
   }
   if (!resp) {
     Error e = resp.error();
@@ -94,7 +96,10 @@ asio::awaitable<Expected<SoapReply>> Session::send_once(const std::string& metho
   take_cookie(*resp);
   auto reply = SoapReply::parse(resp->status, resp->body, what(method));
   if (!reply || reply->is_fault()) ++stats_.errors;
-  if (reply) reply->timing = {resp->written_at, resp->written_at_wall, resp->received_at};
+  if (reply) {
+    reply->timing = {resp->written_at, resp->written_at_wall, resp->received_at};
+    reply->attempts = std::max(1, written);
+  }
   co_return reply;
 }
 

@@ -80,12 +80,13 @@ class Session {
     }
   }
   std::uint64_t logins() const { return logins_; }
+  // A call named for messages: "vim25 <method> at <endpoint>/sdk".
+  std::string what(const std::string& method) const;
 
  private:
   boost::asio::awaitable<Expected<SoapReply>> send_once(const std::string& method, const std::string& element,
                                                         const CallOptions& options);
   boost::asio::awaitable<Expected<void>> relogin(std::uint64_t seen_generation);
-  std::string what(const std::string& method) const;
   void take_cookie(const http::Response& response);
 
   Transport& transport_;

@@ -56,6 +56,9 @@ class SoapReply {
     std::chrono::steady_clock::time_point received_at{};
   };
   Timing timing;
+  // How many times the request was written: more than 1 when the connection failed and the call, being
+  // idempotent, was sent again (or vCenter's proxy answered 503).
+  int attempts = 1;
 
  private:
   XmlDocument doc_;

@@ -131,6 +131,12 @@ struct UpdateSet {
   // When the answer's headers arrived (UpdateStream sets it): the server had built the set by then, so its
   // changes are known from that instant, before the body is read and parsed.
   std::chrono::steady_clock::time_point received_at{};
+  // The server no longer knew the version asked from (InvalidCollectorVersion): this set is the full state
+  // again, read from the start (UpdateStream sets it). Changes between the two are in it as values, not as
+  // the moments they happened.
+  bool restarted = false;
+  // The wait was written more than once (its first answer was lost on the way).
+  bool resent = false;
 };
 
 struct ObjectContent {

@@ -1,6 +1,8 @@
 // Pushed changes and task outcomes from the PropertyCollector (see updates.hpp).
 #include "providers/vsphere/vim25/updates.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <map>
 
 #include "providers/vsphere/vim25/decode.hpp"
@@ -38,13 +40,28 @@ asio::awaitable<Expected<UpdateSet>> UpdateStream::next(WaitOptions options) {
   CallOptions call;
   call.idempotent = true;  // a repeat from the same version returns the same changes
   call.urgent = urgent_;
+  call.keep_fault = true;
   // The server holds the call for up to max_wait_seconds: the deadline leaves it room to answer.
   call.timeout = std::chrono::seconds(options.max_wait_seconds.value_or(600) + 30);
   auto reply = co_await session_.call(method, element, call);
   if (!reply) co_return reply.error();
+  bool restarted = false;
+  if (reply->is_fault() && reply->fault().is("InvalidCollectorVersion") && !version_.empty()) {
+    // vCenter forgot the version (its collector's history was reset): the full state from the start.
+    spdlog::warn("{}: vCenter no longer knows collector version {}; reading the full state again",
+                 session_.what(method), version_);
+    version_.clear();
+    restarted = true;
+    const std::string again = wait_for_updates_ex(collector_, version_, options);
+    reply = co_await session_.call(method, again, call);
+    if (!reply) co_return reply.error();
+  }
+  if (reply->is_fault()) co_return fault_error(reply->fault(), session_.what(method));
   auto set = decode_update_set(reply->response(), version_);
   if (!set) co_return set.error();
   set->received_at = reply->timing.received_at;
+  set->restarted = restarted;
+  set->resent = reply->attempts > 1;
   version_ = set->version;
   co_return set;
 }

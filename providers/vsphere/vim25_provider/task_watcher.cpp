@@ -1,6 +1,8 @@
 // Many tasks followed through one collector (see task_watcher.hpp).
 #include "providers/vsphere/vim25_provider/task_watcher.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/redirect_error.hpp>
@@ -23,6 +25,10 @@ namespace {
 constexpr int kMaxWaitSeconds = 1;
 // Transport failures of the wait in a row before every waiter is failed.
 constexpr int kMaxWaitFailures = 5;
+// A task still running with no update for this long is read directly: vCenter pushes a task's end within a
+// wait, so this only bounds how late a lost push is made good (one read per quiet spell, all quiet tasks
+// in it).
+constexpr auto kQuietRead = std::chrono::seconds(15);
 }  // namespace
 
 TaskWatcher::TaskWatcher(asio::any_io_executor executor, Session& session)
@@ -98,7 +104,10 @@ asio::awaitable<Expected<std::vector<TaskOutcome>>> TaskWatcher::wait_all(
     co_return added.error();
   }
   const MoRef filter = *added;
-  for (auto& waiter : waiters) waiter->filtered_at = waits_sent_;
+  for (auto& waiter : waiters) {
+    waiter->filtered_at = waits_sent_;
+    waiter->last_news = std::chrono::steady_clock::now();
+  }
   if (!polling_) {
     polling_ = true;
     asio::co_spawn(executor_, poll(), asio::detached);
@@ -148,14 +157,20 @@ void TaskWatcher::apply(Waiter& waiter, const std::string& name, const Value& va
       waiter.queued_since.reset();
     }
   }
-  if (name == "info.result") o.result = value;
-  if (name == "info.error") o.error = fault_error(fault_of(value), waiter.what);
+  // A property without a value (a task still running has no result and no error; a server may list it
+  // with no <val>) says nothing.
+  const bool empty = value.xsi_type.empty() && value.text.empty() && value.fields.empty();
+  if (name == "info.result" && !empty) o.result = value;
+  if (name == "info.error" && !empty) o.error = fault_error(fault_of(value), waiter.what);
 }
 
-asio::awaitable<Expected<void>> TaskWatcher::read_unseen(std::uint64_t wait) {
+asio::awaitable<Expected<void>> TaskWatcher::read_directly(std::uint64_t wait) {
+  const auto now = std::chrono::steady_clock::now();
+  const bool all = reread_all_;
   std::vector<MoRef> unseen;
   for (const auto& [task, waiter] : waiters_) {
-    if (!waiter->seen && !waiter->done && waiter->filtered_at < wait) unseen.push_back(task);
+    if (waiter->done || waiter->filtered_at >= wait) continue;
+    if (all || !waiter->seen || now - waiter->last_news >= kQuietRead) unseen.push_back(task);
   }
   if (unseen.empty()) co_return Expected<void>{};
   const MoRef& pc = session_.service_content().property_collector;
@@ -174,6 +189,7 @@ asio::awaitable<Expected<void>> TaskWatcher::read_unseen(std::uint64_t wait) {
       auto it = waiters_.find(object.obj);
       if (it == waiters_.end()) continue;
       auto waiter = it->second;
+      waiter->last_news = std::chrono::steady_clock::now();
       for (const auto& [name, value] : object.props) apply(*waiter, name, value);
       // Still running: read again after the next wait, unless an update comes first.
       if (waiter->outcome.state == "success" || waiter->outcome.state == "error") finish(object.obj, *waiter);
@@ -182,6 +198,7 @@ asio::awaitable<Expected<void>> TaskWatcher::read_unseen(std::uint64_t wait) {
     method = "ContinueRetrievePropertiesEx";
     element = continue_retrieve_properties_ex(pc, result->token);
   }
+  if (all) reread_all_ = false;
   co_return Expected<void>{};
 }
 
@@ -222,10 +239,24 @@ asio::awaitable<void> TaskWatcher::poll() {
     CallOptions call;
     call.idempotent = true;  // a repeat from the same version answers the same changes
     call.timeout = std::chrono::seconds(kMaxWaitSeconds + 30);
+    call.keep_fault = true;
     auto reply = co_await session_.call(method, element, call);
     if (!*alive || closed_) co_return;
     if (generation != generation_) continue;  // the collector was made again meanwhile: wait on the new one
+    if (reply && reply->is_fault()) {
+      if (reply->fault().is("InvalidCollectorVersion") && !version_.empty()) {
+        // vCenter forgot the version: from the start, and every task read once (a changed task's end may
+        // have been in what was forgotten).
+        spdlog::warn("{}: vCenter no longer knows collector version {}; following its tasks from the start",
+                     session_.what(method), version_);
+        version_.clear();
+        reread_all_ = true;
+        continue;
+      }
+      reply = fault_error(reply->fault(), session_.what(method));
+    }
     if (!reply) {
+      reread_all_ = true;  // the server may have taken changes for the answer that never came
       if (reply.error().kind == ErrorKind::not_found) {
         // The collector is gone (the session was logged in again): a new one, with the tasks still followed.
         collector_ = {};
@@ -257,6 +288,7 @@ asio::awaitable<void> TaskWatcher::poll() {
       continue;
     }
     failures = 0;
+    if (reply->attempts > 1) reread_all_ = true;  // the first answer was lost on the way
     auto set = decode_update_set(reply->response(), version_);
     if (!set) {
       fail_all(set.error());
@@ -269,6 +301,7 @@ asio::awaitable<void> TaskWatcher::poll() {
         if (it == waiters_.end()) continue;
         auto waiter = it->second;
         waiter->seen = true;
+        waiter->last_news = std::chrono::steady_clock::now();
         for (const auto& change : object.changes) {
           if (change.value) apply(*waiter, change.name, *change.value);
         }
@@ -278,7 +311,7 @@ asio::awaitable<void> TaskWatcher::poll() {
     }
     if (!set->truncated) {
       // A failed read is tried again after the next wait; the deadline bounds it.
-      (void)co_await read_unseen(wait);
+      (void)co_await read_directly(wait);
       if (!*alive || closed_) co_return;
     }
   }

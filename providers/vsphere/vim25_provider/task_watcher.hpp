@@ -11,6 +11,12 @@
 // be seen there; a task whose first update did not come with a wait sent after its filter is read directly
 // (RetrievePropertiesEx), which a vCenter, whose first update always comes, never needs.
 //
+// A wait whose answer was lost (the connection failed and the wait was sent again, or it failed outright) is
+// safe on vCenter, which answers a repeated version with the same changes. govmomi's simulator keeps no
+// versions: the changes it had taken for the lost answer are gone (it drops the connection when a filter
+// is destroyed during a wait). After such a wait every task followed is read directly once, and a task with
+// no news for kQuietRead is read too, so that no lost push leaves a waiter until its deadline.
+//
 // The session may be logged in again (an expired session): its collectors are gone with it. The loop then
 // makes a new collector and filters for the tasks still followed, and reads them from the start.
 #include <boost/asio/any_io_executor.hpp>
@@ -67,13 +73,16 @@ class TaskWatcher {
     double queued_s = 0;
     // Waits sent when its filter existed (none counts until CreateFilter has answered).
     std::uint64_t filtered_at = std::numeric_limits<std::uint64_t>::max();
+    // When its filter was made, or an update or a read of it last came.
+    std::chrono::steady_clock::time_point last_news = std::chrono::steady_clock::now();
   };
   boost::asio::awaitable<Expected<void>> ensure_collector();
   // CreateFilter for `tasks`: its filter's reference.
   boost::asio::awaitable<Expected<MoRef>> add_filter(const std::vector<MoRef>& tasks);
   boost::asio::awaitable<void> poll();
-  // Reads the tasks followed whose first update should have come with wait number `wait` and did not.
-  boost::asio::awaitable<Expected<void>> read_unseen(std::uint64_t wait);
+  // Reads directly the tasks followed whose first update should have come with wait number `wait` and did
+  // not, those without news for kQuietRead, and all of them after a lost answer (reread_all_).
+  boost::asio::awaitable<Expected<void>> read_directly(std::uint64_t wait);
   void apply(Waiter& waiter, const std::string& name, const Value& value);
   void finish(const MoRef& task, Waiter& waiter);
   void fail_all(const Error& e);
@@ -85,6 +94,7 @@ class TaskWatcher {
   std::uint64_t generation_ = 0;  // bumped when the collector is made again
   std::uint64_t waits_sent_ = 0;
   bool polling_ = false;
+  bool reread_all_ = false;  // an answer was lost since the last direct read
   bool closed_ = false;
   std::map<MoRef, std::shared_ptr<Waiter>> waiters_;
   async::AsyncSemaphore collector_mutex_;

@@ -5,86 +5,20 @@
 #include <gtest/gtest.h>
 
 #include <boost/asio/io_context.hpp>
-#include <deque>
 #include <string>
 #include <vector>
 
 #include "providers/vsphere/vim25/messages.hpp"
 #include "tests/support/run_task.hpp"
+#include "tests/unit/vsphere/vim25/scripted_sdk.hpp"
 
 namespace {
 
 namespace asio = boost::asio;
 using namespace bootstorm;
 using namespace bootstorm::vsphere::vim25;
+using namespace bootstorm::test_support::scripted_sdk;
 using bootstorm::testing::run_task;
-
-std::string envelope(const std::string& body) {
-  return R"(<?xml version="1.0"?><soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/" )"
-         R"(xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><soapenv:Body>)" +
-         body + "</soapenv:Body></soapenv:Envelope>";
-}
-
-// Logs in, then answers every other call from `script` in order (an empty string: a transport failure).
-class ScriptedSdk final : public vsphere::Transport {
- public:
-  std::deque<std::string> script;
-  std::vector<std::string> bodies;  // every request body after login
-
-  asio::awaitable<Expected<http::Response>> send(http::Request req) override {
-    http::Response r;
-    r.status = 200;
-    if (req.body.find("<RetrieveServiceContent ") != std::string::npos) {
-      r.body = envelope(
-          R"(<RetrieveServiceContentResponse xmlns="urn:vim25"><returnval><rootFolder type="Folder">f</rootFolder>)"
-          R"(<propertyCollector type="PropertyCollector">pc</propertyCollector><about><apiVersion>7.0</apiVersion></about>)"
-          R"(<sessionManager type="SessionManager">sm</sessionManager></returnval></RetrieveServiceContentResponse>)");
-      co_return r;
-    }
-    if (req.body.find("<Login ") != std::string::npos) {
-      r.headers.emplace_back("Set-Cookie", "vmware_soap_session=\"x\"; Path=/");
-      r.body =
-          envelope(R"(<LoginResponse xmlns="urn:vim25"><returnval><key>k</key></returnval></LoginResponse>)");
-      co_return r;
-    }
-    bodies.push_back(req.body);
-    if (script.empty()) co_return make_error(ErrorKind::io, "no more answers");
-    std::string next = std::move(script.front());
-    script.pop_front();
-    if (next.empty()) co_return make_error(ErrorKind::io, "connection reset by peer");
-    if (next.find("<soapenv:Fault>") != std::string::npos) r.status = 500;
-    r.body = envelope(next);
-    co_return r;
-  }
-  asio::awaitable<Expected<void>> prewarm(std::size_t) override { co_return Expected<void>{}; }
-  void close_idle() override {}
-};
-
-std::string collector_created() {
-  return R"(<CreatePropertyCollectorResponse xmlns="urn:vim25"><returnval type="PropertyCollector">session[1]c1</returnval></CreatePropertyCollectorResponse>)";
-}
-
-std::string collector_destroyed() {
-  return R"(<DestroyPropertyCollectorResponse xmlns="urn:vim25"/>)";
-}
-
-std::string filter_created() {
-  return R"(<CreateFilterResponse xmlns="urn:vim25"><returnval type="PropertyFilter">session[1]f1</returnval></CreateFilterResponse>)";
-}
-
-std::string update(const std::string& version, const std::string& objects) {
-  return R"(<WaitForUpdatesExResponse xmlns="urn:vim25"><returnval><version>)" + version +
-         "</version><filterSet><filter type=\"PropertyFilter\">session[1]f1</filter>" + objects +
-         "</filterSet></returnval></WaitForUpdatesExResponse>";
-}
-
-std::string task_change(const std::string& task, const std::string& changes) {
-  return "<objectSet><kind>modify</kind><obj type=\"Task\">" + task + "</obj>" + changes + "</objectSet>";
-}
-
-std::string change(const std::string& name, const std::string& value) {
-  return "<changeSet><name>" + name + "</name><op>assign</op>" + value + "</changeSet>";
-}
 
 class Vim25Updates : public ::testing::Test {
  protected:
@@ -125,6 +59,59 @@ TEST_F(Vim25Updates, TheVersionIsKeptAndAFailedCallIsRepeatedFromIt) {
   EXPECT_NE(sdk.bodies[5].find("<version>2</version><options><maxWaitSeconds>0</maxWaitSeconds></options>"),
             std::string::npos)
       << sdk.bodies[5];
+}
+
+TEST_F(Vim25Updates, AForgottenVersionStartsOverFromTheFullStateAndSaysSo) {
+  const std::string on =
+      change("runtime.powerState", "<val xsi:type=\"VirtualMachinePowerState\">poweredOn</val>");
+  sdk.script = {collector_created(),
+                filter_created(),
+                update("1", vm_change("vm-1", on, "enter")),
+                fault("InvalidCollectorVersion"),
+                update("1", vm_change("vm-1", on, "enter") + vm_change("vm-2", on, "enter")),
+                update("2", vm_change("vm-2", on))};
+  UpdateStream stream(session);
+  ASSERT_TRUE(run_task(io, stream.create(objects_filter_spec({{"VirtualMachine", "vm-1"}}, "VirtualMachine",
+                                                             {"runtime.powerState"}))));
+  auto first = run_task(io, stream.next(WaitOptions{1, std::nullopt}));
+  ASSERT_TRUE(first) << first.error().what();
+  EXPECT_FALSE(first->restarted);
+  auto again = run_task(io, stream.next(WaitOptions{1, std::nullopt}));
+  ASSERT_TRUE(again) << again.error().what();
+  EXPECT_TRUE(again->restarted);
+  ASSERT_EQ(again->filters.size(), 1u);
+  EXPECT_EQ(again->filters[0].objects.size(), 2u);  // the whole state, not only what changed
+  auto next = run_task(io, stream.next(WaitOptions{1, std::nullopt}));
+  ASSERT_TRUE(next);
+  EXPECT_FALSE(next->restarted);
+  EXPECT_EQ(stream.version(), "2");
+  ASSERT_EQ(sdk.bodies.size(), 6u);
+  EXPECT_NE(sdk.bodies[3].find("<version>1</version>"), std::string::npos) << sdk.bodies[3];
+  EXPECT_NE(sdk.bodies[4].find("<version></version>"), std::string::npos) << sdk.bodies[4];
+  EXPECT_NE(sdk.bodies[5].find("<version>1</version>"), std::string::npos) << sdk.bodies[5];
+}
+
+TEST_F(Vim25Updates, AnotherFaultOfTheWaitIsAnErrorNamingIt) {
+  sdk.script = {collector_created(), filter_created(), fault("InvalidCollectorVersion")};
+  UpdateStream stream(session);
+  ASSERT_TRUE(run_task(io, stream.create(objects_filter_spec({{"VirtualMachine", "vm-1"}}, "VirtualMachine",
+                                                             {"runtime.powerState"}))));
+  // From the empty version there is nothing to start over from: the fault is the answer.
+  auto failed = run_task(io, stream.next(WaitOptions{1, std::nullopt}));
+  ASSERT_FALSE(failed);
+  EXPECT_NE(failed.error().message.find("InvalidCollectorVersion"), std::string::npos)
+      << failed.error().what();
+  EXPECT_NE(failed.error().message.find("WaitForUpdatesEx"), std::string::npos) << failed.error().what();
+}
+
+TEST_F(Vim25Updates, AWaitSentTwiceIsMarkedResent) {
+  sdk.script = {collector_created(), filter_created(), Answer(update("1", ""), 2)};
+  UpdateStream stream(session);
+  ASSERT_TRUE(run_task(io, stream.create(objects_filter_spec({{"VirtualMachine", "vm-1"}}, "VirtualMachine",
+                                                             {"runtime.powerState"}))));
+  auto set = run_task(io, stream.next(WaitOptions{1, std::nullopt}));
+  ASSERT_TRUE(set);
+  EXPECT_TRUE(set->resent);
 }
 
 TEST_F(Vim25Updates, TasksEndInSuccessOrAnExplainedFault) {
