@@ -129,6 +129,12 @@ Expected<void> patch_faults_json(Faults& faults, std::string_view json_text) {
       } else {
         next.expire_sessions = value.get<bool>();
       }
+    } else if (key == "forgetCollectorVersions") {
+      if (!value.is_boolean()) {
+        step = bad("'forgetCollectorVersions' must be a boolean");
+      } else {
+        next.forget_collector_versions = value.get<bool>();
+      }
     } else if (key == "forceGoneRate") {
       step = read_rate(value, "forceGoneRate", next.force_gone_rate);
     } else if (key == "paths") {
@@ -161,6 +167,7 @@ std::string faults_to_json(const Faults& f) {
               {"latencyJitterMs", f.latency_jitter_ms},
               {"watchDropAfterS", f.watch_drop_after_s},
               {"expireSessions", f.expire_sessions},
+              {"forgetCollectorVersions", f.forget_collector_versions},
               {"forceGoneRate", f.force_gone_rate},
               {"paths", f.paths},
               {"migrationFailures", std::move(migration_failures)}}

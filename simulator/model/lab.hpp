@@ -181,10 +181,13 @@ struct Faults {
   // Front faults.
   double error_rate = 0;  // fraction of API requests answered with `error_status`
   int error_status = 503;
-  double latency_ms = 0;           // added to every API response
-  double latency_jitter_ms = 0;    // uniform extra latency in [0, jitter]
-  double watch_drop_after_s = 0;   // kube: close watch streams abruptly after this long (0: never)
-  bool expire_sessions = false;    // vCenter: invalidate every session now (one-shot, then cleared)
+  double latency_ms = 0;          // added to every API response
+  double latency_jitter_ms = 0;   // uniform extra latency in [0, jitter]
+  double watch_drop_after_s = 0;  // kube: close watch streams abruptly after this long (0: never)
+  bool expire_sessions = false;   // vCenter: invalidate every session now (one-shot, then cleared)
+  // vCenter /sdk: every PropertyCollector forgets its versions now (one-shot, then cleared): a wait from a
+  // version it had given, or one waiting then, answers InvalidCollectorVersion.
+  bool forget_collector_versions = false;
   double force_gone_rate = 0;      // kube: fraction of watches answered 410 Gone (expired rv)
   std::vector<std::string> paths;  // when non-empty, front faults apply only to these path prefixes
   std::vector<MigrationStepFailure> migration_failures;  // "migrationFailures": Forklift step failures

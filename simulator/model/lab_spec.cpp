@@ -153,7 +153,7 @@ void read_faults(Reader& r, const YAML::Node& node, Faults& f) {
           node, "faults",
           {"neverBootRate", "agentNeverStartsRate", "neverBootVms", "agentNeverStartsVms", "cloneFailureRate",
            "cloneFailureHosts", "errorRate", "errorStatus", "latencyMs", "latencyJitterMs", "watchDropAfterS",
-           "expireSessions", "forceGoneRate", "paths", "migrationFailures"})) {
+           "expireSessions", "forgetCollectorVersions", "forceGoneRate", "paths", "migrationFailures"})) {
     return;
   }
   r.get(node, "neverBootRate", f.never_boot_rate);
@@ -168,6 +168,7 @@ void read_faults(Reader& r, const YAML::Node& node, Faults& f) {
   r.get(node, "latencyJitterMs", f.latency_jitter_ms);
   r.get(node, "watchDropAfterS", f.watch_drop_after_s);
   r.get(node, "expireSessions", f.expire_sessions);
+  r.get(node, "forgetCollectorVersions", f.forget_collector_versions);
   r.get(node, "forceGoneRate", f.force_gone_rate);
   r.get_list(node, "paths", f.paths);
   if (r.ok() && node["migrationFailures"]) {

@@ -254,6 +254,7 @@ boost::asio::awaitable<ServerResponse> VcenterFront::Impl::sdk_call(const Server
   }
 
   apply_session_expiry_fault();
+  apply_collector_version_fault();
   const std::string token = cookie_token(req);
   const double now = lab.now();
   auto session = sessions.find(token);

@@ -194,6 +194,22 @@ struct UpdateAnswer {
 
 }  // namespace
 
+void VcenterFront::Impl::apply_collector_version_fault() {
+  model::Faults& faults = lab.faults();
+  if (!faults.forget_collector_versions) return;
+  faults.forget_collector_versions = false;
+  // Far past any version given: a caller's next wait from its version is refused, as after a vCenter restart.
+  constexpr std::uint64_t kJump = 1'000'000;
+  for (auto& [id, c] : sdk_collectors) {
+    c.version += kJump;
+    c.answered_from.clear();
+    c.last_answer.clear();
+    c.versions_forgotten = true;
+    for (auto& waiter : c.waiters) waiter->cancel();
+    ++stats.faults_injected;
+  }
+}
+
 asio::awaitable<ServerResponse> VcenterFront::Impl::sdk_wait_for_updates(
     std::string collector_id, bool legacy, std::string version, std::optional<int> max_wait_seconds,
     std::optional<int> max_object_updates) {
@@ -211,6 +227,7 @@ asio::awaitable<ServerResponse> VcenterFront::Impl::sdk_wait_for_updates(
       for (auto& [id, filter] : c.filters) filter.reported.clear();
       c.answered_from.clear();
       c.last_answer.clear();
+      c.versions_forgotten = false;
     } else if (!c.last_answer.empty() && version == c.answered_from) {
       co_return sdk_ok(c.last_answer);  // the caller lost the last answer: the same changes again
     } else if (version != std::to_string(c.version)) {
@@ -230,6 +247,9 @@ asio::awaitable<ServerResponse> VcenterFront::Impl::sdk_wait_for_updates(
     if (c.cancel_requested) {
       c.cancel_requested = false;
       co_return sdk_fault("RequestCanceled", "The wait was canceled by CancelWaitForUpdates.");
+    }
+    if (c.versions_forgotten) {
+      co_return sdk_fault("InvalidCollectorVersion", "The collector version '" + version + "' is not valid.");
     }
 
     // What differs from what each filter last reported.

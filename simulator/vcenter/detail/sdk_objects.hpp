@@ -111,6 +111,9 @@ struct SdkCollector {
   // WaitForUpdatesEx calls waiting for a change: their timers are cancelled (they wake) when one arrives.
   std::vector<std::shared_ptr<boost::asio::steady_timer>> waiters;
   bool cancel_requested = false;  // CancelWaitForUpdates: the waiting calls answer RequestCanceled
+  // The lab's forgetCollectorVersions fault: the waiting calls, and calls from an earlier version, answer
+  // InvalidCollectorVersion until a call starts over (an empty version).
+  bool versions_forgotten = false;
 
   // Whether a change of `object_id` may concern this collector's filters: a change of an object no filter
   // holds neither marks nor wakes it (a filter over 1,000 tasks is not woken by each VM's boot).

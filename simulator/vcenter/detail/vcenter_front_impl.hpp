@@ -90,6 +90,8 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
   http::ServerResponse unauthenticated();
   // The lab's session-expiry fault ends every session, SOAP and REST alike (they share the store); one-shot.
   void apply_session_expiry_fault();
+  // The forgetCollectorVersions fault (sdk_updates.cpp).
+  void apply_collector_version_fault();
   http::ServerResponse create_session(const http::ServerRequest& req);
 
   // ---- users, privileges and the AuthorizationManager (access_control.cpp) ----
