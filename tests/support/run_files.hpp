@@ -1,10 +1,13 @@
 #pragma once
-// Reading what a run leaves (vms.csv, RFC 3339 times) independently of the orchestrator's own code.
+// Reading what a run leaves (vms.csv, journal.jsonl, RFC 3339 times) independently of the orchestrator's own
+// code.
 #include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -59,6 +62,15 @@ inline double parse_utc(const std::string& s) {
   tm.tm_min = mi;
   tm.tm_sec = 0;
   return static_cast<double>(::timegm(&tm)) + sec;
+}
+
+// journal.jsonl of a run directory, one event per line.
+inline std::vector<nlohmann::json> read_journal(const fs::path& run_dir) {
+  std::vector<nlohmann::json> events;
+  std::ifstream in(run_dir / "journal.jsonl");
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) events.push_back(nlohmann::json::parse(line));
+  return events;
 }
 
 }  // namespace bootstorm::test_support

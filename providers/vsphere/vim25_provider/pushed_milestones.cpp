@@ -42,6 +42,7 @@ std::vector<api::MilestoneEvent> PushedMilestones::apply(const UpdateSet& set, c
       auto it = vms_.find(object.obj.value);
       if (it == vms_.end() || object.kind == "leave") continue;
       Vm& vm = it->second;
+      if (vm.on_before_start) continue;
       // The furthest milestone this change shows, and its detail.
       int furthest = -1;
       std::string ip;
@@ -63,6 +64,11 @@ std::vector<api::MilestoneEvent> PushedMilestones::apply(const UpdateSet& set, c
         }
       }
       if (furthest < 0) continue;
+      if (window.before_starts) {
+        vm.on_before_start = true;
+        already_on_.push_back(vm.name);
+        continue;
+      }
       // An object entering the filter shows its state as it is, however old: only the start bounds it.
       const auto floor = vm.start_written.value_or(began_);
       const auto lower = object.kind == "enter" ? floor : std::max(window.previous_sent, floor);
@@ -89,6 +95,10 @@ std::vector<HostMove> PushedMilestones::take_moves() {
   return std::exchange(moves_, {});
 }
 
+std::vector<std::string> PushedMilestones::take_already_on() {
+  return std::exchange(already_on_, {});
+}
+
 bool PushedMilestones::reached(const std::string& id, api::Milestone m) const {
   auto it = vms_.find(id);
   if (it == vms_.end()) return false;
@@ -104,7 +114,7 @@ bool PushedMilestones::all_reached() const {
 std::size_t PushedMilestones::pending_vms() const {
   return static_cast<std::size_t>(std::count_if(vms_.begin(), vms_.end(), [](const auto& entry) {
     const auto& r = entry.second.reached;
-    return !(r[0] && r[1] && r[2]);
+    return !entry.second.on_before_start && !(r[0] && r[1] && r[2]);
   }));
 }
 

@@ -63,6 +63,8 @@ asio::awaitable<void> Vim25Provider::observe(std::vector<api::VmHandle> vms, api
   const ServiceContent& sc = session_.service_content();
   std::unique_ptr<UpdateStream> stream;
   MoRef view;
+  // Reading the filter's initial state: its first answer and, when that was truncated, the rest of it.
+  bool initial = false;
   int failures = 0;
   auto previous_sent = steady::now();
   while (!stop.cancelled() && !pushed.all_reached()) {
@@ -81,6 +83,7 @@ asio::awaitable<void> Vim25Provider::observe(std::vector<api::VmHandle> vms, api
                              {"runtime.powerState", "runtime.host", "guest.toolsRunningStatus",
                               "guest.ipAddress", "guest.net"});
         created = co_await stream->create(spec);
+        initial = true;
       } else {
         created = made.error();
       }
@@ -120,18 +123,32 @@ asio::awaitable<void> Vim25Provider::observe(std::vector<api::VmHandle> vms, api
     const auto now = steady::now();
     const auto arrived =
         set->received_at != steady::time_point{} && set->received_at <= now ? set->received_at : now;
-    const UpdateWindow window{previous_sent, arrived,
-                              wall::now() - std::chrono::duration_cast<wall::duration>(now - arrived)};
+    UpdateWindow window{previous_sent, arrived,
+                        wall::now() - std::chrono::duration_cast<wall::duration>(now - arrived)};
+    // The initial state read before any start was asked for predates every start of the storm.
+    window.before_starts = initial && starts_requested_ == 0;
     previous_sent = sent;
-    // The first answer holds the state when the filter was made: the next wait, sent right away, is on
-    // vCenter before the storm's starts.
-    armed();
+    if (!set->truncated) {
+      // The initial state is read to the end: the next wait, sent right away, is on vCenter before the
+      // storm's starts.
+      initial = false;
+      armed();
+    }
     for (auto& ev : pushed.apply(*set, window)) {
       if (ev.milestone == api::Milestone::running) {
         if (auto it = id_of.find(ev.vm); it != id_of.end())
           acknowledge(it->second, ev.observed_mono, ev.observed_wall);
       }
       sink(std::move(ev));
+    }
+    if (auto on = pushed.take_already_on(); !on.empty()) {
+      std::string listed;
+      for (std::size_t i = 0; i < on.size() && i < 5; ++i) listed += (i ? ", " : "") + on[i];
+      spdlog::warn(
+          "{} of the run's VMs were already powered on before the storm started ({}{}): they booted before "
+          "their starts, so none of their milestones is measured; vCenter's answer to their power-on says "
+          "why it refused them. Something outside this run powered them on after they were cloned.",
+          on.size(), listed, on.size() > 5 ? ", ..." : "");
     }
     // Moves are reported per answer: one line naming the first few, so that a DRS rebalance of hundreds of
     // VMs stays readable.

@@ -31,6 +31,7 @@ constexpr auto kArmTimeout = std::chrono::seconds(10);
 }  // namespace
 
 asio::awaitable<Expected<void>> Vim25Provider::prepare_storm(std::size_t expected_starts) {
+  starts_requested_ = 0;  // a new storm: none of its starts has been asked for
   if (!session_.logged_in()) {
     auto r = co_await session_.login();
     if (!r) co_return r;
@@ -68,6 +69,7 @@ asio::awaitable<Expected<void>> Vim25Provider::prepare_storm(std::size_t expecte
 asio::awaitable<Expected<api::StartResult>> Vim25Provider::start(const api::VmHandle& vm) {
   if (!api::name_carries_run_id(vm.name, config_.run_id))
     co_return refuse_foreign("start", vm.name, "its name does not carry run id " + config_.run_id);
+  ++starts_requested_;
   if (config_.dry_run) {
     log_dry_run(config_.power_on == "multi" ? "PowerOnMultiVM_Task" : "PowerOnVM_Task", vm.name);
     api::StartResult r;

@@ -204,10 +204,13 @@ class Vim25Provider final : public api::Provider {
   std::map<std::string, std::unique_ptr<async::AsyncSemaphore>> host_clone_slots_;
 
   // Observation in place before the starts: observe(), spawned before the barrier, counts itself here until
-  // its filter exists and its first wait was answered; prepare_storm waits for that (observation_armed_ is
-  // cancelled each time one is in place), so that vCenter holds a wait when the first change happens.
+  // its filter exists and its initial state was read to the end; prepare_storm waits for that
+  // (observation_armed_ is cancelled each time one is in place), so that vCenter holds a wait when the first
+  // change happens. starts_requested_: the starts asked of this provider since prepare_storm (a storm's first
+  // call) began; an initial state read while it is 0 predates every start of the storm.
   std::size_t observations_arming_ = 0;
   boost::asio::steady_timer observation_armed_;
+  std::size_t starts_requested_ = 0;
 
   // Starts.
   std::size_t expected_starts_ = 0;

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "tests/support/lab_process.hpp"
+#include "tests/support/run_files.hpp"
 
 namespace {
 
@@ -57,18 +58,10 @@ class VsphereFaults : public ::testing::Test {
     return r;
   }
 
-  static std::vector<json> journal(const fs::path& run_dir) {
-    std::vector<json> events;
-    std::ifstream in(run_dir / "journal.jsonl");
-    for (std::string line; std::getline(in, line);)
-      if (!line.empty()) events.push_back(json::parse(line));
-    return events;
-  }
-
   // Every VM the journal says was created was also deleted: nothing of the run is left behind.
   static void expect_everything_created_was_deleted(const fs::path& run_dir) {
     std::set<std::string> created, deleted;
-    for (const json& e : journal(run_dir)) {
+    for (const json& e : bootstorm::test_support::read_journal(run_dir)) {
       if (e.value("type", "") == "vm_created") created.insert(e.value("vm", ""));
       if (e.value("type", "") == "vm_deleted") deleted.insert(e.value("vm", ""));
     }
@@ -122,7 +115,7 @@ TEST_F(VsphereFaults, ACloneFailureOnOneHostIsReportedClearlyAndTheRestIsCleaned
   EXPECT_NE(all.find("host-02"), std::string::npos) << all;
   EXPECT_NE(all.find("clon"), std::string::npos) << all;
   bool provision_failure_journaled = false;
-  for (const json& e : journal(r.run_dir))
+  for (const json& e : bootstorm::test_support::read_journal(r.run_dir))
     if (e.value("type", "") == "vm_provision_failed") provision_failure_journaled = true;
   EXPECT_TRUE(provision_failure_journaled);
   expect_everything_created_was_deleted(r.run_dir);

@@ -10,7 +10,10 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -18,7 +21,9 @@
 #include "providers/vsphere/vim25/decode.hpp"
 #include "providers/vsphere/vim25/messages.hpp"
 #include "providers/vsphere/vim25/session.hpp"
+#include "providers/vsphere/vim25/xml_writer.hpp"
 #include "tests/support/lab_process.hpp"
+#include "tests/support/run_files.hpp"
 #include "tests/support/run_task.hpp"
 #include "tests/support/vcsim_process.hpp"
 #include "tests/support/vim25_driver.hpp"
@@ -65,11 +70,13 @@ class VcsimStorm : public ::testing::Test {
     if (!HasFailure()) fs::remove_all(dir_);
   }
 
-  fs::path write_plan() {
+  // A vim25 plan over the first `hosts` hosts, `vms` linked clones on each; `storm` holds extra keys of the
+  // storm block (", settle: 10s").
+  fs::path write_plan(int hosts = kHosts, int vms = kVmsPerHost, const std::string& storm = "") {
     std::string placement;
-    for (int h = 0; h < kHosts; ++h) {
+    for (int h = 0; h < hosts; ++h) {
       placement += "      - {host: " + info_.at("hosts")[h].at("name").get<std::string>() +
-                   ", vms: " + std::to_string(kVmsPerHost) + "}\n";
+                   ", vms: " + std::to_string(vms) + "}\n";
     }
     const fs::path plan = dir_ / "plan.yaml";
     std::ofstream(plan) << "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: vcsim-storm\n"
@@ -80,10 +87,40 @@ class VcsimStorm : public ::testing::Test {
                         << "golden: {vm: " << info_.at("templateVm").at("name").get<std::string>()
                         << ", clone: linked}\n"
                         << "scenarios:\n  - name: vcsim\n    placement:\n"
-                        << placement << "storm: {mode: simultaneous, powerOn: multi, timeout: 5m}\n"
-                        << "ready: {signal: guest_agent}\ncleanup: never\noutput: "
+                        << placement << "storm: {mode: simultaneous, powerOn: multi, timeout: 5m" << storm
+                        << "}\nready: {signal: guest_agent}\ncleanup: never\noutput: "
                         << (dir_ / "runs").string() << "\n";
     return plan;
+  }
+
+  std::vector<std::string> credentials_env() const {
+    return {"VCSIM_USER=" + info_.at("username").get<std::string>(),
+            "VCSIM_PASSWORD=" + info_.at("password").get<std::string>()};
+  }
+
+  struct StormRun {
+    std::optional<int> exit_code;
+    std::string out;  // stdout and stderr
+    fs::path run_dir;
+    std::set<std::string> played;
+  };
+
+  // `bootstorm run PLAN` while this test plays the guests; `during(played)` is called every 200 ms.
+  StormRun run_storm(const fs::path& plan,
+                     const std::function<void(const std::set<std::string>&)>& during = {}) {
+    test_support::Child run({test_support::bootstorm_binary(), "run", plan.string(), "--yes"},
+                            dir_ / "run.out", dir_ / "run.err", credentials_env());
+    StormRun r;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+    while (!r.exit_code && std::chrono::steady_clock::now() < deadline) {
+      play_guests(r.played);
+      if (during) during(r.played);
+      r.exit_code = run.wait_for(std::chrono::milliseconds(200));
+    }
+    r.out = test_support::read_file(dir_ / "run.out") + test_support::read_file(dir_ / "run.err");
+    if (fs::exists(dir_ / "runs"))
+      for (const auto& e : fs::directory_iterator(dir_ / "runs")) r.run_dir = e.path();
+    return r;
   }
 
   // The guest of every powered-on clone of the run that has not had one: Tools running and an address.
@@ -118,29 +155,18 @@ class VcsimStorm : public ::testing::Test {
 
 TEST_F(VcsimStorm, TwoHundredLinkedClonesPoweredOnTogetherWatchedAndCleanedUpThroughTheCli) {
   const int total = kHosts * kVmsPerHost;
-  const std::vector<std::string> env = {"VCSIM_USER=" + info_.at("username").get<std::string>(),
-                                        "VCSIM_PASSWORD=" + info_.at("password").get<std::string>()};
-  test_support::Child run({test_support::bootstorm_binary(), "run", write_plan().string(), "--yes"},
-                          dir_ / "run.out", dir_ / "run.err", env);
-  std::set<std::string> played;
-  std::optional<int> exit_code;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
-  while (!exit_code && std::chrono::steady_clock::now() < deadline) {
-    play_guests(played);
-    exit_code = run.wait_for(std::chrono::milliseconds(200));
-  }
-  const std::string out =
-      test_support::read_file(dir_ / "run.out") + test_support::read_file(dir_ / "run.err");
-  ASSERT_TRUE(exit_code) << "the run did not end in 5 minutes\n" << out;
-  ASSERT_EQ(*exit_code, 0) << out;
+  const std::vector<std::string> env = credentials_env();
+  StormRun r = run_storm(write_plan());
+  const std::string& out = r.out;
+  ASSERT_TRUE(r.exit_code) << "the run did not end in 5 minutes\n" << out;
+  ASSERT_EQ(*r.exit_code, 0) << out;
   EXPECT_NE(out.find(std::to_string(total) + "/" + std::to_string(total) + " ready"), std::string::npos)
       << out;
   EXPECT_NE(out.find("platform API: vim25"), std::string::npos) << out;
-  EXPECT_EQ(played.size(), static_cast<std::size_t>(total));
+  EXPECT_EQ(r.played.size(), static_cast<std::size_t>(total));
 
   // The run directory: every VM ready, with running, guest_agent and ip_assigned observed.
-  fs::path run_dir;
-  for (const auto& e : fs::directory_iterator(dir_ / "runs")) run_dir = e.path();
+  const fs::path run_dir = r.run_dir;
   ASSERT_FALSE(run_dir.empty());
   const json summary = json::parse(test_support::read_file(run_dir / "summary.json"));
   EXPECT_NE(summary["run"]["api"].get<std::string>().find("vim25"), std::string::npos);
@@ -194,6 +220,93 @@ TEST_F(VcsimStorm, TwoHundredLinkedClonesPoweredOnTogetherWatchedAndCleanedUpThr
   for (auto& [name, vm] : d.vms({"runtime.powerState"})) left += name.starts_with("bs-" + run_id + "-");
   EXPECT_EQ(left, 0);
   EXPECT_FALSE(snapshot_names().count("bs-" + run_id + "-base"));
+}
+
+// Milestones per VM in the journal: {vm: {milestone: times journaled}}.
+std::map<std::string, std::map<std::string, int>> journaled_milestones(const std::vector<json>& events) {
+  std::map<std::string, std::map<std::string, int>> m;
+  for (const auto& e : events)
+    if (e.value("type", "") == "milestone") ++m[e.value("vm", "")][e.value("milestone", "")];
+  return m;
+}
+
+TEST_F(VcsimStorm, ASessionEndedByAnotherMidStormIsLoggedInAgainAndNoMilestoneIsLostOrRepeated) {
+  const int hosts = 2, vms = 20, total = hosts * vms;
+  std::vector<std::string> ended;
+  StormRun r = run_storm(write_plan(hosts, vms), [&](const std::set<std::string>& played) {
+    // A quarter of the guests up: an administrator ends bootstorm's session from the vSphere Client.
+    if (!ended.empty() || played.size() < static_cast<std::size_t>(total / 4)) return;
+    test_support::Vim25Driver d(io_, *session_);
+    const MoRef sm = session_->service_content().session_manager;
+    for (const auto& o : d.properties({sm}, "SessionManager", {"sessionList"})) {
+      if (const Value* list = o.prop("sessionList"))
+        for (const Value* s : list->all("UserSession"))
+          if (s->field_text("key") != session_->session_key()) ended.push_back(s->field_text("key"));
+    }
+    if (ended.empty()) return;
+    XmlWriter w("TerminateSession");
+    w.moref("_this", sm);
+    for (const auto& key : ended) w.leaf("sessionId", key);
+    auto reply = d.call("TerminateSession", w.finish());
+    EXPECT_TRUE(reply) << (reply ? "" : reply.error().what());
+  });
+  ASSERT_FALSE(ended.empty()) << "bootstorm's session never appeared in SessionManager.sessionList\n"
+                              << r.out;
+  ASSERT_TRUE(r.exit_code) << "the run did not end in 5 minutes\n" << r.out;
+  ASSERT_EQ(*r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find(std::to_string(total) + "/" + std::to_string(total) + " ready"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("is no longer authenticated: logging in again"), std::string::npos) << r.out;
+  ASSERT_FALSE(r.run_dir.empty());
+  const auto milestones = journaled_milestones(test_support::read_journal(r.run_dir));
+  EXPECT_EQ(milestones.size(), static_cast<std::size_t>(total));
+  for (const auto& [vm, m] : milestones) {
+    for (const char* name : {"running", "guest_agent", "ip_assigned"}) {
+      const auto it = m.find(name);
+      EXPECT_EQ(it == m.end() ? 0 : it->second, 1) << vm << ": " << name;
+    }
+  }
+}
+
+TEST_F(VcsimStorm, AVmAlreadyOnWhenTheStormStartsFailsWithVcsimsReasonAndIsNotMeasured) {
+  const int hosts = 2, vms = 5, total = hosts * vms;
+  std::string early;
+  // settle: the clones wait 8 s, off, before the starts: time for someone to power one on.
+  StormRun r = run_storm(write_plan(hosts, vms, ", settle: 8s"), [&](const std::set<std::string>&) {
+    if (!early.empty()) return;
+    test_support::Vim25Driver d(io_, *session_);
+    std::vector<std::pair<std::string, MoRef>> clones;
+    for (auto& [name, vm] : d.vms({"runtime.powerState"})) {
+      if (!name.starts_with("bs-")) continue;
+      if (vm.prop("runtime.powerState")->text != "poweredOff") return;  // the storm has begun
+      clones.emplace_back(name, vm.obj);
+    }
+    if (clones.size() < static_cast<std::size_t>(total)) return;
+    early = clones.front().first;
+    d.wait({d.task_of("PowerOnVM_Task", power_on_vm_task(clones.front().second))}, "power on " + early);
+  });
+  ASSERT_FALSE(early.empty()) << "the clones were never all there, off\n" << r.out;
+  ASSERT_TRUE(r.exit_code) << "the run did not end in 5 minutes\n" << r.out;
+  EXPECT_EQ(*r.exit_code, 1) << "a run with a VM that failed to start is a failed run\n" << r.out;
+  EXPECT_NE(r.out.find(std::to_string(total - 1) + "/" + std::to_string(total) + " ready"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("already powered on before the storm started (" + early + ")"), std::string::npos)
+      << r.out;
+  ASSERT_FALSE(r.run_dir.empty());
+  const std::vector<json> events = test_support::read_journal(r.run_dir);
+  const auto all = journaled_milestones(events);
+  EXPECT_FALSE(all.count(early)) << early << " booted before its start: nothing of it is measured";
+  std::string reason;
+  for (const auto& e : events)
+    if (e.value("vm", "") == early && e.contains("reason")) reason = e["reason"].get<std::string>();
+  EXPECT_NE(reason.find("InvalidPowerState"), std::string::npos) << "vcsim's own reason: " << reason;
+  const json summary = json::parse(test_support::read_file(r.run_dir / "summary.json"));
+  bool listed = false;
+  for (const json& f : summary["scenarios"][0]["failures"])
+    listed = listed || (f.value("vm", "") == early &&
+                        f.value("reason", "").find("InvalidPowerState") != std::string::npos);
+  EXPECT_TRUE(listed) << summary["scenarios"][0]["failures"].dump();
+  EXPECT_NE(test_support::read_file(r.run_dir / "report.md").find(early), std::string::npos);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// The vim25 client against an independent vCenter: govmomi's simulator (vcsim 0.24.2, our own main in
+// The vim25 client against an independent vCenter: govmomi's simulator (vcsim v0.56.0, our own main in
 // tests/support/vcsim), over TLS on loopback, verified against the CA file vcsim writes. Everything the
 // provider will build on: login and its faults, views, RetrievePropertiesEx, WaitForUpdatesEx, tasks followed
 // through the PropertyCollector, snapshots, linked clones, custom attributes, PowerOnMultiVM, the guest
@@ -247,6 +247,61 @@ TEST_F(Vcsim, LinkedClonesTaggedPoweredOnTogetherWatchedAndDestroyed) {
   auto after = vms({"runtime.powerState"});
   for (int i = 0; i < kClones; ++i) EXPECT_FALSE(after.count("bs-3f9a2c-storm-" + std::to_string(i)));
   EXPECT_EQ(after.size(), info_.at("vms").size());
+}
+
+// More VMs than one answer may hold: vcsim sends at most maxObjectUpdates objects per set and marks it
+// truncated; the rest comes with the next wait at once. The client follows the pages to the end, and the
+// changes after them come as usual.
+class VcsimSevenVms : public Vcsim {
+ protected:
+  std::vector<std::string> extra_args() const override { return {"-vms", "7"}; }
+};
+
+TEST_F(VcsimSevenVms, ATruncatedInitialStateIsFollowedToTheEndPageByPage) {
+  ASSERT_TRUE(run_task(io_, session_->login()));
+  const ServiceContent& sc = session_->service_content();
+  auto all = vms({"runtime.powerState"});
+  ASSERT_GE(all.size(), 7u);
+  auto view = call("CreateContainerView",
+                   create_container_view(sc.view_manager, sc.root_folder, {"VirtualMachine"}, true));
+  ASSERT_TRUE(view);
+  UpdateStream stream(*session_);
+  ASSERT_TRUE(run_task(io_, stream.create(view_filter_spec(decode_moref(view->returnval()), "VirtualMachine",
+                                                           {"runtime.powerState"}))));
+  constexpr int kPage = 1;
+  std::set<std::string> entered;
+  int pages = 0, truncated = 0;
+  for (bool more = true; more && pages < 20; ++pages) {
+    auto set = run_task(io_, stream.next(WaitOptions{5, kPage}));
+    ASSERT_TRUE(set) << set.error().what();
+    std::size_t objects = 0;
+    for (const auto& f : set->filters)
+      for (const auto& o : f.objects) {
+        ++objects;
+        entered.insert(o.obj.value);
+      }
+    EXPECT_LE(objects, static_cast<std::size_t>(kPage));
+    more = set->truncated;
+    truncated += set->truncated;
+  }
+  EXPECT_EQ(entered.size(), all.size()) << "every VM of the view, over " << pages << " answers";
+  EXPECT_GE(truncated, static_cast<int>((all.size() - 1) / kPage)) << "the answers said more was coming";
+  // After the last page: a change is pushed as usual.
+  const MoRef target = all.begin()->second.obj;
+  const bool on = all.begin()->second.prop("runtime.powerState")->text == "poweredOn";
+  auto toggled = wait({task_of(on ? "PowerOffVM_Task" : "PowerOnVM_Task",
+                               on ? power_off_vm_task(target) : power_on_vm_task(target))},
+                      "toggle power");
+  ASSERT_EQ(toggled.size(), 1u);
+  bool seen = false;
+  for (int round = 0; round < 10 && !seen; ++round) {
+    auto set = run_task(io_, stream.next(WaitOptions{2, kPage}));
+    ASSERT_TRUE(set) << set.error().what();
+    for (const auto& f : set->filters)
+      for (const auto& o : f.objects) seen = seen || o.obj == target;
+  }
+  EXPECT_TRUE(seen) << "the change after the pages";
+  run_task(io_, stream.destroy());
 }
 
 // vcsim answers a new filter's first update (its objects as they are) only when some object changes after

@@ -107,6 +107,41 @@ TEST_F(PushedMilestonesTest, AnEnteringObjectIsBoundedOnlyByTheStart) {
   EXPECT_EQ(p.pending_vms(), 1u);  // no address yet
 }
 
+TEST_F(PushedMilestonesTest, AVmOnBeforeTheStormsStartsIsNeverMeasuredNorWaitedFor) {
+  PushedMilestones p(at(0));
+  p.add_vm("bs-1-a", "vm-1", "");
+  p.add_vm("bs-1-b", "vm-2", "");
+  // The filter's initial state, read before any start was sent: vm-1 is on already, vm-2 off.
+  UpdateWindow initial = window(0, 40);
+  initial.before_starts = true;
+  auto events = p.apply(
+      set_of(
+          {update("enter", "vm-1", {{"runtime.powerState", text("VirtualMachinePowerState", "poweredOn")}}),
+           update("enter", "vm-2",
+                  {{"runtime.powerState", text("VirtualMachinePowerState", "poweredOff")}})}),
+      initial);
+  EXPECT_TRUE(events.empty());
+  EXPECT_EQ(p.take_already_on(), std::vector<std::string>{"bs-1-a"});
+  EXPECT_TRUE(p.take_already_on().empty()) << "each is named once";
+  EXPECT_EQ(p.pending_vms(), 1u) << "vm-1 is not waited for";
+  // Its Tools and address later: still not its storm's boot.
+  events = p.apply(set_of({update("modify", "vm-1", {{"guest.ipAddress", text("xsd:string", "10.0.0.9")}}),
+                           update("modify", "vm-2",
+                                  {{"runtime.powerState", text("VirtualMachinePowerState", "poweredOn")}})}),
+                   window(100, 200));
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].vm, "bs-1-b");
+  EXPECT_FALSE(p.reached("vm-1", api::Milestone::running));
+  // After the starts went out, a VM found on in a first answer (a collector made again) is measured.
+  PushedMilestones q(at(0));
+  q.add_vm("bs-1-c", "vm-3", "", at(10));
+  events = q.apply(set_of({update("enter", "vm-3",
+                                  {{"runtime.powerState", text("VirtualMachinePowerState", "poweredOn")}})}),
+                   window(0, 40));
+  EXPECT_EQ(events.size(), 1u);
+  EXPECT_TRUE(q.take_already_on().empty());
+}
+
 TEST_F(PushedMilestonesTest, GuestNetAddressesAndUnrelatedChangesAndUnknownVms) {
   PushedMilestones p(at(0));
   p.add_vm("bs-1-a", "vm-1", "", at(0));
