@@ -205,8 +205,11 @@ std::vector<std::string> storage_sentences(const stats::Summary& summary, const 
       "{:.0f} "
       "IOPS, {:.1f} per desktop at the peak and {:.1f} on average",
       origin, f.source, f.resolution_s,
-      f.series == "datastore" ? "the datastore as each host saw it" : "the hosts", f.peak_bytes_per_s / 1e6,
-      f.mean_bytes_per_s / 1e6, f.window_s, f.peak_iops, f.peak_iops_per_desktop, f.mean_iops_per_desktop);
+      f.series == "datastore" ? "the datastore as each host saw it"
+      : f.series == "vms"     ? "the desktops"
+                              : "the hosts",
+      f.peak_bytes_per_s / 1e6, f.mean_bytes_per_s / 1e6, f.window_s, f.peak_iops, f.peak_iops_per_desktop,
+      f.mean_iops_per_desktop);
   if (f.read_latency_p50_s && f.read_latency_p95_s) {
     // vCenter reports latency in whole milliseconds: below one it says 0.
     if (f.source == "vsphere-perf") {

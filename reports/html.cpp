@@ -22,7 +22,9 @@ std::string storage_panel(const stats::RunRecord& record, const stats::ScenarioS
   for (const auto& r : record.scenarios)
     if (r.name == sc.name && r.repeat == sc.repeat) first_start = r.started_unix_s;
   if (first_start <= 0 && !f.points.empty()) first_start = f.points.front().from;
-  const std::string sum_label = f.series == "datastore" ? "datastore (all hosts)" : "all hosts";
+  const std::string sum_label = f.series == "datastore" ? "datastore (all hosts)"
+                                : f.series == "vms"     ? "all desktops"
+                                                        : "all hosts";
   svg::IntervalSeries mbps{sum_label, "#111827", {}}, iops{sum_label, "#111827", {}},
       latency{"read latency (I/O-weighted)", "#0072B2", {}};
   for (const auto& p : f.points) {

@@ -27,12 +27,27 @@ StorageFigures storage_figures(const api::TelemetryReport& report, int desktops)
   f.window_s = std::max(0.0, report.to - report.from);
   f.desktops = desktops;
   f.warnings = report.warnings;
-  const bool has_datastores = std::any_of(report.samples.begin(), report.samples.end(), [](const auto& s) {
-    return s.kind == api::StorageSubject::datastore;
-  });
-  const api::StorageSubject series_kind =
-      has_datastores ? api::StorageSubject::datastore : api::StorageSubject::host;
-  f.series = has_datastores ? "datastore" : "hosts";
+  // The series sums the widest subjects that carry data: the datastore, else the hosts, else the VMs (a
+  // source whose datastore and host series are all zeros while its VMs moved bytes would give a peak below
+  // the mean).
+  auto has = [&](api::StorageSubject kind, bool with_data) {
+    return std::any_of(report.samples.begin(), report.samples.end(), [&](const auto& s) {
+      const auto& r = s.rates;
+      return s.kind == kind &&
+             (!with_data || r.read_bytes_per_s + r.write_bytes_per_s + r.read_iops + r.write_iops > 0);
+    });
+  };
+  api::StorageSubject series_kind =
+      has(api::StorageSubject::datastore, false) ? api::StorageSubject::datastore : api::StorageSubject::host;
+  for (auto kind : {api::StorageSubject::datastore, api::StorageSubject::host, api::StorageSubject::vm}) {
+    if (has(kind, true)) {
+      series_kind = kind;
+      break;
+    }
+  }
+  f.series = series_kind == api::StorageSubject::datastore ? "datastore"
+             : series_kind == api::StorageSubject::host    ? "hosts"
+                                                           : "vms";
 
   struct Sum {
     double from = 0, to = 0, bytes_per_s = 0, iops = 0, read_iops = 0, read_latency_weighted = 0;

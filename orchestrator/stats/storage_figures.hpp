@@ -5,7 +5,7 @@
 //
 // The storage series is the sum over subjects per interval: the datastore as every host saw it where the
 // source has that (vSphere's per-host datastore counters), else the hosts (vSphere's HBA links, KubeVirt's
-// nodes).
+// nodes), else the VMs; a kind whose samples are all zeros gives way to the next that carries data.
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
@@ -36,7 +36,7 @@ struct StoragePoint {
 struct StorageFigures {
   std::string source;  // prometheus, vsphere-perf
   std::string endpoint;
-  std::string series;  // what the series sums: "datastore" or "hosts"
+  std::string series;  // what the series sums: "datastore", "hosts" or "vms"
   double resolution_s = 0;
   double window_s = 0;  // from before the first start to one step after the last ready
   // Means are over the window, or over the samples' span where whole samples reach beyond it.

@@ -84,6 +84,21 @@ TEST(StorageFigures, WithoutDatastoresTheHostsAreTheSeriesAndVmTotalsAreExact) {
   EXPECT_DOUBLE_EQ(f.ios, 110);
 }
 
+TEST(StorageFigures, DatastoreAndHostSeriesOfZerosGiveWayToTheVmsSoThePeakIsNeverBelowTheMean) {
+  // govmomi's simulator: datastore and host series answered, all zeros; only its VMs write.
+  api::TelemetryReport r = vsphere_report();
+  for (auto& s : r.samples) {
+    if (s.kind != api::StorageSubject::vm) s.rates = {};
+  }
+  const StorageFigures f = storage_figures(r, 3);
+  EXPECT_EQ(f.series, "vms");
+  EXPECT_DOUBLE_EQ(f.peak_bytes_per_s, 20e6);  // vm-1 + vm-2 in the first interval
+  EXPECT_GE(f.peak_bytes_per_s, f.mean_bytes_per_s);
+  // No data anywhere: the datastore series, as before (all zeros).
+  for (auto& s : r.samples) s.rates = {};
+  EXPECT_EQ(storage_figures(r, 3).series, "datastore");
+}
+
 TEST(StorageFigures, SummaryJsonRoundTripsAndTheJournalsTelemetryToo) {
   const StorageFigures f = storage_figures(vsphere_report(), 4);
   auto back = storage_figures_from_json(storage_figures_json(f));
