@@ -14,6 +14,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <regex>
 #include <set>
 #include <string>
 
@@ -307,6 +308,43 @@ TEST_F(VcsimStorm, AVmAlreadyOnWhenTheStormStartsFailsWithVcsimsReasonAndIsNotMe
                         f.value("reason", "").find("InvalidPowerState") != std::string::npos);
   EXPECT_TRUE(listed) << summary["scenarios"][0]["failures"].dump();
   EXPECT_NE(test_support::read_file(r.run_dir / "report.md").find(early), std::string::npos);
+}
+
+TEST_F(VcsimStorm, CheckPassesWhatVcsimCanProveSaysUnknownWhereItIsSilentAndFailsAMissingHost) {
+  const std::vector<std::string> env = credentials_env();
+  auto checked =
+      test_support::run_process({test_support::bootstorm_binary(), "check", write_plan(2, 6).string()},
+                                dir_ / "check", std::chrono::seconds(60), env);
+  EXPECT_EQ(checked.exit_code, 0) << checked.all();
+  EXPECT_TRUE(
+      std::regex_search(checked.out, std::regex("PASS +API +answered: .*\\[govmomi vcsim\\], vim25 API")))
+      << checked.out;
+  EXPECT_TRUE(std::regex_search(checked.out, std::regex("PASS +inventory +2 hosts connected")))
+      << checked.out;
+  EXPECT_TRUE(std::regex_search(checked.out, std::regex("PASS +privileges "))) << checked.out;
+  // vcsim's template has no Tools status: check cannot know, and says so rather than passing it.
+  const std::string golden = info_.at("templateVm").at("name");
+  EXPECT_TRUE(std::regex_search(checked.out, std::regex("UNKNOWN +golden VM Tools .*" + golden)))
+      << checked.out;
+  EXPECT_TRUE(std::regex_search(checked.out, std::regex("PASS +datastore space +datastore " +
+                                                        info_.at("datastore").at("name").get<std::string>())))
+      << checked.out;
+  EXPECT_NE(checked.out.find("12 linked clones"), std::string::npos) << checked.out;
+  // Nothing was created.
+  test_support::Vim25Driver d(io_, *session_);
+  for (const auto& [name, vm] : d.vms({"runtime.powerState"})) EXPECT_FALSE(name.starts_with("bs-")) << name;
+
+  // A host vcsim does not have: check fails, naming it.
+  const fs::path plan = write_plan(1, 2);
+  std::string text = test_support::read_file(plan);
+  const std::string host = info_.at("hosts")[0].at("name");
+  text.replace(text.find(host), host.size(), "no-such-host-07");
+  std::ofstream(plan) << text;
+  auto missing = test_support::run_process({test_support::bootstorm_binary(), "check", plan.string()},
+                                           dir_ / "check-missing", std::chrono::seconds(60), env);
+  EXPECT_NE(missing.exit_code, 0) << missing.all();
+  EXPECT_TRUE(std::regex_search(missing.all(), std::regex("FAIL +inventory .*no-such-host-07")))
+      << missing.all();
 }
 
 }  // namespace
