@@ -178,6 +178,7 @@ class Loader : public yaml::FieldReader {
     const api::PlatformDescriptor* descriptor = kinds_.find(kind);
     if (auto v = get_string(view, "endpoint")) {
       check_endpoint(view.value("endpoint"), kind, *v);
+      if (descriptor) check_endpoint_path(view.value("endpoint"), *descriptor, *v);
       platform.endpoint = *v;
     }
     if (auto v = get_string(view, "lab")) {
@@ -258,6 +259,22 @@ class Loader : public yaml::FieldReader {
       return;
     }
     check_enum(view.value(key), field, value, platform->*choices, " for platform kind " + platform->kind);
+  }
+
+  // https://vc.example.com/sdk: the provider would ask at /sdk/sdk. Names the address to give instead.
+  void check_endpoint_path(const YAML::Node& node, const api::PlatformDescriptor& descriptor,
+                           const std::string& endpoint) {
+    if (endpoint.rfind("https://", 0) != 0) return;
+    std::string base = endpoint;
+    while (base.size() > 8 && base.back() == '/') base.pop_back();
+    for (const auto& path : descriptor.https_endpoint_api_paths) {
+      if (base.size() <= 8 + path.size() || base.compare(base.size() - path.size(), path.size(), path) != 0)
+        continue;
+      base.resize(base.size() - path.size());
+      error(node, "platform.endpoint " + endpoint + " ends with " + path + ": give " + descriptor.api_name +
+                      "'s address without it (" + base + "); bootstorm adds the API's path itself");
+      return;
+    }
   }
 
   // Every kind takes the lab and https endpoints; words such as kubeconfig belong to the kinds that list

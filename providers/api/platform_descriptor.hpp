@@ -44,6 +44,10 @@ struct PlatformDescriptor {
   // or file"); empty: the credentials are optional (a kubeconfig has defaults).
   std::string https_endpoint_needs_credentials;
 
+  // An https:// endpoint must not end with these paths: the provider adds its API's path itself (vCenter's
+  // /sdk or /api), so "https://vc/sdk" would be asked at /sdk/sdk. The plan error names the address to give.
+  std::vector<std::string> https_endpoint_api_paths;
+
   // platform.endpoint: the words the kind accepts besides embedded, lab:<state-dir> and https://<host>.
   std::vector<std::string> endpoint_words;
   LabFront lab_front = LabFront::kubernetes;

@@ -10,6 +10,7 @@ api::PlatformDescriptor descriptor() {
   d.credential_keys = {"usernameEnv", "passwordEnv", "file"};
   d.credential_form = api::CredentialForm::username_password;
   d.https_endpoint_needs_credentials = "usernameEnv and passwordEnv, or file";
+  d.https_endpoint_api_paths = {"/sdk", "/api", "/rest", "/ui"};
   d.endpoint_words = {};
   d.lab_front = api::LabFront::vcenter;
   // vCenter's power start answers only when the VM is on: starts pipelined on one connection would be

@@ -333,6 +333,30 @@ TEST(Validation, CrossFieldRules) {
   check("output: \"\"\n", "inline.yaml:7:9: output must name a directory, got an empty string");
 }
 
+TEST(Validation, AVsphereEndpointWithTheApisPathNamesTheAddressToGive) {
+  for (const std::string endpoint : {"https://vc.example.com/sdk", "https://vc.example.com:8443/api/"}) {
+    auto diags = diagnostics_of(
+        "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: t\n"
+        "platform: {kind: vsphere, endpoint: \"" +
+        endpoint +
+        "\", credentials: {usernameEnv: U, passwordEnv: P}}\ngolden: {vm: g}\n"
+        "scenarios: [{name: s, placement: [{host: h, vms: 2}]}]\n");
+    ASSERT_EQ(diags.size(), 1u) << endpoint;
+    const std::string base =
+        endpoint.find("8443") != std::string::npos ? "https://vc.example.com:8443" : "https://vc.example.com";
+    const std::string path = endpoint.find("/sdk") != std::string::npos ? "/sdk" : "/api";
+    EXPECT_EQ(diags[0].to_string(), "inline.yaml:4:37: platform.endpoint " + endpoint + " ends with " + path +
+                                        ": give vCenter's address without it (" + base +
+                                        "); bootstorm adds the API's path itself");
+  }
+  // A path that is not an API's is the user's business (a reverse proxy's prefix).
+  EXPECT_TRUE(diagnostics_of("apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: t\n"
+                             "platform: {kind: vsphere, endpoint: \"https://proxy.example.com/vcenter\", "
+                             "credentials: {usernameEnv: U, passwordEnv: P}}\ngolden: {vm: g}\n"
+                             "scenarios: [{name: s, placement: [{host: h, vms: 2}]}]\n")
+                  .empty());
+}
+
 TEST(Validation, CredentialsRules) {
   auto diags = diagnostics_of(
       "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: t\n"
