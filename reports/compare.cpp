@@ -35,13 +35,13 @@ std::string pair_cell(double b, double k, double rel) {
   return fmt::format("{:.2f} \u2192 {:.2f} s ({:+.1f} %)", b, k, rel * 100);
 }
 
-std::string ttar_cell(const stats::Comparison& c) {
+std::string ttar_cell(const results::Comparison& c) {
   if (!c.time_to_all_ready_diff_s) return "\u2014";
   return pair_cell(*c.baseline.time_to_all_ready_s, *c.candidate.time_to_all_ready_s,
                    *c.time_to_all_ready_rel);
 }
 
-std::string ci_cell(const stats::ConfidenceInterval& ci) {
+std::string ci_cell(const results::ConfidenceInterval& ci) {
   return fmt::format("{:+.2f} s ({:+.2f} to {:+.2f})", ci.estimate, ci.lower, ci.upper);
 }
 
@@ -69,13 +69,13 @@ constexpr const char* kPredictedNote =
     "At least one of these runs is a prediction of the lab model in virtual time: nothing in it was "
     "measured.";
 
-std::string budget_text(const std::optional<stats::ApiBudgetRecord>& budget) {
+std::string budget_text(const std::optional<results::ApiBudgetRecord>& budget) {
   return budget ? detail::api_budget_line(*budget) : std::string();
 }
 
 // The clone methods the platform said it used, over every scenario ("copy, csi-clone"); empty when it said
 // none.
-std::string clone_methods_used(const stats::Summary& summary) {
+std::string clone_methods_used(const results::Summary& summary) {
   std::set<std::string> methods;
   for (const auto& sc : summary.scenarios)
     for (const auto& [method, n] : sc.clone_methods) methods.insert(method);
@@ -87,9 +87,9 @@ std::string clone_methods_used(const stats::Summary& summary) {
 std::vector<std::string> platform_warnings(const std::vector<LoadedRun>& runs) {
   std::vector<std::string> out;
   if (runs.size() < 2) return out;
-  const stats::RunInfo& first = runs.front().summary.run;
+  const results::RunInfo& first = runs.front().summary.run;
   for (std::size_t i = 1; i < runs.size(); ++i) {
-    const stats::RunInfo& other = runs[i].summary.run;
+    const results::RunInfo& other = runs[i].summary.run;
     std::vector<std::string> differ = api::differences(first.facts, other.facts);
     const bool simulator_named = std::any_of(
         differ.begin(), differ.end(), [](const std::string& d) { return d.starts_with("simulator:"); });
@@ -115,21 +115,21 @@ namespace {
 
 // The phase of `candidate` whose part of the mean boot grew most over `baseline`'s; empty when none grew by
 // at least 10 ms and 1 % of the baseline's mean boot (less is noise, and prints as +0.00 s).
-std::string grown_phase(const stats::ScenarioSummary& baseline, const stats::ScenarioSummary& candidate,
+std::string grown_phase(const results::ScenarioSummary& baseline, const results::ScenarioSummary& candidate,
                         const std::string& pair) {
   if (baseline.phases.empty() || candidate.phases.empty()) return {};
-  std::array<double, stats::kPhaseCount> before{}, after{};
+  std::array<double, results::kPhaseCount> before{}, after{};
   for (const auto& p : baseline.phases) before[static_cast<std::size_t>(p.phase)] = p.mean_part_s;
   for (const auto& p : candidate.phases) after[static_cast<std::size_t>(p.phase)] = p.mean_part_s;
   std::size_t most = 0;
-  for (std::size_t i = 1; i < stats::kPhaseCount; ++i)
+  for (std::size_t i = 1; i < results::kPhaseCount; ++i)
     if (after[i] - before[i] > after[most] - before[most]) most = i;
   double baseline_boot = 0;
   for (double part : before) baseline_boot += part;
   const double grown = after[most] - before[most];
   if (grown < 0.01 || grown < 0.01 * baseline_boot) return {};
   return fmt::format("{}: the {} phase grew most, {} \u2192 {} of the mean boot ({:+.2f} s)", pair,
-                     stats::kPhases[most].label, seconds(before[most]), seconds(after[most]),
+                     results::kPhases[most].label, seconds(before[most]), seconds(after[most]),
                      after[most] - before[most]);
 }
 
@@ -152,7 +152,7 @@ std::vector<std::string> phase_growth(const std::vector<LoadedRun>& runs) {
   for (std::size_t r = 1; r < runs.size(); ++r) {
     for (const auto& sc : runs[r].summary.scenarios) {
       auto base = std::find_if(first.scenarios.begin(), first.scenarios.end(),
-                               [&](const stats::ScenarioSummary& b) { return b.name == sc.name; });
+                               [&](const results::ScenarioSummary& b) { return b.name == sc.name; });
       if (base == first.scenarios.end()) continue;
       add(grown_phase(*base, sc,
                       fmt::format("\u201c{}\u201d, run {} \u2192 run {}", sc.name, first.run.id,
@@ -165,7 +165,7 @@ std::vector<std::string> phase_growth(const std::vector<LoadedRun>& runs) {
 // The layouts' storage side by side: one row per scenario (and repeat) of every run that has telemetry.
 struct StorageRow {
   std::string run, scenario;
-  const stats::StorageFigures* figures = nullptr;
+  const results::StorageFigures* figures = nullptr;
   std::string busiest_link;  // "r740-01 94 %", the host link closest to its capacity
 };
 
@@ -173,12 +173,12 @@ std::vector<StorageRow> storage_rows(const std::vector<LoadedRun>& runs) {
   std::vector<StorageRow> rows;
   for (const auto& r : runs) {
     const bool repeats = std::any_of(r.summary.scenarios.begin(), r.summary.scenarios.end(),
-                                     [](const stats::ScenarioSummary& s) { return s.repeat != 1; });
+                                     [](const results::ScenarioSummary& s) { return s.repeat != 1; });
     for (const auto& sc : r.summary.scenarios) {
       if (!sc.storage) continue;
       StorageRow row{r.summary.run.id, repeats ? fmt::format("{} #{}", sc.name, sc.repeat) : sc.name,
                      &*sc.storage, ""};
-      const stats::HostStorage* busiest = nullptr;
+      const results::HostStorage* busiest = nullptr;
       for (const auto& h : sc.storage->hosts)
         if (h.peak_utilisation && (!busiest || *h.peak_utilisation > *busiest->peak_utilisation))
           busiest = &h;
@@ -194,7 +194,7 @@ std::string latency_ms(const std::optional<double>& s) {
   return s ? fmt::format("{:.2f}", *s * 1e3) : std::string("\u2014");
 }
 
-Expected<void> fill_boot_times_from_csv(std::string_view csv_text, stats::Summary& summary) {
+Expected<void> fill_boot_times_from_csv(std::string_view csv_text, results::Summary& summary) {
   auto rows = parse_csv(csv_text);
   if (!rows) return rows.error();
   if (rows->empty())
@@ -262,7 +262,7 @@ Expected<LoadedRun> load_run(const std::filesystem::path& dir) {
                       fmt::format("{} is not valid JSON", (dir / "summary.json").string()),
                       "re-render the run with `bootstorm report RUN`");
   }
-  auto summary = stats::summary_from_json(doc);
+  auto summary = results::summary_from_json(doc);
   if (!summary) {
     auto e = summary.error();
     e.message = fmt::format("{}: {}", dir.string(), e.message);
@@ -280,13 +280,13 @@ Expected<LoadedRun> load_run(const std::filesystem::path& dir) {
 }
 
 Expected<CompareSet> compare_runs(const std::vector<LoadedRun>& runs,
-                                  const stats::BootstrapOptions& options) {
+                                  const results::BootstrapOptions& options) {
   CompareSet set;
   if (runs.empty())
     return make_error(ErrorKind::invalid_input, "no run directory given", "pass at least one RUN");
   struct Item {
     std::size_t run;
-    stats::ComparedSample sample;
+    results::ComparedSample sample;
   };
   std::vector<Item> items;
   std::map<std::string, std::set<std::size_t>> runs_of_name;
@@ -321,7 +321,7 @@ Expected<CompareSet> compare_runs(const std::vector<LoadedRun>& runs,
   for (const auto& item : items) set.samples.push_back(item.sample);
   std::vector<std::string> skipped;
   for (const auto& [b, c] : pairs) {
-    auto cmp = stats::compare_samples(items[b].sample, items[c].sample, options);
+    auto cmp = results::compare_samples(items[b].sample, items[c].sample, options);
     if (cmp) {
       set.comparisons.push_back(std::move(cmp.value()));
     } else {

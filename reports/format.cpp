@@ -10,22 +10,22 @@
 
 namespace bootstorm::reports::detail {
 
-std::string simulator_source(const stats::RunRecord& record) {
+std::string simulator_source(const results::RunRecord& record) {
   const std::string& simulator = record.facts.simulator;
   if (simulator.empty() || simulator.starts_with(kLabSimulatorPrefix)) return "bootstorm's lab simulator";
   return "the simulator " + simulator;
 }
 
-bool predicted(const stats::RunRecord& record) {
+bool predicted(const results::RunRecord& record) {
   return record.source == "predicted";
 }
 
-std::string origin_suffix(const stats::RunRecord& record) {
+std::string origin_suffix(const results::RunRecord& record) {
   if (predicted(record)) return " \u2014 predicted";
   return record.simulated ? " \u2014 simulated lab" : "";
 }
 
-std::string prediction_note(const stats::RunRecord& record) {
+std::string prediction_note(const results::RunRecord& record) {
   std::string model = "the lab model \u201c" + record.lab + "\u201d in virtual time";
   if (record.prediction) {
     model += fmt::format(" (seed {}", record.prediction->seed);
@@ -42,7 +42,7 @@ std::string prediction_note(const stats::RunRecord& record) {
          "real platform before buying.";
 }
 
-std::string api_budget_line(const stats::ApiBudgetRecord& budget) {
+std::string api_budget_line(const results::ApiBudgetRecord& budget) {
   std::string burst =
       budget.start_concurrency > 0
           ? fmt::format("{} starts in flight (storm.startConcurrency)", budget.start_concurrency)
@@ -53,15 +53,15 @@ std::string api_budget_line(const stats::ApiBudgetRecord& budget) {
                      budget.max_concurrent, burst);
 }
 
-std::vector<const stats::VmRecord*> ordered_vms(const stats::RunRecord& record) {
+std::vector<const results::VmRecord*> ordered_vms(const results::RunRecord& record) {
   auto scenario_rank = [&](const std::string& name) {
     for (std::size_t i = 0; i < record.scenarios.size(); ++i)
       if (record.scenarios[i].name == name) return i;
     return record.scenarios.size();
   };
-  std::vector<const stats::VmRecord*> vms;
+  std::vector<const results::VmRecord*> vms;
   for (const auto& vm : record.vms) vms.push_back(&vm);
-  std::stable_sort(vms.begin(), vms.end(), [&](const stats::VmRecord* a, const stats::VmRecord* b) {
+  std::stable_sort(vms.begin(), vms.end(), [&](const results::VmRecord* a, const results::VmRecord* b) {
     const auto ra = scenario_rank(a->scenario), rb = scenario_rank(b->scenario);
     if (ra != rb) return ra < rb;
     if (a->scenario != b->scenario) return a->scenario < b->scenario;
@@ -71,12 +71,12 @@ std::vector<const stats::VmRecord*> ordered_vms(const stats::RunRecord& record) 
   return vms;
 }
 
-std::vector<const stats::VmRecord*> vms_by_start(const stats::RunRecord& record, std::string_view scenario,
-                                                 int repeat) {
-  std::vector<const stats::VmRecord*> vms;
+std::vector<const results::VmRecord*> vms_by_start(const results::RunRecord& record,
+                                                   std::string_view scenario, int repeat) {
+  std::vector<const results::VmRecord*> vms;
   for (const auto& vm : record.vms)
     if (vm.scenario == scenario && vm.repeat == repeat) vms.push_back(&vm);
-  std::stable_sort(vms.begin(), vms.end(), [](const stats::VmRecord* a, const stats::VmRecord* b) {
+  std::stable_sort(vms.begin(), vms.end(), [](const results::VmRecord* a, const results::VmRecord* b) {
     // VMs never started sort last.
     const double sa = a->start_requested_unix_s > 0 ? a->start_requested_unix_s : 1e300;
     const double sb = b->start_requested_unix_s > 0 ? b->start_requested_unix_s : 1e300;
@@ -138,7 +138,8 @@ std::vector<std::string> api_answer_sentences(const api::ApiStats& a) {
   return out;
 }
 
-std::vector<std::string> platform_sentences(const stats::Summary& summary, const stats::ScenarioSummary& sc) {
+std::vector<std::string> platform_sentences(const results::Summary& summary,
+                                            const results::ScenarioSummary& sc) {
   std::vector<std::string> out;
   if (sc.provisioning_s) {
     // How the platform made them where it said (one method: "24 csi-clone clones"; several: "24 clones
@@ -189,14 +190,15 @@ std::vector<std::string> platform_sentences(const stats::Summary& summary, const
   return out;
 }
 
-std::vector<std::string> storage_sentences(const stats::Summary& summary, const stats::ScenarioSummary& sc) {
+std::vector<std::string> storage_sentences(const results::Summary& summary,
+                                           const results::ScenarioSummary& sc) {
   std::vector<std::string> out;
   if (!sc.storage) {
     if (!sc.storage_unavailable.empty())
       out.push_back(fmt::format("Storage telemetry: none ({}).", sc.storage_unavailable));
     return out;
   }
-  const stats::StorageFigures& f = *sc.storage;
+  const results::StorageFigures& f = *sc.storage;
   const std::string origin = summary.run.source == "predicted" ? "predicted, "
                              : summary.run.simulated           ? "simulated lab, "
                                                                : "";
@@ -244,9 +246,9 @@ std::vector<std::string> storage_sentences(const stats::Summary& summary, const 
   return out;
 }
 
-bool several_repeats(const stats::Summary& summary) {
+bool several_repeats(const results::Summary& summary) {
   return std::any_of(summary.scenarios.begin(), summary.scenarios.end(),
-                     [](const stats::ScenarioSummary& s) { return s.repeat != 1; });
+                     [](const results::ScenarioSummary& s) { return s.repeat != 1; });
 }
 
 std::string slo_value(std::string_view stat, const std::optional<double>& v) {
@@ -255,7 +257,7 @@ std::string slo_value(std::string_view stat, const std::optional<double>& v) {
   return seconds(v);
 }
 
-std::string slo_name(const stats::SloResult& r) {
+std::string slo_name(const results::SloResult& r) {
   const std::string threshold =
       r.stat == "ready_fraction" ? percent(r.threshold, 1) : number(r.threshold, 3) + " s";
   const char* op = r.is_min ? "\u2265" : "\u2264";
@@ -280,7 +282,7 @@ std::string html_ci_cell(double estimate, double lower, double upper) {
                      lower, upper);
 }
 
-std::string html_comparison_cells(const stats::Comparison& c) {
+std::string html_comparison_cells(const results::Comparison& c) {
   const std::string ttar = c.time_to_all_ready_diff_s
                                ? html_change_cell(*c.baseline.time_to_all_ready_s,
                                                   *c.candidate.time_to_all_ready_s, *c.time_to_all_ready_rel)
@@ -300,7 +302,7 @@ std::string html_comparison_cells(const stats::Comparison& c) {
 
 namespace bootstorm::reports {
 
-std::vector<std::string> control_plane_sentences(const stats::Summary& summary) {
+std::vector<std::string> control_plane_sentences(const results::Summary& summary) {
   std::vector<std::string> out;
   const bool repeats = detail::several_repeats(summary);
   for (const auto& sc : summary.scenarios) {
@@ -311,19 +313,19 @@ std::vector<std::string> control_plane_sentences(const stats::Summary& summary) 
         "its "
         "scheduling (API and control plane), longer than any other phase ({}: {}); its median boot took {}.",
         scenario_label(sc.name, sc.repeat, repeats), seconds(c.median_s),
-        stats::phase_info(c.largest_other).label, seconds(c.largest_other_median_s),
+        results::phase_info(c.largest_other).label, seconds(c.largest_other_median_s),
         seconds(c.median_boot_s)));
   }
   return out;
 }
 
-std::string phase_sentence(const stats::ScenarioSummary& scenario) {
+std::string phase_sentence(const results::ScenarioSummary& scenario) {
   if (scenario.phases.empty()) return {};
   std::string out = "Where the time went (mean per VM): ";
   for (std::size_t i = 0; i < scenario.phases.size(); ++i) {
     const auto& p = scenario.phases[i];
-    out +=
-        fmt::format("{}{} {}", i == 0 ? "" : ", ", stats::phase_info(p.phase).label, seconds(p.mean_part_s));
+    out += fmt::format("{}{} {}", i == 0 ? "" : ", ", results::phase_info(p.phase).label,
+                       seconds(p.mean_part_s));
   }
   return out + ".";
 }

@@ -15,9 +15,9 @@ namespace {
 
 // The storage of one storm over time, on the ready curve's axis (seconds since the first start request):
 // MB/s per host link and summed, IOPS, and the mean read latency, each interval a flat step at its mean.
-std::string storage_panel(const stats::RunRecord& record, const stats::ScenarioSummary& sc, std::size_t index,
-                          const std::string& label) {
-  const stats::StorageFigures& f = *sc.storage;
+std::string storage_panel(const results::RunRecord& record, const results::ScenarioSummary& sc,
+                          std::size_t index, const std::string& label) {
+  const results::StorageFigures& f = *sc.storage;
   double first_start = 0;
   for (const auto& r : record.scenarios)
     if (r.name == sc.name && r.repeat == sc.repeat) first_start = r.started_unix_s;
@@ -79,7 +79,7 @@ std::string td_num(const std::string& v) {
   return "<td class=\"num\">" + escape_xml(v) + "</td>";
 }
 
-std::string milestone_table(const stats::ScenarioSummary& sc) {
+std::string milestone_table(const results::ScenarioSummary& sc) {
   std::string out = "<div class=\"scroll\"><table>\n<thead><tr><th scope=\"col\">Milestone</th>";
   for (const char* h : {"Reached", "Mean", "Stdev", "Min", "P50", "P90", "P95", "P99", "Max", "Resolution"})
     out += fmt::format("<th scope=\"col\" class=\"num\">{}</th>", h);
@@ -104,23 +104,23 @@ std::string milestone_table(const stats::ScenarioSummary& sc) {
 }
 
 // The colour of a phase: its end milestone's, as in the timeline.
-std::string phase_color(const stats::ScenarioSummary& sc, stats::Phase phase) {
-  auto end = stats::phase_info(phase).ends_at;
-  if (phase == stats::Phase::ready)
+std::string phase_color(const results::ScenarioSummary& sc, results::Phase phase) {
+  auto end = results::phase_info(phase).ends_at;
+  if (phase == results::Phase::ready)
     end = api::milestone_from_string(sc.ready_milestone).value_or(api::Milestone::beacon);
   return std::string(svg::milestone_color(static_cast<std::size_t>(end)));
 }
 
-std::string phase_table(const stats::ScenarioSummary& sc) {
+std::string phase_table(const results::ScenarioSummary& sc) {
   std::string out =
       "<div class=\"scroll\"><table>\n<thead><tr><th scope=\"col\">Phase</th><th scope=\"col\">Span</th>";
   for (const char* h : {"VMs", "Mean part", "P50", "P95", "Max", "Resolution"})
     out += fmt::format("<th scope=\"col\" class=\"num\">{}</th>", h);
   out += "</tr></thead>\n<tbody>\n";
   for (const auto& p : sc.phases) {
-    const auto& info = stats::phase_info(p.phase);
-    const std::string span =
-        p.phase == stats::Phase::ready ? "guest_agent \u2192 " + sc.ready_milestone : std::string(info.span);
+    const auto& info = results::phase_info(p.phase);
+    const std::string span = p.phase == results::Phase::ready ? "guest_agent \u2192 " + sc.ready_milestone
+                                                              : std::string(info.span);
     out += fmt::format(
         "<tr><th scope=\"row\"><span class=\"swatch\" style=\"background:{}\"></span>{}</th><td>{}</td>",
         phase_color(sc, p.phase), escape_xml(info.label), escape_xml(span));
@@ -134,20 +134,20 @@ std::string phase_table(const stats::ScenarioSummary& sc) {
 }
 
 // Where the mean boot time of each scenario went: one stacked bar per scenario.
-std::string phase_figure(const stats::Summary& summary, bool repeats) {
+std::string phase_figure(const results::Summary& summary, bool repeats) {
   std::vector<svg::StackedPart> parts;
   std::vector<svg::StackedBar> bars;
-  const stats::ScenarioSummary* colours = nullptr;
+  const results::ScenarioSummary* colours = nullptr;
   for (const auto& sc : summary.scenarios) {
     if (sc.phases.empty()) continue;
     if (!colours) colours = &sc;
     svg::StackedBar bar{scenario_label(sc.name, sc.repeat, repeats),
-                        std::vector<double>(stats::kPhaseCount, 0)};
+                        std::vector<double>(results::kPhaseCount, 0)};
     for (const auto& p : sc.phases) bar.parts[static_cast<std::size_t>(p.phase)] = p.mean_part_s;
     bars.push_back(std::move(bar));
   }
   if (bars.empty()) return {};
-  for (const auto& info : stats::kPhases)
+  for (const auto& info : results::kPhases)
     parts.push_back({std::string(info.label), phase_color(*colours, info.phase)});
   return "<figure>\n" +
          svg::stacked_bar_chart(
@@ -160,7 +160,7 @@ std::string phase_figure(const stats::Summary& summary, bool repeats) {
          "part means the VMs waited for the platform before they ran anywhere.</figcaption>\n</figure>\n";
 }
 
-std::vector<svg::GanttRow> gantt_rows(const stats::RunRecord& record, const stats::ScenarioSummary& sc,
+std::vector<svg::GanttRow> gantt_rows(const results::RunRecord& record, const results::ScenarioSummary& sc,
                                       std::size_t& omitted) {
   const auto vms = detail::vms_by_start(record, sc.name, sc.repeat);
   double first = 0;
@@ -214,13 +214,13 @@ std::string html_tail(std::string_view generated_at, std::string_view what) {
 }
 }  // namespace detail
 
-std::string render_report_html(const stats::RunRecord& record, const stats::Summary& summary,
+std::string render_report_html(const results::RunRecord& record, const results::Summary& summary,
                                std::string_view generated_at) {
   return detail::render_report_html_with(record, summary, scenario_comparisons(summary), generated_at);
 }
 
-std::string detail::render_report_html_with(const stats::RunRecord& record, const stats::Summary& summary,
-                                            const std::vector<stats::Comparison>& comparisons,
+std::string detail::render_report_html_with(const results::RunRecord& record, const results::Summary& summary,
+                                            const std::vector<results::Comparison>& comparisons,
                                             std::string_view generated_at) {
   const bool repeats = detail::several_repeats(summary);
   const std::string title =

@@ -56,7 +56,7 @@ std::string canonical_float(double v) {
 
 }  // namespace
 
-std::string render_telemetry_csv(const stats::RunRecord& record) {
+std::string render_telemetry_csv(const results::RunRecord& record) {
   std::string out =
       "scenario,repeat,source,kind,subject,from_unix_s,to_unix_s,read_bytes_per_s,write_bytes_per_s,read_"
       "iops,"
@@ -77,7 +77,7 @@ std::string render_telemetry_csv(const stats::RunRecord& record) {
   return out;
 }
 
-std::string render_vms_csv(const stats::RunRecord& record) {
+std::string render_vms_csv(const results::RunRecord& record) {
   std::string out = "scenario,repeat,vm,host,start_requested_utc";
   for (auto m : api::kAllMilestones) out += fmt::format(",{0}_s,{0}_res_s", api::to_string(m));
   out += ",status,reason\n";
@@ -102,11 +102,11 @@ std::string render_vms_csv(const stats::RunRecord& record) {
   return out;
 }
 
-std::string render_summary_json(const stats::Summary& summary) {
-  return stats::summary_to_json_text(summary);
+std::string render_summary_json(const results::Summary& summary) {
+  return results::summary_to_json_text(summary);
 }
 
-std::string render_junit_xml(const stats::RunRecord& record, const stats::Summary& summary) {
+std::string render_junit_xml(const results::RunRecord& record, const results::Summary& summary) {
   const bool repeats = detail::several_repeats(summary);
   std::size_t failures = 0;
   for (const auto& r : summary.slo)
@@ -115,7 +115,7 @@ std::string render_junit_xml(const stats::RunRecord& record, const stats::Summar
   out += fmt::format("<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\">\n",
                      escape_xml("bootstorm SLOs: " + record.plan_name), summary.slo.size(), failures);
   for (const auto& sc : summary.scenarios) {
-    std::vector<const stats::SloResult*> results;
+    std::vector<const results::SloResult*> results;
     for (const auto& r : summary.slo)
       if (r.scenario == sc.name && r.repeat == sc.repeat) results.push_back(&r);
     const auto failed = std::count_if(results.begin(), results.end(), [](auto* r) { return !r->pass; });
@@ -161,8 +161,8 @@ std::string render_junit_xml(const stats::RunRecord& record, const stats::Summar
   return out;
 }
 
-std::string render_metrics_prom(const stats::RunRecord& record, const stats::Summary& summary) {
-  auto labels = [&](const stats::ScenarioSummary& sc, std::string_view extra = {}) {
+std::string render_metrics_prom(const results::RunRecord& record, const results::Summary& summary) {
+  auto labels = [&](const results::ScenarioSummary& sc, std::string_view extra = {}) {
     std::string l =
         fmt::format("run_id=\"{}\",plan=\"{}\",scenario=\"{}\",repeat=\"{}\"", label_value(record.run_id),
                     label_value(record.plan_name), label_value(sc.name), sc.repeat);
@@ -249,7 +249,7 @@ std::string render_metrics_prom(const stats::RunRecord& record, const stats::Sum
 
   const bool any_storage =
       std::any_of(summary.scenarios.begin(), summary.scenarios.end(),
-                  [](const stats::ScenarioSummary& sc) { return sc.storage.has_value(); });
+                  [](const results::ScenarioSummary& sc) { return sc.storage.has_value(); });
   if (any_storage) {
     // The storage figures of each storm, as its telemetry source measured them (labelled with the source).
     auto storage_family = [&](std::string_view name, std::string_view unit, std::string_view help,
@@ -264,7 +264,7 @@ std::string render_metrics_prom(const stats::RunRecord& record, const stats::Sum
         }
       }
     };
-    using F = stats::StorageFigures;
+    using F = results::StorageFigures;
     storage_family("bootstorm_storage_peak_bytes_per_second", "bytes_per_second",
                    "Peak storage throughput (read + write) over the storm's samples.",
                    [](const F& f) { return std::optional<double>(f.peak_bytes_per_s); });
@@ -294,7 +294,7 @@ std::string render_metrics_prom(const stats::RunRecord& record, const stats::Sum
   if (!summary.slo.empty()) {
     family("bootstorm_slo_pass", "gauge", "", "1 when the SLO held, 0 when it did not.");
     for (const auto& r : summary.slo) {
-      stats::ScenarioSummary key;
+      results::ScenarioSummary key;
       key.name = r.scenario;
       key.repeat = r.repeat;
       out += fmt::format("bootstorm_slo_pass{} {}\n",
@@ -307,7 +307,7 @@ std::string render_metrics_prom(const stats::RunRecord& record, const stats::Sum
   return out;
 }
 
-nlohmann::ordered_json quantile_documents(const stats::RunRecord& record, const stats::Summary& summary) {
+nlohmann::ordered_json quantile_documents(const results::RunRecord& record, const results::Summary& summary) {
   auto docs = nlohmann::ordered_json::array();
   for (const auto& sc : summary.scenarios) {
     for (const auto& m : sc.milestones) {
@@ -349,7 +349,7 @@ nlohmann::ordered_json quantile_documents(const stats::RunRecord& record, const 
   return docs;
 }
 
-nlohmann::ordered_json vm_documents(const stats::RunRecord& record, const stats::Summary& summary) {
+nlohmann::ordered_json vm_documents(const results::RunRecord& record, const results::Summary& summary) {
   auto docs = nlohmann::ordered_json::array();
   std::string ready_signal = record.ready_signal;
   if (ready_signal.empty() && !summary.scenarios.empty())
@@ -395,15 +395,15 @@ std::string to_bulk_ndjson(std::string_view index, const nlohmann::ordered_json&
   return out;
 }
 
-std::vector<stats::ComparedSample> pooled_samples(const stats::Summary& summary) {
-  std::vector<stats::ComparedSample> samples;
+std::vector<results::ComparedSample> pooled_samples(const results::Summary& summary) {
+  std::vector<results::ComparedSample> samples;
   std::vector<int> repeats_with_ttar, repeats;
   std::vector<double> ttar_sum;
   for (const auto& sc : summary.scenarios) {
     auto it = std::find_if(samples.begin(), samples.end(), [&](const auto& s) { return s.label == sc.name; });
     std::size_t i;
     if (it == samples.end()) {
-      samples.push_back(stats::ComparedSample{sc.name, sc.vms, {}, std::nullopt});
+      samples.push_back(results::ComparedSample{sc.name, sc.vms, {}, std::nullopt});
       repeats_with_ttar.push_back(0);
       repeats.push_back(0);
       ttar_sum.push_back(0);
@@ -425,12 +425,12 @@ std::vector<stats::ComparedSample> pooled_samples(const stats::Summary& summary)
   return samples;
 }
 
-std::vector<stats::Comparison> scenario_comparisons(const stats::Summary& summary,
-                                                    const stats::BootstrapOptions& options) {
-  std::vector<stats::Comparison> out;
+std::vector<results::Comparison> scenario_comparisons(const results::Summary& summary,
+                                                      const results::BootstrapOptions& options) {
+  std::vector<results::Comparison> out;
   const auto samples = pooled_samples(summary);
   for (std::size_t i = 1; i < samples.size(); ++i) {
-    auto c = stats::compare_samples(samples.front(), samples[i], options);
+    auto c = results::compare_samples(samples.front(), samples[i], options);
     if (c) out.push_back(std::move(c.value()));
   }
   return out;

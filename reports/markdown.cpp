@@ -9,7 +9,7 @@
 namespace bootstorm::reports {
 namespace {
 
-std::string md_comparison_table(const std::vector<stats::Comparison>& comparisons) {
+std::string md_comparison_table(const std::vector<results::Comparison>& comparisons) {
   std::string out;
   out +=
       "| Baseline | Candidate | Mean | P50 | P95 | Max | Time to all ready | \u0394 mean (95 % CI) | "
@@ -41,13 +41,13 @@ std::string md_comparison_table(const std::vector<stats::Comparison>& comparison
 
 }  // namespace
 
-std::string render_report_md(const stats::RunRecord& record, const stats::Summary& summary,
+std::string render_report_md(const results::RunRecord& record, const results::Summary& summary,
                              std::string_view generated_at) {
   return detail::render_report_md_with(record, summary, scenario_comparisons(summary), generated_at);
 }
 
-std::string detail::render_report_md_with(const stats::RunRecord& record, const stats::Summary& summary,
-                                          const std::vector<stats::Comparison>& comparisons,
+std::string detail::render_report_md_with(const results::RunRecord& record, const results::Summary& summary,
+                                          const std::vector<results::Comparison>& comparisons,
                                           std::string_view generated_at) {
   const bool repeats = detail::several_repeats(summary);
   std::string out;
@@ -152,9 +152,9 @@ std::string detail::render_report_md_with(const stats::RunRecord& record, const 
       out += "| Phase | Span | VMs | Mean part | P50 | P95 | Max | Resolution |\n";
       out += "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
       for (const auto& p : sc.phases) {
-        const auto& info = stats::phase_info(p.phase);
-        const std::string span = p.phase == stats::Phase::ready ? "guest_agent \u2192 " + sc.ready_milestone
-                                                                : std::string(info.span);
+        const auto& info = results::phase_info(p.phase);
+        const std::string span = p.phase == results::Phase::ready ? "guest_agent \u2192 " + sc.ready_milestone
+                                                                  : std::string(info.span);
         out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", escape_md(info.label),
                            escape_md(span), p.dist.count, seconds(p.mean_part_s), seconds(p.dist.p50),
                            seconds(p.dist.p95), seconds(p.dist.max), seconds(p.dist.resolution_s, 3));

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "common/expected.hpp"
-#include "orchestrator/stats/inference.hpp"
-#include "orchestrator/stats/run_record.hpp"
-#include "orchestrator/stats/summary.hpp"
+#include "results/inference.hpp"
+#include "results/run_record.hpp"
+#include "results/summary.hpp"
 
 namespace bootstorm::reports {
 
@@ -21,39 +21,39 @@ inline constexpr double kBootTimeBuckets[] = {0.5, 1, 2, 5, 10, 20, 30, 40, 50, 
 // vms.csv: scenario,repeat,vm,host,start_requested_utc, then <milestone>_s,<milestone>_res_s for every
 // milestone in api::kAllMilestones order (empty when never reached), then status,reason. RFC 4180 quoting,
 // CRLF-free (LF line ends), rows in scenario order, then repeat, then VM name.
-std::string render_vms_csv(const stats::RunRecord& record);
+std::string render_vms_csv(const results::RunRecord& record);
 
 // telemetry.csv: every storage sample of every storm, one row per subject and interval:
 // scenario,repeat,source,kind,subject,from_unix_s,to_unix_s,read_bytes_per_s,write_bytes_per_s,read_iops,
 // write_iops,read_latency_ms,write_latency_ms (latency empty without I/O). Written only when a storm has
 // telemetry.
-std::string render_telemetry_csv(const stats::RunRecord& record);
+std::string render_telemetry_csv(const results::RunRecord& record);
 
-// summary.json (stats::summary_to_json_text).
-std::string render_summary_json(const stats::Summary& summary);
+// summary.json (results::summary_to_json_text).
+std::string render_summary_json(const results::Summary& summary);
 
 // report.md: overview, comparisons, per-scenario results, milestone breakdowns, failures and SLO verdicts.
-std::string render_report_md(const stats::RunRecord& record, const stats::Summary& summary,
+std::string render_report_md(const results::RunRecord& record, const results::Summary& summary,
                              std::string_view generated_at);
 
 // report.html: self-contained (inline CSS and SVG, no scripts, no network), print-friendly.
-std::string render_report_html(const stats::RunRecord& record, const stats::Summary& summary,
+std::string render_report_html(const results::RunRecord& record, const results::Summary& summary,
                                std::string_view generated_at);
 
 // junit.xml: one testsuite per scenario/repeat, one testcase per SLO; a <failure> states value vs threshold.
-std::string render_junit_xml(const stats::RunRecord& record, const stats::Summary& summary);
+std::string render_junit_xml(const results::RunRecord& record, const results::Summary& summary);
 
 // metrics.prom: OpenMetrics text (boot-time histograms, fire skew, ready ratio, quantiles), ending "# EOF".
-std::string render_metrics_prom(const stats::RunRecord& record, const stats::Summary& summary);
+std::string render_metrics_prom(const results::RunRecord& record, const results::Summary& summary);
 
 // kube-burner-style quantile documents (metricName "vmiLatencyQuantilesMeasurement"), one per
 // scenario/repeat and milestone ("ready" plus each reached milestone). Latencies in milliseconds, as
 // kube-burner writes them. Fields: quantileName, uuid, P99, P95, P50, min, max, avg, timestamp, metricName,
 // jobName (the scenario), plus repeat and count.
-nlohmann::ordered_json quantile_documents(const stats::RunRecord& record, const stats::Summary& summary);
+nlohmann::ordered_json quantile_documents(const results::RunRecord& record, const results::Summary& summary);
 
 // Per-VM documents (metricName "vmiLatencyMeasurement"): one per VM with <milestone>Latency in ms.
-nlohmann::ordered_json vm_documents(const stats::RunRecord& record, const stats::Summary& summary);
+nlohmann::ordered_json vm_documents(const results::RunRecord& record, const results::Summary& summary);
 
 // Elasticsearch/OpenSearch _bulk body: for each document of the array an {"index":{"_index":...}} action
 // line and the document line, newline-terminated.
@@ -62,23 +62,23 @@ std::string to_bulk_ndjson(std::string_view index, const nlohmann::ordered_json&
 // Writes summary.json, vms.csv, report.md, report.html, junit.xml, metrics.prom, quantiles.json and
 // vm-latency.json into `dir` (created when missing). Each file is written to a temporary name and renamed,
 // so readers never see half a file.
-Expected<void> write_run_outputs(const std::filesystem::path& dir, const stats::RunRecord& record,
-                                 const stats::Summary& summary, std::string_view generated_at);
+Expected<void> write_run_outputs(const std::filesystem::path& dir, const results::RunRecord& record,
+                                 const results::Summary& summary, std::string_view generated_at);
 
 // Where the time went, in words (plain text, escape for the format). One sentence per scenario whose median
 // VM waited longer for the control plane (start to scheduled) than for any other phase: "Delayed by the
 // control plane: ...". Empty when no scenario was.
-std::vector<std::string> control_plane_sentences(const stats::Summary& summary);
+std::vector<std::string> control_plane_sentences(const results::Summary& summary);
 // "Where the time went (mean per VM): API 0.01 s, control plane 4.20 s, ..."; empty without phases.
-std::string phase_sentence(const stats::ScenarioSummary& scenario);
+std::string phase_sentence(const results::ScenarioSummary& scenario);
 
 // The samples to compare, one per scenario name (repeats pooled: boot times concatenated, time-to-all-ready
 // averaged over repeats when every repeat has one), in the run's scenario order.
-std::vector<stats::ComparedSample> pooled_samples(const stats::Summary& summary);
+std::vector<results::ComparedSample> pooled_samples(const results::Summary& summary);
 
 // Every scenario after the first compared with the first (the baseline: the plan's first scenario). Pairs
 // where a side has no ready VM are skipped.
-std::vector<stats::Comparison> scenario_comparisons(const stats::Summary& summary,
-                                                    const stats::BootstrapOptions& options = {});
+std::vector<results::Comparison> scenario_comparisons(const results::Summary& summary,
+                                                      const results::BootstrapOptions& options = {});
 
 }  // namespace bootstorm::reports

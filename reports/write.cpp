@@ -48,8 +48,8 @@ Expected<void> write_file(const std::filesystem::path& path, std::string_view co
 
 }  // namespace
 
-Expected<void> write_run_outputs(const std::filesystem::path& dir, const stats::RunRecord& record,
-                                 const stats::Summary& summary, std::string_view generated_at) {
+Expected<void> write_run_outputs(const std::filesystem::path& dir, const results::RunRecord& record,
+                                 const results::Summary& summary, std::string_view generated_at) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) {
@@ -73,7 +73,7 @@ Expected<void> write_run_outputs(const std::filesystem::path& dir, const stats::
   }
   const bool any_telemetry =
       std::any_of(record.scenarios.begin(), record.scenarios.end(),
-                  [](const stats::ScenarioRecord& s) { return s.telemetry.has_value(); });
+                  [](const results::ScenarioRecord& s) { return s.telemetry.has_value(); });
   if (any_telemetry) {
     if (auto r = write_file(dir / "telemetry.csv", render_telemetry_csv(record)); !r) return r.error();
   }

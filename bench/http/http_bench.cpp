@@ -11,8 +11,8 @@
 #include <ctime>
 #include <thread>
 
-#include "providers/http/client.hpp"
-#include "providers/http/server.hpp"
+#include "protocol/http/client.hpp"
+#include "protocol/http/server.hpp"
 
 namespace {
 

@@ -8,7 +8,7 @@
 // Setup fills the lab: --vms clones of the golden VM through the vCenter front (POST /api/vcenter/vm?action=
 // clone, spread over the lab's hosts) and --kube-vms VirtualMachines through the Kubernetes front (namespace
 // `capacity`, containerDisk, runStrategy Halted, label shard=<i % 10>). The load phase then keeps
-// --in-flight requests outstanding over HTTPS keep-alive connections (the same providers/http client the
+// --in-flight requests outstanding over HTTPS keep-alive connections (the same protocol/http client the
 // providers use) for --seconds, drawing each request from a fixed mix:
 //
 //   vCenter 75 %: 20 % list with filter (GET /api/vcenter/vm?names=<5 random>&power_states=POWERED_OFF),
@@ -41,7 +41,7 @@
 #include <vector>
 
 #include "common/base64.hpp"
-#include "providers/http/client.hpp"
+#include "protocol/http/client.hpp"
 
 namespace asio = boost::asio;
 using json = nlohmann::json;

@@ -13,7 +13,7 @@
 #include <stdexcept>
 
 #include "common/log.hpp"
-#include "providers/http/server.hpp"
+#include "protocol/http/server.hpp"
 
 namespace bootstorm::beacon {
 

@@ -29,9 +29,9 @@
 #include "orchestrator/sizing/capacity.hpp"
 #include "orchestrator/sizing/capacity_report.hpp"
 #include "orchestrator/sizing/predict.hpp"
-#include "orchestrator/stats/slo_text.hpp"
-#include "orchestrator/stats/summary.hpp"
 #include "reports/capacity_html.hpp"
+#include "results/slo_text.hpp"
+#include "results/summary.hpp"
 #include "simulator/lab/lab_server.hpp"
 #include "simulator/model/lab_overrides.hpp"
 
@@ -84,7 +84,7 @@ bool confirm(const plan::StormPlan& p, const sizing::CapacityResult& search) {
       search.repeat));
 }
 
-std::string step_line(const sizing::CapacityStep& step, const stats::SloRecord& slo) {
+std::string step_line(const sizing::CapacityStep& step, const results::SloRecord& slo) {
   const auto& f = step.figures;
   std::string value = "not reached";
   if (f.value) value = slo.is_min ? fmt::format("{:.3f}", *f.value) : fmt::format("{:.2f} s", *f.value);
@@ -99,7 +99,7 @@ int capacity(const CapacityArgs& args) {
   const auto loaded = load_plan_for(args.plan, "no capacity was searched");
   if (!loaded) return kExitUsage;
   const plan::StormPlan& p = *loaded;
-  auto slo = stats::parse_slo_text(args.slo);
+  auto slo = results::parse_slo_text(args.slo);
   if (!slo) {
     std::cerr << "--slo: " << slo.error().what() << "\n";
     return kExitUsage;
@@ -167,7 +167,7 @@ int capacity(const CapacityArgs& args) {
     std::cout << fmt::format(
         "capacity search of '{}' against '{}': from {} per host, doubling up to {} per host "
         "({}), then bisecting to {}; {} storm(s) per step.\n",
-        planned->scenario, stats::slo_text(*slo), planned->start, planned->max_per_host,
+        planned->scenario, results::slo_text(*slo), planned->start, planned->max_per_host,
         planned->bound_note.empty() ? "no bound" : planned->bound_note, planned->resolution, planned->repeat);
     if (args.predict) return kExitOk;
     auto first = sizing::step_plan(p, planned->scenario, planned->start, *slo, planned->repeat);
@@ -236,7 +236,7 @@ int capacity(const CapacityArgs& args) {
         return out;
       }
       (void)write_run_outputs(predicted->run_dir, predicted->record);
-      out.storms = stats::summarize(predicted->record).scenarios;
+      out.storms = results::summarize(predicted->record).scenarios;
       std::vector<sim::model::BootLimits> limits;
       for (const auto& l : predicted->limits) limits.push_back(l.limits);
       out.binding = sizing::binding_from_limits(sizing::add_limits(limits), "lab model");
@@ -252,7 +252,7 @@ int capacity(const CapacityArgs& args) {
     engine::RunEngine engine(step, run_options, make_engine_hooks());
     engine::RunResult result = engine.run();
     catch_stop_signals();  // the engine's handling of Ctrl-C ended with its run
-    out.storms = stats::summarize(result.record).scenarios;
+    out.storms = results::summarize(result.record).scenarios;
     out.run_dir = result.run_dir;
     out.outcome = result.outcome;
     out.error = result.error;
@@ -313,7 +313,7 @@ int capacity(const CapacityArgs& args) {
     std::cerr << fmt::format(
         "capacity: the first step ({} per host) already misses '{}'; nothing smaller was tried. Start lower "
         "with --start N{}.\n",
-        result.steps.front().figures.per_host, stats::slo_text(*slo),
+        result.steps.front().figures.per_host, results::slo_text(*slo),
         result.binding.resource.empty() ? ""
                                         : fmt::format(" (what held it back: {})", result.binding.resource));
     return kExitFailed;

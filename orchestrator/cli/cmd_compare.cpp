@@ -14,8 +14,8 @@ namespace {
 struct CompareArgs {
   std::vector<std::string> runs;
   std::string out;
-  std::uint64_t seed = stats::BootstrapOptions{}.seed;
-  std::size_t resamples = stats::BootstrapOptions{}.resamples;
+  std::uint64_t seed = results::BootstrapOptions{}.seed;
+  std::size_t resamples = results::BootstrapOptions{}.resamples;
 };
 
 const CommandRegistration registration{Command{

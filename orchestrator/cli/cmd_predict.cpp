@@ -16,8 +16,8 @@
 #include "orchestrator/cli/run_summary.hpp"
 #include "orchestrator/plan/plan.hpp"
 #include "orchestrator/sizing/predict.hpp"
-#include "orchestrator/stats/summary.hpp"
 #include "reports/reports.hpp"
+#include "results/summary.hpp"
 
 namespace bootstorm::cli {
 
@@ -81,7 +81,7 @@ int predict(const PredictArgs& args) {
       "(predicted with lab model {}, seed {}, {:.0f} s of virtual time in {:.2f} s: not a "
       "measurement)\n",
       result->lab, result->seed, result->virtual_s, took);
-  const stats::Summary summary = stats::summarize(result->record);
+  const results::Summary summary = results::summarize(result->record);
   for (const auto& s : summary.scenarios) {
     std::cout << fmt::format("  {} (repeat {}): {}\n", s.name, s.repeat, ready_clause(s));
   }

@@ -15,9 +15,9 @@
 #include "orchestrator/cli/engine_wiring.hpp"
 #include "orchestrator/engine/journal.hpp"
 #include "orchestrator/migrate/migrate.hpp"
-#include "orchestrator/stats/summary.hpp"
-#include "providers/http/client.hpp"
+#include "protocol/http/client.hpp"
 #include "reports/reports.hpp"
+#include "results/summary.hpp"
 
 namespace bootstorm::cli {
 namespace {
@@ -30,14 +30,14 @@ struct IndexArgs {
 
 // POST URL_origin/_bulk with the quantile documents and the per-VM documents into the URL's index, as
 // kube-burner's indexer does. Credentials: BOOTSTORM_INDEX_USERNAME / BOOTSTORM_INDEX_PASSWORD (Basic).
-Expected<std::size_t> upload_documents(const IndexArgs& args, const stats::RunRecord& record) {
+Expected<std::size_t> upload_documents(const IndexArgs& args, const results::RunRecord& record) {
   auto url = http::parse_url(args.url);
   std::string index = url ? url->target : "";
   while (!index.empty() && index.front() == '/') index.erase(0, 1);
   if (!url || index.empty() || index.find('/') != std::string::npos || index.find('?') != std::string::npos)
     return make_error(ErrorKind::invalid_input, "--index " + args.url + " is not an index URL",
                       "write it as https://HOST:PORT/INDEX, e.g. https://opensearch:9200/bootstorm");
-  const stats::Summary summary = stats::summarize(record);
+  const results::Summary summary = results::summarize(record);
   const auto quantiles = reports::quantile_documents(record, summary);
   const auto vms = reports::vm_documents(record, summary);
   const std::string body = reports::to_bulk_ndjson(index, quantiles) + reports::to_bulk_ndjson(index, vms);

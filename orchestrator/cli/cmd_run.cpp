@@ -19,18 +19,18 @@
 #include "orchestrator/engine/run_engine.hpp"
 #include "orchestrator/engine/shard.hpp"
 #include "orchestrator/plan/plan.hpp"
-#include "orchestrator/stats/summary.hpp"
 #include "reports/reports.hpp"
+#include "results/summary.hpp"
 
 namespace bootstorm::cli {
 
 namespace {
 
 // The end of a run on the terminal: where the results are, the distribution per scenario (from the same
-// stats::summarize as summary.json, so the numbers agree), the consolidation verdicts and the outcome.
+// results::summarize as summary.json, so the numbers agree), the consolidation verdicts and the outcome.
 void print_run_summary(std::ostream& out, const engine::RunResult& result) {
   if (!result.run_dir.empty()) out << "run directory: " << result.run_dir.string() << "\n";
-  const stats::Summary summary = stats::summarize(result.record);
+  const results::Summary summary = results::summarize(result.record);
   if (summary.run.simulated) out << "(simulated lab " << summary.run.lab << ": not a hardware measurement)\n";
   for (const auto& s : summary.scenarios) {
     out << fmt::format("  {} (repeat {}): {}", s.name, s.repeat, ready_clause(s));

@@ -11,11 +11,11 @@
 
 #include "common/rfc3339.hpp"
 #include "orchestrator/beacon/listener.hpp"
-#include "orchestrator/stats/summary.hpp"
 #include "providers/api/provider.hpp"
 #include "providers/kubevirt/kubevirt_provider.hpp"
 #include "providers/vsphere/platform/api_choice.hpp"
 #include "reports/reports.hpp"
+#include "results/summary.hpp"
 #include "simulator/lab/lab_server.hpp"
 
 namespace bootstorm::cli {
@@ -29,8 +29,8 @@ void register_builtin_platforms() {
   });
 }
 
-Expected<bool> write_run_outputs(const std::filesystem::path& run_dir, const stats::RunRecord& record) {
-  stats::Summary summary = stats::summarize(record);
+Expected<bool> write_run_outputs(const std::filesystem::path& run_dir, const results::RunRecord& record) {
+  results::Summary summary = results::summarize(record);
   // Re-rendering from the journal must give the same files: stamp them with the run's end, not with now.
   std::string generated_at =
       !record.ended_at.empty() ? record.ended_at : format_rfc3339(std::chrono::system_clock::now());
@@ -70,7 +70,7 @@ engine::EngineHooks make_engine_hooks() {
   hooks.make_beacon = [](boost::asio::any_io_executor ex, const beacon::ListenerOptions& options) {
     return beacon::start_listener(std::move(ex), options);
   };
-  hooks.write_outputs = [](const std::filesystem::path& dir, const stats::RunRecord& record) {
+  hooks.write_outputs = [](const std::filesystem::path& dir, const results::RunRecord& record) {
     return write_run_outputs(dir, record);
   };
   hooks.start_embedded_lab = [](boost::asio::any_io_executor, const std::string& lab) {

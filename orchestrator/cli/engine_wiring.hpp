@@ -6,7 +6,7 @@
 
 #include "common/expected.hpp"
 #include "orchestrator/engine/hooks.hpp"
-#include "orchestrator/stats/run_record.hpp"
+#include "results/run_record.hpp"
 
 namespace bootstorm::cli {
 
@@ -18,6 +18,6 @@ void register_builtin_platforms();
 engine::EngineHooks make_engine_hooks();
 
 // summary.json, vms.csv, report.md/html, junit.xml, metrics.prom from the record; true when every SLO passed.
-Expected<bool> write_run_outputs(const std::filesystem::path& run_dir, const stats::RunRecord& record);
+Expected<bool> write_run_outputs(const std::filesystem::path& run_dir, const results::RunRecord& record);
 
 }  // namespace bootstorm::cli

@@ -20,7 +20,7 @@
 #include "orchestrator/cli/command.hpp"
 #include "orchestrator/plan/plan.hpp"
 #include "orchestrator/sizing/lab_fit.hpp"
-#include "orchestrator/stats/summary.hpp"
+#include "results/summary.hpp"
 
 namespace bootstorm::cli {
 
@@ -68,7 +68,7 @@ Expected<sizing::FitRun> read_fit_run(const fs::path& dir) {
   if (document.is_discarded())
     return make_error(ErrorKind::invalid_input,
                       fmt::format("{}: not JSON.", (dir / "summary.json").string()));
-  auto summary = stats::summary_from_json(document);
+  auto summary = results::summary_from_json(document);
   if (!summary) return summary.error();
   sizing::FitRun run;
   run.name = fs::absolute(dir).lexically_normal().filename().string();
@@ -81,7 +81,7 @@ Expected<sizing::FitRun> read_fit_run(const fs::path& dir) {
   std::map<std::string, sizing::FitRun::Scenario> by_name;
   std::vector<std::string> order;
   for (const auto& s : summary->scenarios) {
-    const stats::Distribution& d = s.ready();
+    const results::Distribution& d = s.ready();
     if (!d.mean || !d.p95) continue;  // nothing became ready: nothing to fit to
     auto [it, added] = by_name.try_emplace(s.name);
     if (added) order.push_back(s.name);

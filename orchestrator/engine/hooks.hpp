@@ -12,8 +12,8 @@
 
 #include "common/expected.hpp"
 #include "orchestrator/beacon/listener.hpp"
-#include "orchestrator/stats/run_record.hpp"
 #include "providers/api/provider.hpp"
+#include "results/run_record.hpp"
 
 namespace bootstorm::engine {
 
@@ -48,7 +48,7 @@ struct EngineHooks {
       make_beacon;
   // Writes every output of the run directory (summary.json, vms.csv, reports...) from the record; returns
   // whether every SLO passed. Empty: only plan.yaml and journal.jsonl are written and SLOs count as passed.
-  std::function<Expected<bool>(const std::filesystem::path& run_dir, const stats::RunRecord& record)>
+  std::function<Expected<bool>(const std::filesystem::path& run_dir, const results::RunRecord& record)>
       write_outputs;
 };
 

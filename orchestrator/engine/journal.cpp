@@ -16,8 +16,8 @@
 #include "common/rfc3339.hpp"
 #include "orchestrator/engine/journal_events.hpp"
 #include "orchestrator/engine/naming.hpp"
-#include "orchestrator/stats/api_answers.hpp"
-#include "orchestrator/stats/telemetry_json.hpp"
+#include "results/api_answers.hpp"
+#include "results/telemetry_json.hpp"
 
 namespace bootstorm::engine {
 
@@ -159,12 +159,12 @@ int integer(const json& e, const char* key, int fallback = 0) {
 
 }  // namespace
 
-stats::VmRecord* RunRecordBuilder::find_vm(const std::string& name) {
+results::VmRecord* RunRecordBuilder::find_vm(const std::string& name) {
   auto it = vm_index_.find(name);
   return it == vm_index_.end() ? nullptr : &record_.vms[it->second];
 }
 
-stats::ScenarioRecord* RunRecordBuilder::find_scenario(const std::string& name, int repeat) {
+results::ScenarioRecord* RunRecordBuilder::find_scenario(const std::string& name, int repeat) {
   for (auto& s : record_.scenarios)
     if (s.name == name && s.repeat == repeat) return &s;
   return nullptr;
@@ -182,7 +182,7 @@ void RunRecordBuilder::apply(const json& e) {
     record_.source = str(e, fields::run_source) == "predicted" ? "predicted" : "";
     record_.prediction.reset();
     if (auto it = e.find(fields::prediction); it != e.end() && it->is_object()) {
-      stats::PredictionRecord p;
+      results::PredictionRecord p;
       p.lab = str(*it, "lab");
       if (auto seed = it->find("seed"); seed != it->end() && seed->is_number_unsigned()) {
         p.seed = seed->get<std::uint64_t>();
@@ -201,7 +201,7 @@ void RunRecordBuilder::apply(const json& e) {
     record_.slo.clear();
     if (auto it = e.find(fields::slo); it != e.end() && it->is_array()) {
       for (auto& s : *it) {
-        stats::SloRecord slo;
+        results::SloRecord slo;
         slo.milestone = str(s, fields::milestone);
         slo.stat = str(s, fields::slo_stat);
         slo.max = num(s, fields::slo_max);
@@ -214,7 +214,7 @@ void RunRecordBuilder::apply(const json& e) {
   } else if (type == events::platform_facts) {
     if (auto it = e.find(fields::facts); it != e.end()) record_.facts = api::facts_from_json(*it);
     if (auto it = e.find(fields::api_budget); it != e.end() && it->is_object()) {
-      stats::ApiBudgetRecord budget;
+      results::ApiBudgetRecord budget;
       budget.requests_per_second = num(*it, "requestsPerSecond");
       budget.max_concurrent = integer(*it, "maxConcurrent");
       budget.start_concurrency = integer(*it, "startConcurrency");
@@ -227,7 +227,7 @@ void RunRecordBuilder::apply(const json& e) {
       if (record_.lab.empty()) record_.lab = api::lab_profile_of(record_.facts.simulator);
     }
   } else if (type == events::scenario_started) {
-    stats::ScenarioRecord s;
+    results::ScenarioRecord s;
     s.name = str(e, fields::scenario);
     s.repeat = integer(e, fields::repeat, 1);
     s.vms = integer(e, fields::vms);
@@ -237,7 +237,7 @@ void RunRecordBuilder::apply(const json& e) {
   } else if (type == events::vm_created || type == events::vm_provision_failed) {
     const std::string name = str(e, fields::vm);
     if (name.empty() || find_vm(name)) return;
-    stats::VmRecord vm;
+    results::VmRecord vm;
     vm.scenario = str(e, fields::scenario);
     vm.repeat = integer(e, fields::repeat, 1);
     vm.name = name;
@@ -264,15 +264,15 @@ void RunRecordBuilder::apply(const json& e) {
           // By name where the run knows the VM's id.
           const std::string id = str(n, fields::id);
           auto known = std::find_if(record_.vms.begin(), record_.vms.end(),
-                                    [&](const stats::VmRecord& r) { return !id.empty() && r.id == id; });
+                                    [&](const results::VmRecord& r) { return !id.empty() && r.id == id; });
           s->not_attempted.push_back(
-              stats::NotAttempted{known == record_.vms.end() ? id : known->name, str(n, fields::reason)});
+              results::NotAttempted{known == record_.vms.end() ? id : known->name, str(n, fields::reason)});
         }
       }
     }
   } else if (type == events::vm_moved) {
     if (auto* s = find_scenario(str(e, fields::scenario), integer(e, fields::repeat, 1))) {
-      stats::HostMove m{str(e, fields::vm), str(e, fields::planned_host), str(e, fields::host)};
+      results::HostMove m{str(e, fields::vm), str(e, fields::planned_host), str(e, fields::host)};
       if (std::find(s->moves.begin(), s->moves.end(), m) == s->moves.end()) s->moves.push_back(std::move(m));
     }
   } else if (type == events::storm_fired) {
@@ -286,7 +286,7 @@ void RunRecordBuilder::apply(const json& e) {
     auto* vm = find_vm(str(e, fields::vm));
     auto m = api::milestone_from_string(str(e, fields::milestone));
     if (!vm || !m || vm->milestones.count(*m)) return;  // first observation wins
-    stats::MilestoneRecord r;
+    results::MilestoneRecord r;
     r.offset_s = num(e, fields::offset_s);
     r.resolution_s = num(e, fields::resolution_s);
     r.source = str(e, fields::source);
@@ -305,11 +305,11 @@ void RunRecordBuilder::apply(const json& e) {
     deleted_[str(e, fields::vm)] = true;
   } else if (type == events::telemetry) {
     if (auto* s = find_scenario(str(e, fields::scenario), integer(e, fields::repeat, 1))) {
-      // A merged journal has one event per shard: their VMs add up (stats::merge_telemetry).
+      // A merged journal has one event per shard: their VMs add up (results::merge_telemetry).
       if (auto it = e.find(fields::report); it != e.end()) {
-        if (auto report = stats::telemetry_from_json(*it)) {
+        if (auto report = results::telemetry_from_json(*it)) {
           if (s->telemetry) {
-            stats::merge_telemetry(*s->telemetry, std::move(*report));
+            results::merge_telemetry(*s->telemetry, std::move(*report));
           } else {
             s->telemetry = std::move(report);
           }
@@ -326,7 +326,7 @@ void RunRecordBuilder::apply(const json& e) {
       if (e.contains(fields::storm_api_requests))
         s->storm_api_requests = static_cast<std::uint64_t>(num(e, fields::storm_api_requests));
       if (auto it = e.find(fields::api_answers); it != e.end())
-        s->api_answers = stats::api_answers_from_json(*it);
+        s->api_answers = results::api_answers_from_json(*it);
       if (auto it = e.find(fields::errors); it != e.end() && it->is_array()) {
         s->errors.clear();
         for (auto& err : *it)
@@ -339,8 +339,8 @@ void RunRecordBuilder::apply(const json& e) {
   }
 }
 
-stats::RunRecord RunRecordBuilder::record() const {
-  stats::RunRecord out = record_;
+results::RunRecord RunRecordBuilder::record() const {
+  results::RunRecord out = record_;
   auto ready_m = api::milestone_from_string(out.ready_signal);
   for (auto& vm : out.vms) {
     if (ready_m) {

@@ -25,9 +25,9 @@
 // - vm_deleted: vm, id;
 // - vm_delete_failed: vm, id, reason;
 // - telemetry: scenario, repeat, and either report (the storage telemetry read after the storm:
-//   orchestrator/stats/telemetry_json.hpp) or unavailable (why there is none);
+//   results/telemetry_json.hpp) or unavailable (why there is none);
 // - scenario_ended: scenario, repeat, apiRequests, stormApiRequests (those after provisioning), apiErrors,
-//   apiAnswers (what the answers said: orchestrator/stats/api_answers.hpp),
+//   apiAnswers (what the answers said: results/api_answers.hpp),
 //   errors[];
 // - run_ended: outcome (completed | failed | interrupted).
 // Sharded runs (shard.hpp) add to run_started: shard{index,count}, startAt (RFC 3339), stormIntervalS,
@@ -52,8 +52,8 @@
 
 #include "common/expected.hpp"
 #include "orchestrator/engine/shard.hpp"
-#include "orchestrator/stats/run_record.hpp"
 #include "providers/api/provider.hpp"
+#include "results/run_record.hpp"
 
 namespace bootstorm::engine {
 
@@ -108,29 +108,29 @@ class Journal {
 // Replaces every registered secret in every string of `value` (recursively).
 void redact_json(nlohmann::json& value);
 
-// Builds a stats::RunRecord from journal events, in order. The engine feeds it the events it writes; the
+// Builds a results::RunRecord from journal events, in order. The engine feeds it the events it writes; the
 // reader feeds it the lines of a journal file — both must give the same record.
 class RunRecordBuilder {
  public:
   void apply(const nlohmann::json& event);
   // The record with every VM's status resolved (ready / failed / pending / not_started).
-  stats::RunRecord record() const;
+  results::RunRecord record() const;
   // VMs created and not (yet) deleted, in creation order.
   std::vector<api::VmHandle> undeleted() const;
   const std::string& run_id() const { return record_.run_id; }
 
  private:
-  stats::VmRecord* find_vm(const std::string& name);
-  stats::ScenarioRecord* find_scenario(const std::string& name, int repeat);
+  results::VmRecord* find_vm(const std::string& name);
+  results::ScenarioRecord* find_scenario(const std::string& name, int repeat);
 
-  stats::RunRecord record_;
+  results::RunRecord record_;
   std::map<std::string, std::size_t> vm_index_;
   std::vector<api::VmHandle> created_;
   std::map<std::string, bool> deleted_;
 };
 
 struct JournalContents {
-  stats::RunRecord record;
+  results::RunRecord record;
   std::vector<api::VmHandle> undeleted;
   std::vector<std::string> warnings;  // lines that could not be read (line number and why)
   bool truncated_tail = false;        // the last line was incomplete (crash while writing): ignored

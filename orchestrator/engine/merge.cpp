@@ -19,7 +19,7 @@
 #include "orchestrator/engine/journal_events.hpp"
 #include "orchestrator/engine/naming.hpp"
 #include "orchestrator/engine/shard.hpp"
-#include "orchestrator/stats/api_answers.hpp"
+#include "results/api_answers.hpp"
 
 namespace bootstorm::engine {
 
@@ -271,7 +271,7 @@ Expected<MergeResult> merge_shard_runs(const std::vector<fs::path>& run_dirs, co
                                  static_cast<std::uint64_t>(number(e, fields::storm_api_requests));
         if (auto a = e.find(fields::api_answers); a != e.end()) {
           if (!m.api_answers) m.api_answers.emplace();
-          *m.api_answers += stats::api_answers_from_json(*a);
+          *m.api_answers += results::api_answers_from_json(*a);
         }
         if (auto errs = e.find(fields::errors); errs != e.end() && errs->is_array())
           for (const auto& err : *errs)
@@ -392,7 +392,7 @@ Expected<MergeResult> merge_shard_runs(const std::vector<fs::path>& run_dirs, co
       e["apiRequests"] = m.api_requests;
       e["apiErrors"] = m.api_errors;
       if (m.storm_api_requests) e[fields::storm_api_requests] = *m.storm_api_requests;
-      if (m.api_answers) e[fields::api_answers] = stats::api_answers_json(*m.api_answers);
+      if (m.api_answers) e[fields::api_answers] = results::api_answers_json(*m.api_answers);
       e["errors"] = m.errors;
       write(std::move(e));
       continue;

@@ -22,9 +22,9 @@
 #include "orchestrator/engine/progress.hpp"
 #include "orchestrator/engine/shard.hpp"
 #include "orchestrator/plan/plan.hpp"
-#include "orchestrator/stats/run_record.hpp"
 #include "providers/api/check.hpp"
 #include "providers/api/platform_facts.hpp"
+#include "results/run_record.hpp"
 
 namespace bootstorm::engine {
 
@@ -59,7 +59,7 @@ struct RunResult {
   int exit_code = 1;    // 0 all ready + SLOs pass, 1 failed / SLO missed, 2 invalid input, 130 interrupted
   std::string outcome;  // completed | failed | interrupted | error
   std::filesystem::path run_dir;  // empty for dry runs and when it could not be created
-  stats::RunRecord record;
+  results::RunRecord record;
   bool slo_passed = true;
   std::optional<Error> error;  // why the run could not proceed (connect, inventory, setup, outputs)
   std::size_t vms_total = 0, vms_ready = 0, vms_failed = 0;

@@ -15,7 +15,7 @@
 #include "orchestrator/engine/naming.hpp"
 #include "orchestrator/engine/preflight.hpp"
 #include "orchestrator/engine/shard.hpp"
-#include "orchestrator/stats/api_answers.hpp"
+#include "results/api_answers.hpp"
 
 namespace bootstorm::engine::detail {
 
@@ -390,7 +390,7 @@ asio::awaitable<void> RunSession::run_scenario(const plan::Scenario& scenario, i
         {fields::api_requests, stats_after.requests - stats_before.requests},
         {fields::storm_api_requests, stats_after.requests - stats_provisioned.requests},
         {"apiErrors", stats_after.errors - stats_before.errors},
-        {fields::api_answers, stats::api_answers_json(stats_after.since(stats_before))},
+        {fields::api_answers, results::api_answers_json(stats_after.since(stats_before))},
         {fields::errors, errors_for(scenario.name, repeat, errors)}});
   phase_boundary();
   progress_.finish();

@@ -11,8 +11,8 @@
 #include "common/async/sleep.hpp"
 #include "orchestrator/engine/detail/run_session.hpp"
 #include "orchestrator/engine/journal_events.hpp"
-#include "orchestrator/stats/storage_figures.hpp"
-#include "orchestrator/stats/telemetry_json.hpp"
+#include "results/storage_figures.hpp"
+#include "results/telemetry_json.hpp"
 
 namespace bootstorm::engine::detail {
 
@@ -135,7 +135,7 @@ asio::awaitable<void> RunSession::collect_telemetry(const plan::Scenario& scenar
   }
   for (auto& w : warnings) report->warnings.push_back(std::move(w));
   for (const auto& w : report->warnings) spdlog::warn("storage telemetry: {}", w);
-  const stats::StorageFigures f = stats::storage_figures(*report, static_cast<int>(vms.size()));
+  const results::StorageFigures f = results::storage_figures(*report, static_cast<int>(vms.size()));
   spdlog::info(
       "storage ({}, {:g} s samples): peak {:.0f} MB/s, mean {:.0f} MB/s, peak {:.0f} IOPS ({:.1f} per "
       "desktop){}",
@@ -144,7 +144,7 @@ asio::awaitable<void> RunSession::collect_telemetry(const plan::Scenario& scenar
       f.read_latency_p95_s ? fmt::format(", read latency P95 {:.2f} ms", *f.read_latency_p95_s * 1e3) : "");
   emit(events::telemetry, {{fields::scenario, scenario.name},
                            {fields::repeat, repeat},
-                           {fields::report, stats::telemetry_json(*report)}});
+                           {fields::report, results::telemetry_json(*report)}});
 }
 
 }  // namespace bootstorm::engine::detail

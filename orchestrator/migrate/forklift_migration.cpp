@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "orchestrator/migrate/forklift_objects.hpp"
-#include "providers/http/types.hpp"
+#include "protocol/http/types.hpp"
 #include "providers/kube/object_calls.hpp"
 
 namespace bootstorm::migrate {

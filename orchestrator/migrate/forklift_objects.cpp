@@ -2,7 +2,7 @@
 #include "orchestrator/migrate/forklift_objects.hpp"
 
 #include "common/base64.hpp"
-#include "providers/http/types.hpp"
+#include "protocol/http/types.hpp"
 
 namespace bootstorm::migrate {
 using nlohmann::json;

@@ -10,7 +10,7 @@
 
 #include "orchestrator/migrate/detail/forklift_migration.hpp"
 #include "orchestrator/migrate/forklift_objects.hpp"
-#include "providers/http/types.hpp"
+#include "protocol/http/types.hpp"
 #include "providers/kube/object_calls.hpp"
 
 namespace bootstorm::migrate {

@@ -6,9 +6,9 @@
 #include <set>
 
 #include "orchestrator/migrate/migration_record.hpp"
-#include "orchestrator/stats/descriptive.hpp"
 #include "reports/csv.hpp"
 #include "reports/text.hpp"
+#include "results/descriptive.hpp"
 
 namespace bootstorm::migrate {
 using nlohmann::json;
@@ -60,7 +60,7 @@ MigrationSummary summarize(const MigrationRecord& record) {
     if (std::find(s.step_names.begin(), s.step_names.end(), n) == s.step_names.end())
       s.step_names.push_back(n);
   if (!totals.empty()) {
-    auto d = stats::describe(totals, totals.size(), 1.0);
+    auto d = results::describe(totals, totals.size(), 1.0);
     s.mean_s = d.mean;
     s.p95_s = d.p95;
     s.max_s = d.max;
@@ -73,7 +73,7 @@ MigrationSummary summarize(const MigrationRecord& record) {
     s.wall_s = std::max(0.0, *last - *first);
   }
   if (s.wall_s && *s.wall_s > 0 && s.total_mb > 0) s.aggregate_mbps = s.total_mb / *s.wall_s;
-  if (!rates.empty()) s.mean_vm_mbps = stats::mean(rates);
+  if (!rates.empty()) s.mean_vm_mbps = results::mean(rates);
   for (const auto& name : s.step_names) {
     std::vector<double> d;
     for (const auto& v : record.vms)
@@ -82,7 +82,7 @@ MigrationSummary summarize(const MigrationRecord& record) {
     if (d.empty()) {
       s.step_mean_max.emplace_back(std::nullopt, std::nullopt);
     } else {
-      s.step_mean_max.emplace_back(stats::mean(d), *std::max_element(d.begin(), d.end()));
+      s.step_mean_max.emplace_back(results::mean(d), *std::max_element(d.begin(), d.end()));
     }
   }
   return s;

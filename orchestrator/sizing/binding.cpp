@@ -128,7 +128,7 @@ Binding binding_from_limits(const model::BootLimits& limits, const std::string& 
   return b;
 }
 
-Binding binding_from_storms(const std::vector<stats::ScenarioSummary>& storms) {
+Binding binding_from_storms(const std::vector<results::ScenarioSummary>& storms) {
   Binding b;
   std::map<std::string, int> memory;
   for (const auto& s : storms) {
@@ -145,7 +145,7 @@ Binding binding_from_storms(const std::vector<stats::ScenarioSummary>& storms) {
     b.detail = fmt::format("{} desktop(s) failed for lack of memory (the platform's answers)", memory.size());
     return b;
   }
-  const stats::HostStorage* fullest = nullptr;
+  const results::HostStorage* fullest = nullptr;
   bool telemetry = false;
   for (const auto& s : storms) {
     if (!s.storage) continue;

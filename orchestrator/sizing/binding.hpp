@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "orchestrator/stats/summary.hpp"
+#include "results/summary.hpp"
 #include "simulator/model/boot_limits.hpp"
 
 namespace bootstorm::sizing {
@@ -31,6 +31,6 @@ Binding binding_from_limits(const sim::model::BootLimits& limits, const std::str
 
 // On a real platform: memory from the failures' reasons, a link from the telemetry (peak use >= 90 %);
 // otherwise an empty resource and a detail saying what was and was not visible.
-Binding binding_from_storms(const std::vector<stats::ScenarioSummary>& storms);
+Binding binding_from_storms(const std::vector<results::ScenarioSummary>& storms);
 
 }  // namespace bootstorm::sizing

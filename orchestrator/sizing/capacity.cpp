@@ -44,7 +44,7 @@ const CapacityStep* CapacityResult::step_at(int per_host) const {
 }
 
 Expected<plan::StormPlan> step_plan(const plan::StormPlan& plan, const std::string& scenario, int per_host,
-                                    const stats::SloRecord& slo, int repeat) {
+                                    const results::SloRecord& slo, int repeat) {
   const plan::Scenario* s = find_scenario(plan, scenario);
   if (!s) return no_scenario(plan, scenario);
   plan::StormPlan out = plan;

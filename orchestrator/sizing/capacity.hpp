@@ -14,13 +14,13 @@
 #include "orchestrator/plan/plan.hpp"
 #include "orchestrator/sizing/binding.hpp"
 #include "orchestrator/sizing/capacity_search.hpp"
-#include "orchestrator/stats/summary.hpp"
+#include "results/summary.hpp"
 
 namespace bootstorm::sizing {
 
 struct CapacityOptions {
   std::string scenario;  // empty: the plan's only scenario
-  stats::SloRecord slo;
+  results::SloRecord slo;
   int start = 0;         // desktops per host of the first step; 0: the scenario's largest
   int max_per_host = 0;  // 0: no bound of its own (max_vms still bounds)
   int max_vms = 0;       // desktops per storm at most; 0: no bound
@@ -30,7 +30,7 @@ struct CapacityOptions {
 
 // What a StepRunner reports of one step's storms.
 struct StepRun {
-  std::vector<stats::ScenarioSummary> storms;  // one per repetition
+  std::vector<results::ScenarioSummary> storms;  // one per repetition
   Binding binding;
   std::filesystem::path run_dir;
   std::string outcome;  // the run's: completed | failed | interrupted | error
@@ -50,7 +50,7 @@ struct CapacityStep {
 struct CapacityResult {
   std::string scenario;
   std::vector<std::string> hosts;  // the scenario's hosts (or nodes)
-  stats::SloRecord slo;
+  results::SloRecord slo;
   int start = 0, max_per_host = 0, resolution = 1, repeat = 1;
   std::vector<CapacityStep> steps;  // in the order they ran
   std::optional<int> capacity;      // desktops per host: the largest count that met the SLO
@@ -74,7 +74,7 @@ struct CapacityResult {
 // The plan a step runs: only `scenario`, with `per_host` desktops on each of its hosts, `repeat` storms, the
 // search's SLO, and cleanup always (the next step needs the hosts empty).
 Expected<plan::StormPlan> step_plan(const plan::StormPlan& plan, const std::string& scenario, int per_host,
-                                    const stats::SloRecord& slo, int repeat);
+                                    const results::SloRecord& slo, int repeat);
 
 // The search's bounds from the plan and the options; invalid_input when the scenario is unknown or the first
 // step is already beyond them.

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "orchestrator/stats/slo_text.hpp"
+#include "results/slo_text.hpp"
 
 namespace bootstorm::sizing {
 
@@ -21,7 +21,7 @@ std::string seconds(const std::optional<double>& s) {
   return s ? fmt::format("{:.2f} s", *s) : "-";
 }
 
-std::string slo_value_text(const stats::SloRecord& slo, const StepFigures& f) {
+std::string slo_value_text(const results::SloRecord& slo, const StepFigures& f) {
   if (!f.value) return "not reached";
   std::string v = slo.is_min ? fmt::format("{:.3f}", *f.value) : fmt::format("{:.2f} s", *f.value);
   if (f.value_low && f.value_high) {
@@ -73,7 +73,7 @@ std::vector<std::string> capacity_verdict(const CapacityContext& c, const Capaci
   const std::string tag = c.source == "predicted"   ? " (predicted)"
                           : c.source == "simulated" ? " (simulated lab)"
                                                     : "";
-  const std::string slo = stats::slo_text(r.slo);
+  const std::string slo = results::slo_text(r.slo);
   if (r.capacity) {
     std::string line = fmt::format("capacity{}: {} desktops per host within '{}'", tag,
                                    desktops(*r.capacity, r.hosts.size()), slo);
@@ -113,7 +113,7 @@ reports::CapacityView capacity_view(const CapacityContext& c, const CapacityResu
   reports::CapacityView v;
   v.title = fmt::format("Capacity: {} — {}", c.plan, r.scenario);
   v.origin = label(c, /*markdown=*/false);
-  v.slo = stats::slo_text(r.slo);
+  v.slo = results::slo_text(r.slo);
   v.stat = r.slo.stat;
   if (!r.slo.is_min) v.bound_s = r.slo.max;
   v.capacity = r.capacity;
@@ -141,7 +141,7 @@ nlohmann::ordered_json capacity_json(const CapacityContext& c, const CapacityRes
   if (!c.overrides.empty()) j["overrides"] = c.overrides;
   j["startedAt"] = c.started_at;
   j["endedAt"] = c.ended_at;
-  j["slo"] = stats::slo_text(r.slo);
+  j["slo"] = results::slo_text(r.slo);
   j["hosts"] = r.hosts;
   j["search"] = {
       {"start", r.start}, {"maxPerHost", r.max_per_host}, {"resolution", r.resolution}, {"repeat", r.repeat}};
@@ -188,7 +188,7 @@ std::string capacity_markdown(const CapacityContext& c, const CapacityResult& r)
   md += fmt::format(
       "{}. SLO `{}`, {} storm(s) per step, desktops per host doubled from {} then bisected to {} "
       "desktop(s); hosts: {}.\n\n",
-      label(c, /*markdown=*/true), stats::slo_text(r.slo), r.repeat, r.start, r.resolution,
+      label(c, /*markdown=*/true), results::slo_text(r.slo), r.repeat, r.start, r.resolution,
       fmt::join(r.hosts, ", "));
   md += "## Verdict\n\n";
   for (const auto& line : capacity_verdict(c, r)) md += "- " + line + "\n";
@@ -205,7 +205,7 @@ std::string capacity_markdown(const CapacityContext& c, const CapacityResult& r)
       "percentile. The SLO column is the mean over the step's storms, with its 95 % interval when there are "
       "two or more.\n\n";
   md += fmt::format("| per host | desktops | P50 | P95 | ready | {} | meets | held back by | run |\n",
-                    stats::slo_text(r.slo));
+                    results::slo_text(r.slo));
   md += "| ---: | ---: | ---: | ---: | ---: | ---: | :---: | --- | --- |\n";
   std::vector<const CapacityStep*> curve;
   for (const auto& s : r.steps) curve.push_back(&s);

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "orchestrator/stats/descriptive.hpp"
+#include "results/descriptive.hpp"
 
 namespace bootstorm::sizing {
 
@@ -67,16 +67,17 @@ std::optional<double> censored_quantile(const std::vector<double>& ready, std::s
   return ready[lo] + frac * (ready[lo + 1] - ready[lo]);
 }
 
-bool is_ready_milestone(const stats::ScenarioSummary& storm, const std::string& milestone) {
+bool is_ready_milestone(const results::ScenarioSummary& storm, const std::string& milestone) {
   return milestone.empty() || milestone == "ready" || milestone == storm.ready_milestone;
 }
 
 }  // namespace
 
-std::optional<double> censored_slo_value(const stats::ScenarioSummary& storm, const stats::SloRecord& slo) {
+std::optional<double> censored_slo_value(const results::ScenarioSummary& storm,
+                                         const results::SloRecord& slo) {
   const std::string& stat = slo.stat;
   if (stat == "ready_fraction" || stat == "time_to_all_ready")
-    return stats::stat_value(storm, slo.milestone.empty() ? "ready" : slo.milestone, stat);
+    return results::stat_value(storm, slo.milestone.empty() ? "ready" : slo.milestone, stat);
   const std::size_t total = static_cast<std::size_t>(std::max(0, storm.vms));
   if (is_ready_milestone(storm, slo.milestone)) {
     std::vector<double> ready = storm.boot_times_s;
@@ -87,16 +88,16 @@ std::optional<double> censored_slo_value(const stats::ScenarioSummary& storm, co
       return censored_quantile(ready, total, std::stod(stat.substr(1)) / 100);
     // mean, max, stdev: undefined while a desktop is missing.
     if (missing > 0) return std::nullopt;
-    return stats::stat_value(storm, "ready", stat);
+    return results::stat_value(storm, "ready", stat);
   }
   // Another milestone: the storm's own statistic, when every desktop reached it.
-  const stats::Distribution* d = storm.find(slo.milestone);
+  const results::Distribution* d = storm.find(slo.milestone);
   if (!d || (d->count < d->total && stat != "min")) return std::nullopt;
-  return stats::stat_value(storm, slo.milestone, stat);
+  return results::stat_value(storm, slo.milestone, stat);
 }
 
-StepFigures judge_step(int per_host, const std::vector<stats::ScenarioSummary>& storms,
-                       const stats::SloRecord& slo) {
+StepFigures judge_step(int per_host, const std::vector<results::ScenarioSummary>& storms,
+                       const results::SloRecord& slo) {
   StepFigures f;
   f.per_host = per_host;
   f.storms = static_cast<int>(storms.size());
@@ -119,12 +120,12 @@ StepFigures judge_step(int per_host, const std::vector<stats::ScenarioSummary>& 
   f.p95_s = censored_quantile(pooled, total, 0.95);
   f.ready_fraction = total == 0 ? 0 : static_cast<double>(pooled.size()) / static_cast<double>(total);
   if (!all_defined) return f;  // missing: the SLO could not be shown to hold
-  f.value = stats::mean(values);
+  f.value = results::mean(values);
   // A time bound holds for desktops that boot: one that never became ready is a miss, whatever the
   // percentile. Only a ready_fraction SLO allows some to fail.
   f.meets = slo.is_min ? *f.value >= slo.max : *f.value <= slo.max && f.ready_fraction >= 1.0;
   if (values.size() >= 2) {
-    const double sd = stats::sample_stdev(values).value_or(0);
+    const double sd = results::sample_stdev(values).value_or(0);
     const double half = t_critical_95(static_cast<int>(values.size()) - 1) * sd /
                         std::sqrt(static_cast<double>(values.size()));
     f.value_low = *f.value - half;

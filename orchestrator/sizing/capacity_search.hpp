@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "orchestrator/plan/plan.hpp"
-#include "orchestrator/stats/summary.hpp"
+#include "results/summary.hpp"
 
 namespace bootstorm::sizing {
 
@@ -57,10 +57,11 @@ struct StepFigures {
 };
 
 // A storm's value of the SLO statistic, with desktops that did not reach the milestone counted as missing it.
-std::optional<double> censored_slo_value(const stats::ScenarioSummary& storm, const stats::SloRecord& slo);
+std::optional<double> censored_slo_value(const results::ScenarioSummary& storm,
+                                         const results::SloRecord& slo);
 
-StepFigures judge_step(int per_host, const std::vector<stats::ScenarioSummary>& storms,
-                       const stats::SloRecord& slo);
+StepFigures judge_step(int per_host, const std::vector<results::ScenarioSummary>& storms,
+                       const results::SloRecord& slo);
 
 // The two-sided 95 % critical value of Student's t with `df` degrees of freedom (df >= 1).
 double t_critical_95(int df);

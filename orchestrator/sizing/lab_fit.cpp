@@ -10,7 +10,7 @@
 #include <map>
 
 #include "orchestrator/sizing/predict.hpp"
-#include "orchestrator/stats/summary.hpp"
+#include "results/summary.hpp"
 
 namespace bootstorm::sizing {
 
@@ -91,13 +91,13 @@ class Evaluator {
       auto predicted = simulate_plan(run.plan, p);
       if (!predicted) return predicted.error();
       ++model_runs_;
-      const stats::Summary summary = stats::summarize(record_of(*predicted));
+      const results::Summary summary = results::summarize(record_of(*predicted));
       for (auto i : indexes) {
         double mean = 0, p95 = 0;
         int n = 0;
         for (const auto& s : summary.scenarios) {
           if (s.name != observations_[i].scenario->name) continue;
-          const stats::Distribution& d = s.ready();
+          const results::Distribution& d = s.ready();
           if (!d.mean || !d.p95) {
             n = 0;
             break;

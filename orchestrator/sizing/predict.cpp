@@ -16,7 +16,7 @@
 #include "orchestrator/engine/shard.hpp"
 #include "orchestrator/sizing/predicted_telemetry.hpp"
 #include "orchestrator/sizing/virtual_storm.hpp"
-#include "orchestrator/stats/telemetry_json.hpp"
+#include "results/telemetry_json.hpp"
 
 namespace bootstorm::sizing {
 
@@ -250,7 +250,8 @@ Expected<PredictedRun> simulate_plan(const plan::StormPlan& plan, const PredictO
       const api::TelemetryReport storage =
           predicted_telemetry(lab, ids, names, storm->fired_at - 1, window_end);
       const double scenario_end = std::max(storm->ended_at, window_end);
-      out.add(scenario_end, events::telemetry, with_key({{fields::report, stats::telemetry_json(storage)}}));
+      out.add(scenario_end, events::telemetry,
+              with_key({{fields::report, results::telemetry_json(storage)}}));
       out.add(scenario_end, events::scenario_ended,
               with_key({{fields::api_requests, 0},
                         {fields::storm_api_requests, 0},
@@ -271,7 +272,7 @@ Expected<PredictedRun> simulate_plan(const plan::StormPlan& plan, const PredictO
   return run;
 }
 
-stats::RunRecord record_of(const PredictedRun& run) {
+results::RunRecord record_of(const PredictedRun& run) {
   engine::RunRecordBuilder builder;
   for (const auto& [type, event] : run.events) {
     json payload = event;

@@ -13,7 +13,7 @@
 
 #include "common/expected.hpp"
 #include "orchestrator/plan/plan.hpp"
-#include "orchestrator/stats/run_record.hpp"
+#include "results/run_record.hpp"
 #include "simulator/model/lab.hpp"
 #include "simulator/model/lab_overrides.hpp"
 
@@ -42,7 +42,7 @@ struct ScenarioLimits {
 struct PredictResult {
   std::string run_id;
   std::filesystem::path run_dir;
-  stats::RunRecord record;
+  results::RunRecord record;
   std::string lab;         // the profile's name
   std::uint64_t seed = 0;  // the first repetition's
   double virtual_s = 0;    // the lab time the prediction covered
@@ -62,7 +62,7 @@ struct PredictedRun {
 Expected<PredictedRun> simulate_plan(const plan::StormPlan& plan, const PredictOptions& options);
 
 // The run record of a prediction, in memory (what predict() reads back from the journal it writes).
-stats::RunRecord record_of(const PredictedRun& run);
+results::RunRecord record_of(const PredictedRun& run);
 
 // simulate_plan, then the run directory with its journal; the record is what `bootstorm report` reads back.
 Expected<PredictResult> predict(const plan::StormPlan& plan, const PredictOptions& options);

@@ -2,7 +2,7 @@
 // What a provider counts of its own API traffic, for summary.json ("apiRequests", "apiAnswers") and the
 // budget tests: requests and retries, and what the server's answers said about its load. A virt-controller
 // that paces itself sends no 429, so these are only half of the control plane's story; the phases are the
-// other half (orchestrator/stats/phases.hpp).
+// other half (results/phases.hpp).
 #include <cstdint>
 #include <map>
 #include <optional>

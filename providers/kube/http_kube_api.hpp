@@ -10,7 +10,7 @@
 #include <string>
 
 #include "common/async/token_bucket.hpp"
-#include "providers/http/client.hpp"
+#include "protocol/http/client.hpp"
 #include "providers/kube/kube_api.hpp"
 #include "providers/kube/kube_config.hpp"
 

@@ -17,8 +17,8 @@
 
 #include "common/cancel.hpp"
 #include "common/expected.hpp"
+#include "protocol/http/types.hpp"
 #include "providers/api/provider.hpp"
-#include "providers/http/types.hpp"
 #include "providers/kube/client_instant.hpp"
 #include "providers/kube/watch_decode.hpp"
 

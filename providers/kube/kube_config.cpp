@@ -21,7 +21,7 @@
 #include "common/base64.hpp"
 #include "common/log.hpp"
 #include "common/rfc3339.hpp"
-#include "providers/http/types.hpp"
+#include "protocol/http/types.hpp"
 
 extern char** environ;
 

@@ -16,8 +16,8 @@
 #include "common/base64.hpp"
 #include "common/expected.hpp"
 #include "common/rfc3339.hpp"
+#include "protocol/http/tls.hpp"
 #include "providers/api/provider.hpp"
-#include "providers/http/tls.hpp"
 
 namespace bootstorm::kube {
 

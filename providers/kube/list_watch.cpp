@@ -8,7 +8,7 @@
 #include <random>
 
 #include "common/async/sleep.hpp"
-#include "providers/http/types.hpp"
+#include "protocol/http/types.hpp"
 #include "providers/kube/object_calls.hpp"
 #include "providers/kube/status_error.hpp"
 

@@ -3,7 +3,7 @@
 
 #include <iterator>
 
-#include "providers/http/types.hpp"
+#include "protocol/http/types.hpp"
 #include "providers/kube/status_error.hpp"
 
 namespace bootstorm::kube {

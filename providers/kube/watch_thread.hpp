@@ -13,7 +13,7 @@
 #include <memory>
 #include <thread>
 
-#include "providers/http/client.hpp"
+#include "protocol/http/client.hpp"
 
 namespace bootstorm::kube {
 

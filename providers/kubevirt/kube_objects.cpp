@@ -4,7 +4,7 @@
 #include <optional>
 #include <string_view>
 
-#include "providers/http/types.hpp"
+#include "protocol/http/types.hpp"
 
 namespace bootstorm::kubevirt {
 using nlohmann::json;

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "providers/http/client.hpp"
-#include "providers/http/types.hpp"
+#include "protocol/http/client.hpp"
+#include "protocol/http/types.hpp"
 #include "providers/prometheus/storage_window.hpp"
 
 namespace bootstorm::prometheus {

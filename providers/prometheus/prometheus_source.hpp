@@ -14,8 +14,8 @@
 #include <optional>
 #include <string>
 
+#include "protocol/http/tls.hpp"
 #include "providers/api/telemetry.hpp"
-#include "providers/http/tls.hpp"
 #include "providers/prometheus/answer.hpp"
 
 namespace bootstorm::http {

@@ -1,4 +1,4 @@
-#include "providers/http/client.hpp"
+#include "protocol/http/client.hpp"
 #include "providers/vsphere/transport.hpp"
 
 namespace bootstorm::vsphere {

@@ -10,8 +10,8 @@
 
 #include "common/async/token_bucket.hpp"
 #include "common/expected.hpp"
+#include "protocol/http/types.hpp"
 #include "providers/api/provider.hpp"
-#include "providers/http/types.hpp"
 
 namespace bootstorm::vsphere {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "providers/http/server.hpp"
+#include "protocol/http/server.hpp"
 
 namespace bootstorm::sim::model {
 class Lab;

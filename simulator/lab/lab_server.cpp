@@ -15,7 +15,7 @@
 
 #include "common/base64.hpp"
 #include "common/log.hpp"
-#include "providers/http/client.hpp"
+#include "protocol/http/client.hpp"
 #include "simulator/kube/kube_front.hpp"
 #include "simulator/monitoring/prometheus_front.hpp"
 #include "simulator/vcenter/vcenter_front.hpp"

@@ -14,7 +14,7 @@
 #include <string>
 
 #include "common/expected.hpp"
-#include "providers/http/server.hpp"
+#include "protocol/http/server.hpp"
 #include "simulator/model/lab.hpp"
 
 namespace bootstorm::sim {

@@ -9,7 +9,7 @@
 #include <set>
 
 #include "common/header_text.hpp"
-#include "providers/http/types.hpp"
+#include "protocol/http/types.hpp"
 #include "simulator/model/lab.hpp"
 #include "simulator/monitoring/kubevirt_storage_series.hpp"
 #include "simulator/prometheus/answer_json.hpp"

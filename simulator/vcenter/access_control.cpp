@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <set>
 
-#include "providers/vsphere/vim25/decode.hpp"
-#include "providers/vsphere/vim25/xml_writer.hpp"
+#include "protocol/vim25/decode.hpp"
+#include "protocol/vim25/xml_writer.hpp"
 #include "simulator/vcenter/detail/sdk_faults.hpp"
 #include "simulator/vcenter/detail/vapi_responses.hpp"
 #include "simulator/vcenter/detail/vcenter_front_impl.hpp"

@@ -19,7 +19,7 @@
 #include <optional>
 #include <string>
 
-#include "providers/http/server.hpp"
+#include "protocol/http/server.hpp"
 
 namespace bootstorm::sim::vcenter::legacy_rest {
 

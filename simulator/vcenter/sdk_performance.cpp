@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "common/rfc3339.hpp"
-#include "providers/vsphere/vim25/decode.hpp"
-#include "providers/vsphere/vim25/xml_writer.hpp"
+#include "protocol/vim25/decode.hpp"
+#include "protocol/vim25/xml_writer.hpp"
 #include "simulator/vcenter/detail/sdk_faults.hpp"
 #include "simulator/vcenter/detail/vcenter_front_impl.hpp"
 

@@ -11,10 +11,10 @@
 #include <string_view>
 
 #include "common/lab_identity.hpp"
-#include "providers/vsphere/vim25/decode.hpp"
-#include "providers/vsphere/vim25/soap.hpp"
-#include "providers/vsphere/vim25/xml.hpp"
-#include "providers/vsphere/vim25/xml_writer.hpp"
+#include "protocol/vim25/decode.hpp"
+#include "protocol/vim25/soap.hpp"
+#include "protocol/vim25/xml.hpp"
+#include "protocol/vim25/xml_writer.hpp"
 #include "simulator/vcenter/detail/sdk_faults.hpp"
 #include "simulator/vcenter/detail/vcenter_front_impl.hpp"
 

@@ -9,8 +9,8 @@
 #include <boost/asio/detached.hpp>
 
 #include "common/rfc3339.hpp"
-#include "providers/vsphere/vim25/decode.hpp"
-#include "providers/vsphere/vim25/xml_writer.hpp"
+#include "protocol/vim25/decode.hpp"
+#include "protocol/vim25/xml_writer.hpp"
 #include "simulator/vcenter/detail/awaitable_callback.hpp"
 #include "simulator/vcenter/detail/sdk_faults.hpp"
 #include "simulator/vcenter/detail/vcenter_front_impl.hpp"

@@ -18,8 +18,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <chrono>
 
-#include "providers/vsphere/vim25/decode.hpp"
-#include "providers/vsphere/vim25/xml_writer.hpp"
+#include "protocol/vim25/decode.hpp"
+#include "protocol/vim25/xml_writer.hpp"
 #include "simulator/vcenter/detail/sdk_faults.hpp"
 #include "simulator/vcenter/detail/vcenter_front_impl.hpp"
 

@@ -22,7 +22,7 @@
 #include <memory>
 #include <string>
 
-#include "providers/http/server.hpp"
+#include "protocol/http/server.hpp"
 #include "simulator/model/lab.hpp"
 
 namespace bootstorm::sim::vcenter {

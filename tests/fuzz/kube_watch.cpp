@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "providers/http/client.hpp"
+#include "protocol/http/client.hpp"
 #include "providers/kubevirt/kube_objects.hpp"
 #include "providers/kubevirt/vmi_tracker.hpp"
 

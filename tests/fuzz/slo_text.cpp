@@ -1,7 +1,7 @@
-// Fuzz target: the one-line SLO of `bootstorm capacity --slo` (orchestrator/stats/slo_text). Whatever the
+// Fuzz target: the one-line SLO of `bootstorm capacity --slo` (results/slo_text). Whatever the
 // input, it either parses or is an invalid_input error naming the SLO; what parses renders back to text that
 // parses to the same SLO.
-#include "orchestrator/stats/slo_text.hpp"
+#include "results/slo_text.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -10,13 +10,13 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  auto slo = bootstorm::stats::parse_slo_text(text);
+  auto slo = bootstorm::results::parse_slo_text(text);
   if (!slo) {
     if (slo.error().kind != bootstorm::ErrorKind::invalid_input) std::abort();
     return 0;
   }
-  const std::string rendered = bootstorm::stats::slo_text(*slo);
-  auto again = bootstorm::stats::parse_slo_text(rendered);
+  const std::string rendered = bootstorm::results::slo_text(*slo);
+  auto again = bootstorm::results::parse_slo_text(rendered);
   if (!again) {
     std::fprintf(stderr, "'%s' does not parse back: %s\n", rendered.c_str(), again.error().what().c_str());
     std::abort();

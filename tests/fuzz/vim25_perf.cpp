@@ -7,9 +7,9 @@
 #include <string>
 #include <string_view>
 
-#include "providers/vsphere/vim25/decode.hpp"
-#include "providers/vsphere/vim25/performance.hpp"
-#include "providers/vsphere/vim25/soap.hpp"
+#include "protocol/vim25/decode.hpp"
+#include "protocol/vim25/performance.hpp"
+#include "protocol/vim25/soap.hpp"
 
 namespace {
 

@@ -13,9 +13,9 @@
 #include <string>
 #include <string_view>
 
-#include "providers/vsphere/vim25/decode.hpp"
-#include "providers/vsphere/vim25/fault.hpp"
-#include "providers/vsphere/vim25/messages.hpp"
+#include "protocol/vim25/decode.hpp"
+#include "protocol/vim25/fault.hpp"
+#include "protocol/vim25/messages.hpp"
 #include "providers/vsphere/vim25/session.hpp"
 
 namespace {

@@ -12,8 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "protocol/http/types.hpp"
 #include "providers/api/provider.hpp"
-#include "providers/http/types.hpp"
 #include "providers/vsphere/transport.hpp"
 #include "tests/support/lab_process.hpp"
 #include "tests/support/run_task.hpp"

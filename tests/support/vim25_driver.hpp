@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "providers/vsphere/vim25/decode.hpp"
-#include "providers/vsphere/vim25/messages.hpp"
+#include "protocol/vim25/decode.hpp"
+#include "protocol/vim25/messages.hpp"
 #include "providers/vsphere/vim25/session.hpp"
 #include "providers/vsphere/vim25/updates.hpp"
 #include "tests/support/run_task.hpp"

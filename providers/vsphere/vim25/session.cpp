@@ -8,9 +8,9 @@
 
 #include "common/async/sleep.hpp"
 #include "common/log.hpp"
-#include "providers/vsphere/vim25/decode.hpp"
-#include "providers/vsphere/vim25/fault.hpp"
-#include "providers/vsphere/vim25/messages.hpp"
+#include "protocol/vim25/decode.hpp"
+#include "protocol/vim25/fault.hpp"
+#include "protocol/vim25/messages.hpp"
 
 namespace bootstorm::vsphere::vim25 {
 namespace asio = boost::asio;

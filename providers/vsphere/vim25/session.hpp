@@ -19,11 +19,11 @@
 #include "common/async/token_bucket.hpp"
 #include "common/cancel.hpp"
 #include "common/expected.hpp"
+#include "protocol/vim25/soap.hpp"
+#include "protocol/vim25/types.hpp"
 #include "providers/api/provider.hpp"
 #include "providers/vsphere/session_settings.hpp"
 #include "providers/vsphere/transport.hpp"
-#include "providers/vsphere/vim25/soap.hpp"
-#include "providers/vsphere/vim25/types.hpp"
 
 namespace bootstorm::vsphere::vim25 {
 

@@ -5,9 +5,9 @@
 
 #include <map>
 
-#include "providers/vsphere/vim25/decode.hpp"
-#include "providers/vsphere/vim25/fault.hpp"
-#include "providers/vsphere/vim25/messages.hpp"
+#include "protocol/vim25/decode.hpp"
+#include "protocol/vim25/fault.hpp"
+#include "protocol/vim25/messages.hpp"
 
 namespace bootstorm::vsphere::vim25 {
 namespace asio = boost::asio;

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "common/expected.hpp"
+#include "protocol/vim25/types.hpp"
 #include "providers/vsphere/vim25/session.hpp"
-#include "providers/vsphere/vim25/types.hpp"
 
 namespace bootstorm::vsphere::vim25 {
 

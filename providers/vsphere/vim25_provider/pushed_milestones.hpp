@@ -26,8 +26,8 @@
 #include <string>
 #include <vector>
 
+#include "protocol/vim25/types.hpp"
 #include "providers/api/milestone.hpp"
-#include "providers/vsphere/vim25/types.hpp"
 
 namespace bootstorm::vsphere::vim25 {
 

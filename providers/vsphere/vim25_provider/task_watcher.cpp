@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "common/async/sleep.hpp"
-#include "providers/vsphere/vim25/decode.hpp"
-#include "providers/vsphere/vim25/fault.hpp"
-#include "providers/vsphere/vim25/messages.hpp"
+#include "protocol/vim25/decode.hpp"
+#include "protocol/vim25/fault.hpp"
+#include "protocol/vim25/messages.hpp"
 
 namespace bootstorm::vsphere::vim25 {
 

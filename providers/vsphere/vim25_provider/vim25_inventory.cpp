@@ -7,7 +7,7 @@
 
 #include <set>
 
-#include "providers/vsphere/vim25/decode.hpp"
+#include "protocol/vim25/decode.hpp"
 #include "providers/vsphere/vim25/session.hpp"
 #include "providers/vsphere/vim25_provider/vim25_provider.hpp"
 

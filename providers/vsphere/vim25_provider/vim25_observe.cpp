@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/async/sleep.hpp"
-#include "providers/vsphere/vim25/decode.hpp"
-#include "providers/vsphere/vim25/messages.hpp"
+#include "protocol/vim25/decode.hpp"
+#include "protocol/vim25/messages.hpp"
 #include "providers/vsphere/vim25/updates.hpp"
 #include "providers/vsphere/vim25_provider/pushed_milestones.hpp"
 #include "providers/vsphere/vim25_provider/vim25_provider.hpp"

@@ -11,9 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "common/async/sleep.hpp"
-#include "providers/vsphere/vim25/decode.hpp"
-#include "providers/vsphere/vim25/fault.hpp"
-#include "providers/vsphere/vim25/messages.hpp"
+#include "protocol/vim25/decode.hpp"
+#include "protocol/vim25/fault.hpp"
+#include "protocol/vim25/messages.hpp"
 #include "providers/vsphere/vim25/updates.hpp"
 #include "providers/vsphere/vim25_provider/vim25_provider.hpp"
 

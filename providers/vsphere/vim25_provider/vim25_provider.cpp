@@ -7,8 +7,8 @@
 #include <algorithm>
 
 #include "common/log.hpp"
-#include "providers/vsphere/vim25/decode.hpp"
-#include "providers/vsphere/vim25/messages.hpp"
+#include "protocol/vim25/decode.hpp"
+#include "protocol/vim25/messages.hpp"
 #include "providers/vsphere/vim25_provider/vim25_telemetry.hpp"
 
 namespace bootstorm::vsphere::vim25 {

@@ -6,8 +6,8 @@
 #include <chrono>
 
 #include "common/async/sleep.hpp"
-#include "providers/vsphere/vim25/decode.hpp"
-#include "providers/vsphere/vim25/messages.hpp"
+#include "protocol/vim25/decode.hpp"
+#include "protocol/vim25/messages.hpp"
 #include "providers/vsphere/vim25_provider/vim25_provider.hpp"
 
 namespace bootstorm::vsphere::vim25 {

@@ -12,8 +12,8 @@
 #include <set>
 
 #include "common/rfc3339.hpp"
-#include "providers/vsphere/vim25/fault.hpp"
-#include "providers/vsphere/vim25/messages.hpp"
+#include "protocol/vim25/fault.hpp"
+#include "protocol/vim25/messages.hpp"
 #include "providers/vsphere/vim25_provider/vim25_provider.hpp"
 
 namespace bootstorm::vsphere::vim25 {

@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "common/expected.hpp"
+#include "protocol/vim25/performance.hpp"
 #include "providers/api/telemetry.hpp"
-#include "providers/vsphere/vim25/performance.hpp"
 
 namespace bootstorm::vsphere::vim25 {
 

@@ -3,7 +3,7 @@
 // (PUT /apis/subresources.kubevirt.io/v1/namespaces/NS/virtualmachines/NAME/ACTION), with the conflicts
 // virt-api answers for each run strategy. Separate from the REST verbs because they are requests to the
 // VirtualMachine controller, not writes of an object.
-#include "providers/http/server.hpp"
+#include "protocol/http/server.hpp"
 #include "simulator/kube/detail/object_publisher.hpp"
 #include "simulator/kube/detail/vm_controller.hpp"
 #include "simulator/kube/object_store.hpp"

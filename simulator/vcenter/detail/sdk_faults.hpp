@@ -5,8 +5,8 @@
 #include <string>
 #include <string_view>
 
-#include "providers/http/server.hpp"
-#include "providers/vsphere/vim25/types.hpp"
+#include "protocol/http/server.hpp"
+#include "protocol/vim25/types.hpp"
 #include "simulator/vcenter/detail/sdk_objects.hpp"
 
 namespace bootstorm::sim::vcenter {

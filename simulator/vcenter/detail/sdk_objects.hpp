@@ -12,7 +12,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "providers/vsphere/vim25/types.hpp"
+#include "protocol/vim25/types.hpp"
 
 namespace bootstorm::sim::vcenter {
 

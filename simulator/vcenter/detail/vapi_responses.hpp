@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "providers/http/server.hpp"
+#include "protocol/http/server.hpp"
 
 namespace bootstorm::sim::vcenter {
 

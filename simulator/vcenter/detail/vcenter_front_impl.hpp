@@ -18,9 +18,9 @@
 #include <unordered_map>
 
 #include "common/expected.hpp"
-#include "providers/http/server.hpp"
-#include "providers/vsphere/vim25/types.hpp"
-#include "providers/vsphere/vim25/xml.hpp"
+#include "protocol/http/server.hpp"
+#include "protocol/vim25/types.hpp"
+#include "protocol/vim25/xml.hpp"
 #include "simulator/model/admission_queue.hpp"
 #include "simulator/model/lab.hpp"
 #include "simulator/vcenter/detail/sdk_objects.hpp"

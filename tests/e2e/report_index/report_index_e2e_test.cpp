@@ -13,7 +13,7 @@
 #include <sstream>
 #include <thread>
 
-#include "providers/http/server.hpp"
+#include "protocol/http/server.hpp"
 #include "tests/support/lab_process.hpp"
 
 namespace {

@@ -1,7 +1,7 @@
 // Sharded runs end to end: three `bootstorm run PLAN --shard I/3 --start-at T` workers (real subprocesses)
 // against one `bootstorm lab serve --lab small`, fired at one wall-clock instant, then `bootstorm merge`; the
 // merged run is compared with the shards' own outputs (statistics recomputed here from the union of their
-// vms.csv, type-7 quantiles as orchestrator/stats documents) and with an unsharded run of the same plan and
+// vms.csv, type-7 quantiles as results/ documents) and with an unsharded run of the same plan and
 // run id. The lab is checked independently with kubectl (no VM of the run is left).
 #include <fcntl.h>
 #include <gtest/gtest.h>

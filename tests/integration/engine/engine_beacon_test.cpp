@@ -14,7 +14,7 @@
 #include "orchestrator/beacon/listener.hpp"
 #include "orchestrator/engine/journal.hpp"
 #include "orchestrator/engine/run_engine.hpp"
-#include "providers/http/types.hpp"
+#include "protocol/http/types.hpp"
 #include "tests/unit/engine/fake_provider.hpp"
 #include "tests/unit/engine/test_support.hpp"
 

@@ -31,7 +31,7 @@
 
 #include "common/base64.hpp"
 #include "common/rfc3339.hpp"
-#include "providers/http/client.hpp"
+#include "protocol/http/client.hpp"
 #include "tests/support/lab_fixture.hpp"
 
 extern char** environ;

@@ -1,6 +1,6 @@
 // The simulator's Forklift controller end to end: a LabServer (vCenter + Kubernetes fronts over HTTPS on
 // loopback, port 0, real time) with the "small" lab slowed down so that disk transfers take about a second.
-// Objects are created with raw HTTP (providers/http client) and with kubectl apply; every Forklift status
+// Objects are created with raw HTTP (protocol/http client) and with kubectl apply; every Forklift status
 // body is validated against the CRD schemas in api-specs/forklift.
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "common/base64.hpp"
-#include "providers/http/client.hpp"
+#include "protocol/http/client.hpp"
 #include "simulator/kube/kube_front.hpp"
 #include "simulator/lab/lab_server.hpp"
 #include "tests/integration/kube_front/kube_test_support.hpp"

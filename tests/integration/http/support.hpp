@@ -11,8 +11,8 @@
 #include <chrono>
 #include <exception>
 
-#include "providers/http/client.hpp"
-#include "providers/http/server.hpp"
+#include "protocol/http/client.hpp"
+#include "protocol/http/server.hpp"
 
 // gtest's ASSERT_* macros `return`, which a coroutine cannot do.
 #define CO_ASSERT(condition)                             \

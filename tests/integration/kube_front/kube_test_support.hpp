@@ -24,9 +24,9 @@
 #include <vector>
 
 #include "common/cancel.hpp"
-#include "providers/http/client.hpp"
-#include "providers/http/server.hpp"
-#include "providers/http/tls.hpp"
+#include "protocol/http/client.hpp"
+#include "protocol/http/server.hpp"
+#include "protocol/http/tls.hpp"
 #include "simulator/kube/kube_front.hpp"
 #include "simulator/kube/object_store.hpp"
 #include "simulator/model/lab.hpp"

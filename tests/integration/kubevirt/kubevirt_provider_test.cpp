@@ -27,8 +27,8 @@
 #include <thread>
 
 #include "common/log.hpp"
-#include "providers/http/client.hpp"
-#include "providers/http/server.hpp"
+#include "protocol/http/client.hpp"
+#include "protocol/http/server.hpp"
 #include "providers/kube/kube_config.hpp"
 #include "simulator/kube/kube_front.hpp"
 #include "simulator/model/lab.hpp"

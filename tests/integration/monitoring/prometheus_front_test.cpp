@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "providers/http/client.hpp"
-#include "providers/http/types.hpp"
+#include "protocol/http/client.hpp"
+#include "protocol/http/types.hpp"
 #include "simulator/lab/lab_server.hpp"
 
 namespace bootstorm::sim {

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "common/base64.hpp"
+#include "protocol/vim25/decode.hpp"
+#include "protocol/vim25/messages.hpp"
 #include "providers/vsphere/transport.hpp"
-#include "providers/vsphere/vim25/decode.hpp"
-#include "providers/vsphere/vim25/messages.hpp"
 #include "providers/vsphere/vim25/session.hpp"
 #include "tests/support/lab_process.hpp"
 #include "tests/support/run_task.hpp"

@@ -15,9 +15,9 @@
 #include <thread>
 #include <vector>
 
+#include "protocol/vim25/decode.hpp"
+#include "protocol/vim25/messages.hpp"
 #include "providers/vsphere/transport.hpp"
-#include "providers/vsphere/vim25/decode.hpp"
-#include "providers/vsphere/vim25/messages.hpp"
 #include "providers/vsphere/vim25/session.hpp"
 #include "providers/vsphere/vim25/updates.hpp"
 #include "tests/support/run_task.hpp"

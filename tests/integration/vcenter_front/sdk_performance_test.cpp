@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "common/rfc3339.hpp"
+#include "protocol/vim25/decode.hpp"
 #include "providers/vsphere/transport.hpp"
-#include "providers/vsphere/vim25/decode.hpp"
 #include "providers/vsphere/vim25/session.hpp"
 #include "simulator/model/lab.hpp"
 #include "simulator/vcenter/vcenter_front.hpp"

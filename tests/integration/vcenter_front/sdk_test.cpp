@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "protocol/vim25/decode.hpp"
+#include "protocol/vim25/messages.hpp"
 #include "providers/vsphere/transport.hpp"
-#include "providers/vsphere/vim25/decode.hpp"
-#include "providers/vsphere/vim25/messages.hpp"
 #include "providers/vsphere/vim25/session.hpp"
 #include "simulator/model/lab.hpp"
 #include "tests/support/lab_process.hpp"

@@ -13,8 +13,8 @@
 #include <thread>
 
 #include "common/base64.hpp"
-#include "providers/http/client.hpp"
-#include "providers/http/server.hpp"
+#include "protocol/http/client.hpp"
+#include "protocol/http/server.hpp"
 #include "simulator/lab/lab_server.hpp"
 #include "tests/support/swagger/swagger_validator.hpp"
 

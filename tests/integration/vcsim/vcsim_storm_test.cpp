@@ -18,11 +18,11 @@
 #include <set>
 #include <string>
 
+#include "protocol/vim25/decode.hpp"
+#include "protocol/vim25/messages.hpp"
+#include "protocol/vim25/xml_writer.hpp"
 #include "providers/vsphere/transport.hpp"
-#include "providers/vsphere/vim25/decode.hpp"
-#include "providers/vsphere/vim25/messages.hpp"
 #include "providers/vsphere/vim25/session.hpp"
-#include "providers/vsphere/vim25/xml_writer.hpp"
 #include "tests/support/lab_process.hpp"
 #include "tests/support/run_files.hpp"
 #include "tests/support/run_task.hpp"

@@ -19,9 +19,9 @@
 #include <set>
 #include <string>
 
+#include "protocol/vim25/decode.hpp"
+#include "protocol/vim25/messages.hpp"
 #include "providers/vsphere/transport.hpp"
-#include "providers/vsphere/vim25/decode.hpp"
-#include "providers/vsphere/vim25/messages.hpp"
 #include "providers/vsphere/vim25/session.hpp"
 #include "providers/vsphere/vim25/updates.hpp"
 #include "providers/vsphere/vim25_provider/task_watcher.hpp"

@@ -20,7 +20,7 @@
 #include <thread>
 
 #include "orchestrator/beacon/listener.hpp"
-#include "providers/http/client.hpp"
+#include "protocol/http/client.hpp"
 #include "providers/vsphere/platform/api_choice.hpp"
 #include "simulator/lab/lab_server.hpp"
 #include "tests/support/run_task.hpp"

@@ -8,7 +8,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 
-#include "providers/http/server.hpp"
+#include "protocol/http/server.hpp"
 #include "providers/vsphere/platform/api_choice.hpp"
 #include "providers/vsphere/vsphere_provider.hpp"
 #include "tests/support/run_task.hpp"

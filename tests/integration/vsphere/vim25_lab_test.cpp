@@ -3,8 +3,8 @@
 // WaitForUpdatesEx and checked against the simulator's truth within each milestone's stated resolution; the
 // requests the lab counted; the run's snapshot removed; the ownership proof (a VM named for the run but
 // without its custom attribute is refused); and the errors before anything is created.
+#include "protocol/vim25/messages.hpp"
 #include "providers/vsphere/transport.hpp"
-#include "providers/vsphere/vim25/messages.hpp"
 #include "providers/vsphere/vim25/session.hpp"
 #include "tests/integration/vsphere/lab_fixture.hpp"
 #include "tests/support/vim25_driver.hpp"

@@ -23,7 +23,7 @@ struct Harness {
   test::FakeBehaviour behaviour;
   std::shared_ptr<test::FakeRecord> rec = std::make_shared<test::FakeRecord>();
   RunOptions options;
-  std::optional<stats::RunRecord> written_record;
+  std::optional<results::RunRecord> written_record;
   bool outputs_pass = true;
   api::ProviderConfig seen_config;
 
@@ -43,7 +43,7 @@ struct Harness {
       seen_config = c;
       return factory(ex, c);
     };
-    h.write_outputs = [this](const std::filesystem::path&, const stats::RunRecord& r) -> Expected<bool> {
+    h.write_outputs = [this](const std::filesystem::path&, const results::RunRecord& r) -> Expected<bool> {
       written_record = r;
       return outputs_pass;
     };
@@ -53,7 +53,7 @@ struct Harness {
   RunResult run(const plan::StormPlan& plan) { return RunEngine(plan, options, hooks()).run(); }
 };
 
-void expect_same_record(const stats::RunRecord& a, const stats::RunRecord& b) {
+void expect_same_record(const results::RunRecord& a, const results::RunRecord& b) {
   EXPECT_EQ(a.run_id, b.run_id);
   EXPECT_EQ(a.outcome, b.outcome);
   EXPECT_EQ(a.started_at, b.started_at);
@@ -205,7 +205,7 @@ TEST(RunEngine, ProvisionAndStartFailuresAreRecordedAndTheRestIsMeasured) {
   auto result = h.run(plan);
   EXPECT_EQ(result.exit_code, 1);
   ASSERT_EQ(result.record.vms.size(), 4u);
-  std::map<std::string, const stats::VmRecord*> by;
+  std::map<std::string, const results::VmRecord*> by;
   for (auto& vm : result.record.vms) by[vm.name] = &vm;
   EXPECT_EQ(by.at("bs-abcdef-fake-scenario-1-001")->status, "failed");
   EXPECT_NE(by.at("bs-abcdef-fake-scenario-1-001")->reason.find("datastore full"), std::string::npos);

@@ -15,7 +15,7 @@
 #include "orchestrator/engine/merge.hpp"
 #include "orchestrator/engine/naming.hpp"
 #include "orchestrator/engine/run_engine.hpp"
-#include "orchestrator/stats/summary.hpp"
+#include "results/summary.hpp"
 #include "tests/unit/engine/fake_provider.hpp"
 #include "tests/unit/engine/test_support.hpp"
 
@@ -130,11 +130,11 @@ RunOptions shard_options(const fs::path& out, ShardSpec shard,
 EngineHooks fake_hooks(ShardRun& run) {
   EngineHooks h;
   h.make_provider = test::fake_factory(run.behaviour, run.rec);
-  h.write_outputs = [](const fs::path&, const stats::RunRecord&) -> Expected<bool> { return true; };
+  h.write_outputs = [](const fs::path&, const results::RunRecord&) -> Expected<bool> { return true; };
   return h;
 }
 
-std::vector<std::string> sorted_names(const stats::RunRecord& r) {
+std::vector<std::string> sorted_names(const results::RunRecord& r) {
   std::vector<std::string> names;
   for (const auto& vm : r.vms) names.push_back(vm.name);
   std::sort(names.begin(), names.end());
@@ -258,7 +258,7 @@ TEST_F(ShardedEngine, MergeRecomputesStatisticsFromTheUnionOfTheShards) {
   EXPECT_NEAR(record.scenarios[0].started_unix_s, first, 1e-6);
 
   // Statistics from the union, not from averaging the shards.
-  stats::Summary summary = stats::summarize(record);
+  results::Summary summary = results::summarize(record);
   const auto& ready = summary.scenarios.at(0).ready();
   ASSERT_EQ(ready.count, boot_times.size());
   double sum = 0;

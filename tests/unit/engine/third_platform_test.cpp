@@ -36,7 +36,7 @@ class ThirdPlatform : public ::testing::Test {
   // No make_provider hook: the engine asks the registry (api::create_provider).
   RunResult run(const plan::StormPlan& plan) {
     EngineHooks hooks;
-    hooks.write_outputs = [](const std::filesystem::path&, const stats::RunRecord&) -> Expected<bool> {
+    hooks.write_outputs = [](const std::filesystem::path&, const results::RunRecord&) -> Expected<bool> {
       return true;
     };
     return RunEngine(plan, options_, hooks).run();

@@ -110,7 +110,7 @@ class Browser : public ::testing::Test {
 TEST_F(Browser, ChromiumDrawsEveryFigureOfReportHtml) {
   const auto record = testing::fixture_record();
   ASSERT_TRUE(
-      write_run_outputs(dir_ / "run", record, stats::summarize(record), testing::kGeneratedAt).has_value());
+      write_run_outputs(dir_ / "run", record, results::summarize(record), testing::kGeneratedAt).has_value());
   const std::string html = read(dir_ / "run" / "report.html");
   {
     std::string measured = html;
@@ -191,8 +191,8 @@ namespace {
 
 // The fixture's first storm with what vCenter's PerformanceManager would say of it: 20 s samples of two
 // hosts' links and their datastore, and the VMs' disks.
-stats::RunRecord record_with_storage() {
-  stats::RunRecord r = testing::fixture_record();
+results::RunRecord record_with_storage() {
+  results::RunRecord r = testing::fixture_record();
   api::TelemetryReport t;
   t.source = "vsphere-perf";
   t.endpoint = "https://vcenter.lab";
@@ -223,7 +223,7 @@ stats::RunRecord record_with_storage() {
 TEST_F(Browser, ChromiumDrawsTheStoragePanelOnTheReadyCurvesAxis) {
   const auto record = record_with_storage();
   ASSERT_TRUE(
-      write_run_outputs(dir_ / "run", record, stats::summarize(record), testing::kGeneratedAt).has_value());
+      write_run_outputs(dir_ / "run", record, results::summarize(record), testing::kGeneratedAt).has_value());
   const std::string html = read(dir_ / "run" / "report.html");
   {
     std::string measured = html;

@@ -16,8 +16,8 @@ using testing::fixture_record;
 using testing::kGeneratedAt;
 
 // A record with only the named scenario of the fixture (as a run that ran one layout).
-stats::RunRecord only(const std::string& scenario, const std::string& run_id) {
-  stats::RunRecord r = fixture_record();
+results::RunRecord only(const std::string& scenario, const std::string& run_id) {
+  results::RunRecord r = fixture_record();
   r.run_id = run_id;
   std::erase_if(r.scenarios, [&](const auto& s) { return s.name != scenario; });
   std::erase_if(r.vms, [&](const auto& v) { return v.scenario != scenario; });
@@ -35,8 +35,8 @@ class Compare : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(root); }
 
-  std::filesystem::path write(const stats::RunRecord& r, const std::string& name) {
-    auto res = write_run_outputs(root / name, r, stats::summarize(r), kGeneratedAt);
+  std::filesystem::path write(const results::RunRecord& r, const std::string& name) {
+    auto res = write_run_outputs(root / name, r, results::summarize(r), kGeneratedAt);
     EXPECT_TRUE(res.has_value());
     return root / name;
   }
@@ -49,7 +49,7 @@ TEST_F(Compare, LoadRunRecoversBootTimesFromVmsCsv) {
   const auto dir = write(record, "run");
   auto run = load_run(dir);
   ASSERT_TRUE(run.has_value()) << run.error().what();
-  const auto expected = stats::summarize(record);
+  const auto expected = results::summarize(record);
   ASSERT_EQ(run->summary.scenarios.size(), 2u);
   for (std::size_t i = 0; i < 2; ++i) {
     const auto& got = run->summary.scenarios[i].boot_times_s;
@@ -122,7 +122,7 @@ TEST_F(Compare, SameScenarioAcrossRunsIsLabelledByRun) {
 // The clone methods the platform said it used travel through summary.json; runs that used different ones
 // are flagged, runs that did not say are not.
 TEST_F(Compare, RunsWhoseVmsWereClonedDifferentlyAreFlagged) {
-  stats::RunRecord smart = fixture_record(), copied = fixture_record(), silent = fixture_record();
+  results::RunRecord smart = fixture_record(), copied = fixture_record(), silent = fixture_record();
   smart.run_id = "smart";
   copied.run_id = "copied";
   silent.run_id = "silent";

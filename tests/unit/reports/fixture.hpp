@@ -6,16 +6,16 @@
 #include <string>
 #include <vector>
 
-#include "orchestrator/stats/run_record.hpp"
+#include "results/run_record.hpp"
 
 namespace bootstorm::reports::testing {
 
 inline constexpr const char* kGeneratedAt = "2026-11-30T10:30:00.000Z";
 
-inline stats::VmRecord make_vm(const std::string& scenario, int index, const std::string& host, double start,
-                               double running, double ready, bool failed) {
+inline results::VmRecord make_vm(const std::string& scenario, int index, const std::string& host,
+                                 double start, double running, double ready, bool failed) {
   using api::Milestone;
-  stats::VmRecord v;
+  results::VmRecord v;
   v.scenario = scenario;
   v.repeat = 1;
   v.name = "bs-3f9a2c-" + std::string(scenario[0] == '4' ? "a" : "b") + "-" +
@@ -40,8 +40,8 @@ inline stats::VmRecord make_vm(const std::string& scenario, int index, const std
   return v;
 }
 
-inline stats::RunRecord fixture_record() {
-  stats::RunRecord r;
+inline results::RunRecord fixture_record() {
+  results::RunRecord r;
   r.run_id = "3f9a2c";
   r.plan_name = "consolidation-4x16g-vs-1x64g";
   r.platform = "vsphere";
@@ -53,7 +53,7 @@ inline stats::RunRecord fixture_record() {
   r.facts.simulator = "bootstorm lab tolly-2024";
   r.facts.hosts = {{"r740-01", "Intel Xeon Gold 6248", "VMware ESXi 8.0.2 build-lab"},
                    {"r7625-01", "AMD EPYC 9354", "VMware ESXi 8.0.2 build-lab"}};
-  r.api_budget = stats::ApiBudgetRecord{50, 64, 0, 0};
+  r.api_budget = results::ApiBudgetRecord{50, 64, 0, 0};
   r.ready_signal = "guest_agent";
   r.started_at = "2026-11-30T10:00:00.000Z";
   r.ended_at = "2026-11-30T10:04:12.345Z";
@@ -63,8 +63,8 @@ inline stats::RunRecord fixture_record() {
       "# note: <script>alert('x')</script> & co\nscenarios:\n  - name: 4x R740 16GFC\n  - name: 1x R7625 "
       "64GFC\n";
   const double t0 = 1795860000.0;  // 2026-11-29T...
-  stats::ScenarioRecord a{"4x R740 16GFC", 1, 8, 4, 2.125, t0, 412, {}};
-  stats::ScenarioRecord b{
+  results::ScenarioRecord a{"4x R740 16GFC", 1, 8, 4, 2.125, t0, 412, {}};
+  results::ScenarioRecord b{
       "1x R7625 64GFC", 1, 8, 1, 0.875, t0 + 120, 398, {"clone of bs-3f9a2c-b-09 failed: disk full"}};
   r.scenarios = {a, b};
   for (int i = 0; i < 8; ++i) {
@@ -78,9 +78,9 @@ inline stats::RunRecord fixture_record() {
     const double ready = 6.9 + 0.2 * i + 0.1 * std::fmod(i * 5.0, 4.0);
     r.vms.push_back(make_vm(b.name, i, "r7625-01", start, 1.2 + 0.05 * i, ready, false));
   }
-  r.slo = {stats::SloRecord{"ready", "p95", 30.0, false},
-           stats::SloRecord{"ready", "ready_fraction", 1.0, true},
-           stats::SloRecord{"running", "max", 10.0, false}};
+  r.slo = {results::SloRecord{"ready", "p95", 30.0, false},
+           results::SloRecord{"ready", "ready_fraction", 1.0, true},
+           results::SloRecord{"running", "max", 10.0, false}};
   return r;
 }
 

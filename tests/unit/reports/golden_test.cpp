@@ -16,8 +16,8 @@ using testing::kGeneratedAt;
 
 class Golden : public ::testing::Test {
  protected:
-  stats::RunRecord record = fixture_record();
-  stats::Summary summary = stats::summarize(record);
+  results::RunRecord record = fixture_record();
+  results::Summary summary = results::summarize(record);
 };
 
 TEST_F(Golden, VmsCsv) {

@@ -26,17 +26,17 @@ std::string replace_all(std::string s, const std::string& from, const std::strin
 
 class Render : public ::testing::Test {
  protected:
-  stats::RunRecord record = fixture_record();
-  stats::Summary summary = stats::summarize(record);
+  results::RunRecord record = fixture_record();
+  results::Summary summary = results::summarize(record);
 };
 
 TEST_F(Render, OnlyTheGenerationTimeDiffersBetweenRenders) {
   const std::string other = "2030-01-01T00:00:00.000Z";
   EXPECT_EQ(render_report_md(record, summary, kGeneratedAt),
-            replace_all(render_report_md(record, stats::summarize(record), other), other, kGeneratedAt));
+            replace_all(render_report_md(record, results::summarize(record), other), other, kGeneratedAt));
   EXPECT_EQ(render_report_html(record, summary, kGeneratedAt),
-            replace_all(render_report_html(record, stats::summarize(record), other), other, kGeneratedAt));
-  EXPECT_EQ(render_metrics_prom(record, summary), render_metrics_prom(record, stats::summarize(record)));
+            replace_all(render_report_html(record, results::summarize(record), other), other, kGeneratedAt));
+  EXPECT_EQ(render_metrics_prom(record, summary), render_metrics_prom(record, results::summarize(record)));
   EXPECT_EQ(render_vms_csv(record), render_vms_csv(fixture_record()));
 }
 
@@ -97,7 +97,7 @@ TEST_F(Render, HtmlIsSelfContainedAndWellFormed) {
 TEST_F(Render, RealPlatformHasNoSimulatedBanner) {
   record.simulated = false;
   record.lab.clear();
-  summary = stats::summarize(record);
+  summary = results::summarize(record);
   const std::string html = render_report_html(record, summary, kGeneratedAt);
   const std::string md = render_report_md(record, summary, kGeneratedAt);
   EXPECT_EQ(html.find("class=\"banner\""), std::string::npos);
@@ -128,7 +128,7 @@ TEST_F(Render, WhatTheAnswersSaidIsInBothReports) {
   answers.tasks_queued = 4;
   answers.task_queue_s = 2.0;
   record.scenarios[0].api_answers = answers;
-  const stats::Summary with_answers = stats::summarize(record);
+  const results::Summary with_answers = results::summarize(record);
   const std::string md = render_report_md(record, with_answers, kGeneratedAt);
   EXPECT_NE(md.find("API answers: 1 of 4 throttled (429), 0 server errors (5xx); 1 answer asked to wait "
                     "(Retry-After, 1 s in all)."),
@@ -276,7 +276,7 @@ TEST_F(Render, WriteRunOutputsReportsUnwritableDirectory) {
 TEST(RenderLarge, HundredsOfVmsStayReadable) {
   // 600 VMs per scenario: the timeline is thinned to at most 240 rows (every 3rd VM) and says so; the page
   // stays well formed.
-  stats::RunRecord r = fixture_record();
+  results::RunRecord r = fixture_record();
   const auto base = r.vms;
   r.vms.clear();
   for (auto& sc : r.scenarios) sc.vms = 600;
@@ -288,7 +288,7 @@ TEST(RenderLarge, HundredsOfVmsStayReadable) {
       r.vms.push_back(vm);
     }
   }
-  const auto summary = stats::summarize(r);
+  const auto summary = results::summarize(r);
   ASSERT_EQ(summary.scenarios[0].vms, 600);
   const std::string html = render_report_html(r, summary, kGeneratedAt);
   EXPECT_EQ(tag_balance_problem(html), "");

@@ -65,12 +65,12 @@ TEST(Binding, AddingStormsSumsTimeAndKeepsThePeak) {
 }
 
 TEST(Binding, OnARealPlatformFromMemoryFailuresAndAFullLink) {
-  stats::ScenarioSummary s;
+  results::ScenarioSummary s;
   s.failures = {{"bs-1", "power on failed: InsufficientMemoryResourcesFault: ..."}};
   EXPECT_EQ(binding_from_storms({s}).resource, "memory");
 
-  stats::ScenarioSummary t;
-  stats::StorageFigures f;
+  results::ScenarioSummary t;
+  results::StorageFigures f;
   f.hosts = {{"esx-1", 1.5e9, 1.6e9, 0.94, 0}, {"esx-2", 0.5e9, 1.6e9, 0.31, 0}};
   t.storage = f;
   const Binding link = binding_from_storms({t});
@@ -83,7 +83,7 @@ TEST(Binding, OnARealPlatformFromMemoryFailuresAndAFullLink) {
   const Binding unknown = binding_from_storms({t});
   EXPECT_TRUE(unknown.resource.empty());
   EXPECT_NE(unknown.detail.find("peaked at 31 %"), std::string::npos) << unknown.detail;
-  EXPECT_NE(binding_from_storms({stats::ScenarioSummary{}}).detail.find("no storage telemetry"),
+  EXPECT_NE(binding_from_storms({results::ScenarioSummary{}}).detail.find("no storage telemetry"),
             std::string::npos);
 }
 

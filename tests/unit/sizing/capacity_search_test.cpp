@@ -6,7 +6,7 @@
 #include <functional>
 #include <vector>
 
-#include "orchestrator/stats/slo_text.hpp"
+#include "results/slo_text.hpp"
 
 namespace bootstorm::sizing {
 namespace {
@@ -65,18 +65,18 @@ TEST(CapacitySearch, ANonMonotoneMeasurementStillEnds) {
   EXPECT_EQ(tried.size(), 4u);
 }
 
-stats::ScenarioSummary storm(std::vector<double> times, int vms) {
-  stats::ScenarioSummary s;
+results::ScenarioSummary storm(std::vector<double> times, int vms) {
+  results::ScenarioSummary s;
   s.vms = vms;
   s.ready_milestone = "guest_agent";
   s.boot_times_s = times;
-  auto d = stats::describe(times, static_cast<std::size_t>(vms), 0);
+  auto d = results::describe(times, static_cast<std::size_t>(vms), 0);
   s.milestones.push_back({"ready", d});
   return s;
 }
 
 TEST(JudgeStep, APercentileAmongTheDesktopsThatNeverBootedIsNotReached) {
-  const stats::SloRecord p95 = *stats::parse_slo_text("ready p95 <= 60s");
+  const results::SloRecord p95 = *results::parse_slo_text("ready p95 <= 60s");
   // 20 desktops, 19 ready: P95's rank (0.95 x 19 = 18.05) falls between the last ready and the missing one.
   std::vector<double> times;
   for (int i = 1; i <= 19; ++i) times.push_back(i);
@@ -87,22 +87,22 @@ TEST(JudgeStep, APercentileAmongTheDesktopsThatNeverBootedIsNotReached) {
   EXPECT_DOUBLE_EQ(*censored_slo_value(storm(times, 20), p95), 19.05);
   // P50 of 20 with 19 ready is defined: it falls among the ready ones.
   times.pop_back();
-  EXPECT_DOUBLE_EQ(*censored_slo_value(storm(times, 20), *stats::parse_slo_text("p50 <= 60s")), 10.5);
+  EXPECT_DOUBLE_EQ(*censored_slo_value(storm(times, 20), *results::parse_slo_text("p50 <= 60s")), 10.5);
 }
 
 TEST(JudgeStep, ADesktopThatNeverBootedMissesATimeBoundButNotAReadyFractionFloor) {
   std::vector<double> times(99, 10.0);
   const auto s = storm(times, 100);  // P50 10 s, 99 % ready
-  const StepFigures p50 = judge_step(100, {s}, *stats::parse_slo_text("p50 <= 60s"));
+  const StepFigures p50 = judge_step(100, {s}, *results::parse_slo_text("p50 <= 60s"));
   ASSERT_TRUE(p50.value);
   EXPECT_FALSE(p50.meets);
   EXPECT_DOUBLE_EQ(p50.ready_fraction, 0.99);
-  EXPECT_TRUE(judge_step(100, {s}, *stats::parse_slo_text("ready_fraction >= 99%")).meets);
-  EXPECT_FALSE(judge_step(100, {s}, *stats::parse_slo_text("ready_fraction >= 99.5%")).meets);
+  EXPECT_TRUE(judge_step(100, {s}, *results::parse_slo_text("ready_fraction >= 99%")).meets);
+  EXPECT_FALSE(judge_step(100, {s}, *results::parse_slo_text("ready_fraction >= 99.5%")).meets);
 }
 
 TEST(JudgeStep, RepeatedStormsGiveAnIntervalAndAMarginalVerdict) {
-  const stats::SloRecord p50 = *stats::parse_slo_text("p50 <= 60s");
+  const results::SloRecord p50 = *results::parse_slo_text("p50 <= 60s");
   const StepFigures clear = judge_step(10, {storm({50, 50, 50}, 3), storm({52, 52, 52}, 3)}, p50);
   EXPECT_TRUE(clear.meets);
   ASSERT_TRUE(clear.value_low && clear.value_high);

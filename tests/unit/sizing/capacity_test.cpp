@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "orchestrator/sizing/capacity_report.hpp"
-#include "orchestrator/stats/slo_text.hpp"
+#include "results/slo_text.hpp"
 
 namespace bootstorm::sizing {
 namespace {
@@ -26,7 +26,7 @@ StepRunner layout(int capacity, std::vector<int>* seen = nullptr) {
     if (seen) seen->push_back(per_host);
     StepRun run;
     for (int r = 0; r < step.repeat; ++r) {
-      stats::ScenarioSummary s;
+      results::ScenarioSummary s;
       s.vms = step.scenarios.front().total_vms();
       s.ready_milestone = "guest_agent";
       const int hosts = static_cast<int>(step.scenarios.front().placement.size());
@@ -41,7 +41,7 @@ StepRunner layout(int capacity, std::vector<int>* seen = nullptr) {
 }
 
 TEST(Capacity, AStepPlanHasTheScaledScenarioAloneTheSloAndCleanupAlways) {
-  const stats::SloRecord slo = *stats::parse_slo_text("p95 <= 60s");
+  const results::SloRecord slo = *results::parse_slo_text("p95 <= 60s");
   auto step = step_plan(two_layouts(), "4x", 50, slo, 3);
   ASSERT_TRUE(step);
   ASSERT_EQ(step->scenarios.size(), 1u);
@@ -56,7 +56,7 @@ TEST(Capacity, AStepPlanHasTheScaledScenarioAloneTheSloAndCleanupAlways) {
 TEST(Capacity, TheSearchFindsTheCapacityAndWhatBoundItWhereItBroke) {
   CapacityOptions options;
   options.scenario = "1x";
-  options.slo = *stats::parse_slo_text("p95 <= 60s");
+  options.slo = *results::parse_slo_text("p95 <= 60s");
   auto planned = plan_search(two_layouts(), options);
   ASSERT_TRUE(planned);
   EXPECT_EQ(planned->start, 24);
@@ -86,7 +86,7 @@ TEST(Capacity, TheSearchFindsTheCapacityAndWhatBoundItWhereItBroke) {
 TEST(Capacity, BoundsComeFromMaxVmsOverTheHostsAndAFirstStepBeyondThemIsRefused) {
   CapacityOptions options;
   options.scenario = "4x";
-  options.slo = *stats::parse_slo_text("p95 <= 60s");
+  options.slo = *results::parse_slo_text("p95 <= 60s");
   options.max_vms = 100;
   auto planned = plan_search(two_layouts(), options);
   ASSERT_TRUE(planned);
@@ -114,7 +114,7 @@ TEST(Capacity, BoundsComeFromMaxVmsOverTheHostsAndAFirstStepBeyondThemIsRefused)
 TEST(Capacity, AFirstStepThatMissesAnInterruptionAndAStepThatCannotRun) {
   CapacityOptions options;
   options.scenario = "1x";
-  options.slo = *stats::parse_slo_text("p95 <= 1s");  // 24 desktops take 2.4 s
+  options.slo = *results::parse_slo_text("p95 <= 1s");  // 24 desktops take 2.4 s
   auto planned = plan_search(two_layouts(), options);
   ASSERT_TRUE(planned);
   const CapacityResult missed = search_capacity(*planned, two_layouts(), layout(384), nullptr);
@@ -123,7 +123,7 @@ TEST(Capacity, AFirstStepThatMissesAnInterruptionAndAStepThatCannotRun) {
   EXPECT_EQ(missed.steps.size(), 1u);
   EXPECT_NE(capacity_verdict({}, missed)[0].find("already misses"), std::string::npos);
 
-  options.slo = *stats::parse_slo_text("p95 <= 60s");
+  options.slo = *results::parse_slo_text("p95 <= 60s");
   planned = plan_search(two_layouts(), options);
   int steps = 0;
   const CapacityResult stopped =

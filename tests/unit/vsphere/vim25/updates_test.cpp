@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "providers/vsphere/vim25/messages.hpp"
+#include "protocol/vim25/messages.hpp"
 #include "tests/support/run_task.hpp"
 #include "tests/unit/vsphere/vim25/scripted_sdk.hpp"
 
