@@ -10,44 +10,13 @@
 #include <shared_mutex>
 #include <vector>
 
+#include "common/json_string.hpp"
+
 namespace bootstorm::log {
 namespace {
 
 std::shared_mutex g_secrets_mutex;
 std::vector<std::string> g_secrets;
-
-std::string json_escape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size() + 8);
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
 
 // A sink wrapper that redacts the formatted payload before handing it to the real sink.
 class RedactingSink final : public spdlog::sinks::base_sink<std::mutex> {
@@ -60,9 +29,9 @@ class RedactingSink final : public spdlog::sinks::base_sink<std::mutex> {
     if (format_ == Format::json) {
       auto secs = std::chrono::duration_cast<std::chrono::milliseconds>(msg.time.time_since_epoch()).count();
       std::string line = fmt::format(
-          R"({{"ts":{}.{:03d},"level":"{}","logger":"{}","msg":"{}"}})", secs / 1000,
+          R"({{"ts":{}.{:03d},"level":"{}","logger":{},"msg":{}}})", secs / 1000,
           static_cast<int>(secs % 1000), spdlog::level::to_string_view(msg.level).data(),
-          json_escape(std::string_view(msg.logger_name.data(), msg.logger_name.size())), json_escape(text));
+          json_quoted(std::string_view(msg.logger_name.data(), msg.logger_name.size())), json_quoted(text));
       spdlog::details::log_msg copy(msg.time, msg.source, msg.logger_name, msg.level, line);
       inner_->log(copy);
     } else {

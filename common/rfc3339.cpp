@@ -141,4 +141,12 @@ std::chrono::system_clock::time_point from_unix_seconds(double unix_seconds) {
           std::chrono::seconds(static_cast<long long>(whole)) + std::chrono::nanoseconds(nanos)));
 }
 
+double unix_seconds(std::chrono::system_clock::time_point t) {
+  // Whole seconds and the fraction apart, as from_unix_seconds: the nanosecond count of today (1.8e18) is
+  // beyond a double's 53 bits, and converting it whole would be up to 128 ns off before the division.
+  const auto since = t.time_since_epoch();
+  const auto whole = std::chrono::floor<std::chrono::seconds>(since);
+  return static_cast<double>(whole.count()) + std::chrono::duration<double>(since - whole).count();
+}
+
 }  // namespace bootstorm

@@ -24,8 +24,10 @@ enum class Rfc3339Fraction { seconds, millis, micros };
 std::string format_rfc3339(std::chrono::system_clock::time_point t,
                            Rfc3339Fraction fraction = Rfc3339Fraction::millis);
 
-// For times held as floating Unix seconds (the lab model, summary.json): the fraction is rounded to the
-// nearest nanosecond.
+// For times held as floating Unix seconds (the lab model, summary.json, journals): the fraction is rounded to
+// the nearest nanosecond.
 std::chrono::system_clock::time_point from_unix_seconds(double unix_seconds);
+// The other way: seconds since the Unix epoch, with the fraction.
+double unix_seconds(std::chrono::system_clock::time_point t);
 
 }  // namespace bootstorm

@@ -219,14 +219,13 @@ std::string render_report_html(const results::RunRecord& record, const results::
   return detail::render_report_html_with(record, summary, scenario_comparisons(summary), generated_at);
 }
 
-std::string detail::render_report_html_with(const results::RunRecord& record, const results::Summary& summary,
-                                            const std::vector<results::Comparison>& comparisons,
-                                            std::string_view generated_at) {
-  const bool repeats = detail::several_repeats(summary);
-  const std::string title =
-      fmt::format("Boot storm report: {}{}", record.plan_name, detail::origin_suffix(record));
-  std::string out = detail::html_head(title);
+namespace {
 
+// ---- the report's sections, top to bottom ----
+
+// The title, the run's identity and platform, and the banner that says where the figures come from.
+std::string report_header(const results::RunRecord& record, const std::string& title) {
+  std::string out;
   out += "<header class=\"top\">\n";
   out += fmt::format("<h1>{}</h1>\n", escape_xml(title));
   out += fmt::format(
@@ -264,29 +263,42 @@ std::string detail::render_report_html_with(const results::RunRecord& record, co
             : " (profile \u201c" + escape_xml(record.lab) + "\u201d)");
   }
 
-  for (const auto& sentence : control_plane_sentences(summary))
-    out += "<div class=\"banner\" role=\"note\">" + escape_xml(sentence) + "</div>\n";
+  return out;
+}
 
-  if (!comparisons.empty()) {
-    out += "<section aria-label=\"Verdict\">\n";
-    for (const auto& c : comparisons) {
-      out += fmt::format(
-          "<p class=\"verdict\">{}<small>Mean {:.2f} s vs {:.2f} s; \u0394 mean {:+.2f} s (95 % CI {:+.2f} "
-          "to "
-          "{:+.2f} s); \u0394 median {:+.2f} s (95 % CI {:+.2f} to {:+.2f} s); Mann\u2013Whitney p = "
-          "{:.3g}.</small>"
-          "</p>\n",
-          escape_xml(c.verdict), c.candidate_figures.mean, c.baseline_figures.mean, c.mean_diff_s,
-          c.bootstrap.mean_diff.lower, c.bootstrap.mean_diff.upper, c.p50_diff_s,
-          c.bootstrap.median_diff.lower, c.bootstrap.median_diff.upper, c.mann_whitney.p_value);
-    }
-    out += "</section>\n";
+// One verdict per compared pair, with its figures.
+std::string verdict_section(const std::vector<results::Comparison>& comparisons) {
+  std::string out;
+  out += "<section aria-label=\"Verdict\">\n";
+  for (const auto& c : comparisons) {
+    out += fmt::format(
+        "<p class=\"verdict\">{}<small>Mean {:.2f} s vs {:.2f} s; \u0394 mean {:+.2f} s (95 % CI {:+.2f} "
+        "to "
+        "{:+.2f} s); \u0394 median {:+.2f} s (95 % CI {:+.2f} to {:+.2f} s); Mann\u2013Whitney p = "
+        "{:.3g}.</small>"
+        "</p>\n",
+        escape_xml(c.verdict), c.candidate_figures.mean, c.baseline_figures.mean, c.mean_diff_s,
+        c.bootstrap.mean_diff.lower, c.bootstrap.mean_diff.upper, c.p50_diff_s, c.bootstrap.median_diff.lower,
+        c.bootstrap.median_diff.upper, c.mann_whitney.p_value);
   }
+  out += "</section>\n";
+  return out;
+}
 
-  // Cards: the headline numbers per scenario.
-  out += "<section aria-label=\"Scenarios at a glance\"><div class=\"cards\">\n";
-  std::vector<svg::Series> boot_series, ready_series;
+// The series the figures draw, per scenario: boot times, and when each VM was ready from the first start.
+struct ReportSeries {
+  std::vector<svg::Series> boot, ready;
   std::string storage_panels;
+};
+
+// Cards: the headline numbers per scenario. Fills `series` as it goes.
+std::string cards_section(const results::RunRecord& record, const results::Summary& summary, bool repeats,
+                          ReportSeries& series) {
+  std::string out;
+  auto& boot_series = series.boot;
+  auto& ready_series = series.ready;
+  auto& storage_panels = series.storage_panels;
+  out += "<section aria-label=\"Scenarios at a glance\"><div class=\"cards\">\n";
   for (std::size_t i = 0; i < summary.scenarios.size(); ++i) {
     const auto& sc = summary.scenarios[i];
     const auto& r = sc.ready();
@@ -337,11 +349,15 @@ std::string detail::render_report_html_with(const results::RunRecord& record, co
     ready_series.push_back(std::move(ready));
   }
   out += "</div></section>\n";
-  if (!storage_panels.empty()) {
-    out += "<section aria-label=\"Storage during the storm\">\n<h2>Storage during the storm</h2>\n" +
-           storage_panels + "</section>\n";
-  }
 
+  return out;
+}
+
+std::string distribution_section(const results::RunRecord& record, const results::Summary& summary,
+                                 bool repeats, const ReportSeries& series) {
+  const auto& boot_series = series.boot;
+  const auto& ready_series = series.ready;
+  std::string out;
   out += "<section>\n<h2>Boot time distribution</h2>\n";
   out += "<figure>\n" + svg::cdf_chart("cdf", "Share of VMs ready by boot time (CDF)", boot_series) +
          "<figcaption>Each curve rises by one VM at its boot time (" + escape_xml(record.ready_signal) +
@@ -358,6 +374,12 @@ std::string detail::render_report_html_with(const results::RunRecord& record, co
   out += phase_figure(summary, repeats);
   out += "</section>\n";
 
+  return out;
+}
+
+std::string results_section(const results::RunRecord& record, const results::Summary& summary,
+                            const std::vector<results::Comparison>& comparisons, bool repeats) {
+  std::string out;
   out +=
       "<section>\n<h2>Results</h2>\n<div class=\"scroll\"><table>\n<thead><tr><th "
       "scope=\"col\">Scenario</th>";
@@ -399,58 +421,69 @@ std::string detail::render_report_html_with(const results::RunRecord& record, co
   }
   out += "</section>\n";
 
-  if (!summary.slo.empty()) {
+  return out;
+}
+
+std::string slo_section(const results::Summary& summary, bool repeats) {
+  if (summary.slo.empty()) return {};
+  std::string out;
+  out +=
+      "<section>\n<h2>Service-level objectives</h2>\n<table>\n<thead><tr><th scope=\"col\">Scenario</th>"
+      "<th scope=\"col\">Objective</th><th scope=\"col\" class=\"num\">Value</th><th "
+      "scope=\"col\">Verdict</th>"
+      "</tr></thead>\n<tbody>\n";
+  for (const auto& r : summary.slo) {
+    out += fmt::format("<tr><td>{}</td><td>{}</td>{}<td class=\"{}\">{}</td></tr>\n",
+                       escape_xml(scenario_label(r.scenario, r.repeat, repeats)),
+                       escape_xml(detail::slo_name(r)), td_num(detail::slo_value(r.stat, r.value)),
+                       r.pass ? "pass" : "fail", r.pass ? "\u2714 pass" : "\u2718 FAIL");
+  }
+  out += "</tbody></table>\n</section>\n";
+  return out;
+}
+
+// One scenario in detail: its milestones, phases, per-VM timeline, failures and errors.
+std::string scenario_section(const results::RunRecord& record, const results::ScenarioSummary& sc,
+                             std::size_t i, bool repeats) {
+  std::string out;
+  const std::string label = scenario_label(sc.name, sc.repeat, repeats);
+  out += fmt::format("<section>\n<h2><span class=\"swatch\" style=\"background:{}\"></span>{}</h2>\n",
+                     svg::series_color(i), escape_xml(label));
+  out += fmt::format(
+      "<p>{} VMs on {} host{}; {} ready; time to all ready {}; fire skew {:.2f} ms; {} API requests.</p>\n",
+      sc.vms, sc.hosts, sc.hosts == 1 ? "" : "s", sc.ready().count,
+      escape_xml(seconds(sc.time_to_all_ready_s)), sc.fire_skew_ms, sc.api_requests);
+  out += "<h3>Milestones</h3>\n" + milestone_table(sc);
+  if (!sc.phases.empty()) out += "<h3>Where the time went</h3>\n" + phase_table(sc);
+  std::size_t omitted = 0;
+  const auto rows = gantt_rows(record, sc, omitted);
+  out += "<figure>\n" +
+         svg::gantt_chart(fmt::format("timeline-{}", i + 1), "Per-VM timeline of " + label, rows, omitted) +
+         fmt::format(
+             "<figcaption>One row per VM, sorted by start request; each segment ends at the milestone "
+             "of its colour.{}</figcaption>\n</figure>\n",
+             omitted > 0 ? fmt::format(" {} of {} VMs shown.", rows.size(), rows.size() + omitted) : "");
+  if (!sc.failures.empty()) {
+    out += fmt::format("<h3 class=\"fail\">{} VM{} did not become ready</h3>\n", sc.failures.size(),
+                       sc.failures.size() == 1 ? "" : "s");
     out +=
-        "<section>\n<h2>Service-level objectives</h2>\n<table>\n<thead><tr><th scope=\"col\">Scenario</th>"
-        "<th scope=\"col\">Objective</th><th scope=\"col\" class=\"num\">Value</th><th "
-        "scope=\"col\">Verdict</th>"
-        "</tr></thead>\n<tbody>\n";
-    for (const auto& r : summary.slo) {
-      out += fmt::format("<tr><td>{}</td><td>{}</td>{}<td class=\"{}\">{}</td></tr>\n",
-                         escape_xml(scenario_label(r.scenario, r.repeat, repeats)),
-                         escape_xml(detail::slo_name(r)), td_num(detail::slo_value(r.stat, r.value)),
-                         r.pass ? "pass" : "fail", r.pass ? "\u2714 pass" : "\u2718 FAIL");
-    }
-    out += "</tbody></table>\n</section>\n";
+        "<table>\n<thead><tr><th scope=\"col\">VM</th><th "
+        "scope=\"col\">Reason</th></tr></thead>\n<tbody>\n";
+    for (const auto& f : sc.failures)
+      out += "<tr><td>" + escape_xml(f.vm) + "</td><td>" + escape_xml(f.reason) + "</td></tr>\n";
+    out += "</tbody></table>\n";
   }
-
-  for (std::size_t i = 0; i < summary.scenarios.size(); ++i) {
-    const auto& sc = summary.scenarios[i];
-    const std::string label = scenario_label(sc.name, sc.repeat, repeats);
-    out += fmt::format("<section>\n<h2><span class=\"swatch\" style=\"background:{}\"></span>{}</h2>\n",
-                       svg::series_color(i), escape_xml(label));
-    out += fmt::format(
-        "<p>{} VMs on {} host{}; {} ready; time to all ready {}; fire skew {:.2f} ms; {} API requests.</p>\n",
-        sc.vms, sc.hosts, sc.hosts == 1 ? "" : "s", sc.ready().count,
-        escape_xml(seconds(sc.time_to_all_ready_s)), sc.fire_skew_ms, sc.api_requests);
-    out += "<h3>Milestones</h3>\n" + milestone_table(sc);
-    if (!sc.phases.empty()) out += "<h3>Where the time went</h3>\n" + phase_table(sc);
-    std::size_t omitted = 0;
-    const auto rows = gantt_rows(record, sc, omitted);
-    out += "<figure>\n" +
-           svg::gantt_chart(fmt::format("timeline-{}", i + 1), "Per-VM timeline of " + label, rows, omitted) +
-           fmt::format(
-               "<figcaption>One row per VM, sorted by start request; each segment ends at the milestone "
-               "of its colour.{}</figcaption>\n</figure>\n",
-               omitted > 0 ? fmt::format(" {} of {} VMs shown.", rows.size(), rows.size() + omitted) : "");
-    if (!sc.failures.empty()) {
-      out += fmt::format("<h3 class=\"fail\">{} VM{} did not become ready</h3>\n", sc.failures.size(),
-                         sc.failures.size() == 1 ? "" : "s");
-      out +=
-          "<table>\n<thead><tr><th scope=\"col\">VM</th><th "
-          "scope=\"col\">Reason</th></tr></thead>\n<tbody>\n";
-      for (const auto& f : sc.failures)
-        out += "<tr><td>" + escape_xml(f.vm) + "</td><td>" + escape_xml(f.reason) + "</td></tr>\n";
-      out += "</tbody></table>\n";
-    }
-    if (!sc.errors.empty()) {
-      out += "<h3 class=\"fail\">Scenario errors</h3>\n<ul>\n";
-      for (const auto& e : sc.errors) out += "<li>" + escape_xml(e) + "</li>\n";
-      out += "</ul>\n";
-    }
-    out += "</section>\n";
+  if (!sc.errors.empty()) {
+    out += "<h3 class=\"fail\">Scenario errors</h3>\n<ul>\n";
+    for (const auto& e : sc.errors) out += "<li>" + escape_xml(e) + "</li>\n";
+    out += "</ul>\n";
   }
+  out += "</section>\n";
+  return out;
+}
 
+std::string plan_section(const results::RunRecord& record) {
+  std::string out;
   out += "<section>\n<h2>Platform and plan</h2>\n";
   out += fmt::format(
       "<p>Platform <strong>{}</strong>{}. Plan <strong>{}</strong> as resolved for this run:</p>\n",
@@ -459,6 +492,34 @@ std::string detail::render_report_html_with(const results::RunRecord& record, co
       escape_xml(record.plan_name));
   if (!record.platform_api.empty()) out += "<p>Platform API: " + escape_xml(record.platform_api) + ".</p>\n";
   out += "<pre>" + escape_xml(record.plan_yaml) + "</pre>\n</section>\n";
+  return out;
+}
+
+}  // namespace
+
+std::string detail::render_report_html_with(const results::RunRecord& record, const results::Summary& summary,
+                                            const std::vector<results::Comparison>& comparisons,
+                                            std::string_view generated_at) {
+  const bool repeats = detail::several_repeats(summary);
+  const std::string title =
+      fmt::format("Boot storm report: {}{}", record.plan_name, detail::origin_suffix(record));
+  std::string out = detail::html_head(title);
+  out += report_header(record, title);
+  for (const auto& sentence : control_plane_sentences(summary))
+    out += "<div class=\"banner\" role=\"note\">" + escape_xml(sentence) + "</div>\n";
+  if (!comparisons.empty()) out += verdict_section(comparisons);
+  ReportSeries series;
+  out += cards_section(record, summary, repeats, series);
+  if (!series.storage_panels.empty()) {
+    out += "<section aria-label=\"Storage during the storm\">\n<h2>Storage during the storm</h2>\n" +
+           series.storage_panels + "</section>\n";
+  }
+  out += distribution_section(record, summary, repeats, series);
+  out += results_section(record, summary, comparisons, repeats);
+  out += slo_section(summary, repeats);
+  for (std::size_t i = 0; i < summary.scenarios.size(); ++i)
+    out += scenario_section(record, summary.scenarios[i], i, repeats);
+  out += plan_section(record);
   out += detail::html_tail(generated_at, "Run " + record.run_id + ".");
   return out;
 }

@@ -8,6 +8,7 @@
 #include "reports/csv.hpp"
 #include "reports/detail/format.hpp"
 #include "reports/reports.hpp"
+#include "results/summary_json.hpp"
 
 namespace bootstorm::reports {
 namespace {

@@ -46,10 +46,12 @@ std::string render_report_md(const results::RunRecord& record, const results::Su
   return detail::render_report_md_with(record, summary, scenario_comparisons(summary), generated_at);
 }
 
-std::string detail::render_report_md_with(const results::RunRecord& record, const results::Summary& summary,
-                                          const std::vector<results::Comparison>& comparisons,
-                                          std::string_view generated_at) {
-  const bool repeats = detail::several_repeats(summary);
+namespace {
+
+// ---- the report's parts, top to bottom ----
+
+// The title, where the figures come from, and the run's identity.
+std::string md_header(const results::RunRecord& record, const results::Summary& summary) {
   std::string out;
   out += fmt::format("# Boot storm report: {}{}\n\n", escape_md(record.plan_name),
                      detail::origin_suffix(record));
@@ -84,15 +86,12 @@ std::string detail::render_report_md_with(const results::RunRecord& record, cons
     out += fmt::format("| SLOs | {} of {} passed{} |\n", slo_passed, summary.slo.size(),
                        slo_passed == summary.slo.size() ? "" : " \u2014 **FAILED**");
   out += "\n";
-  for (const auto& sentence : control_plane_sentences(summary))
-    out += "> **" + escape_md(sentence) + "**\n\n";
+  return out;
+}
 
-  if (!comparisons.empty()) {
-    out += "## Verdict\n\n";
-    for (const auto& c : comparisons) out += "- **" + escape_md(c.verdict) + "**\n";
-    out += "\n";
-  }
-
+std::string md_results(const results::RunRecord& record, const results::Summary& summary,
+                       const std::vector<results::Comparison>& comparisons, bool repeats) {
+  std::string out;
   out += "## Results\n\n";
   out += "Boot time = " + escape_md(record.ready_signal) +
          " \u2212 start\\_requested. Quantiles are exact (linear interpolation between closest ranks, type "
@@ -122,73 +121,87 @@ std::string detail::render_report_md_with(const results::RunRecord& record, cons
     out += "\n";
   }
 
-  for (const auto& sc : summary.scenarios) {
-    out += fmt::format("## {}\n\n", escape_md(scenario_label(sc.name, sc.repeat, repeats)));
-    out += fmt::format(
-        "{} VMs on {} host{}; {} of them ready ({}); time to all ready {}; fire skew {:.2f} ms; clone time "
-        "{} on "
-        "average; {} API requests.\n\n",
-        sc.vms, sc.hosts, sc.hosts == 1 ? "" : "s", sc.ready().count, percent(sc.ready().ready_fraction, 1),
-        seconds(sc.time_to_all_ready_s), sc.fire_skew_ms, seconds(sc.clone_mean_s), sc.api_requests);
-    for (const auto& sentence : detail::platform_sentences(summary, sc)) out += escape_md(sentence) + "\n\n";
-    for (const auto& sentence : detail::storage_sentences(summary, sc)) out += escape_md(sentence) + "\n\n";
-    out += "| Milestone | Reached | Mean | Stdev | Min | P50 | P90 | P95 | P99 | Max | Resolution |\n";
-    out += "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
-    for (const auto& m : sc.milestones) {
-      const auto& d = m.dist;
-      const std::string name =
-          m.name == "ready" ? "**ready** (" + escape_md(sc.ready_milestone) + ")" : escape_md(m.name);
-      out += fmt::format("| {} | {} / {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", name, d.count,
-                         sc.vms, seconds(d.mean), seconds(d.stdev), seconds(d.min), seconds(d.p50),
-                         seconds(d.p90), seconds(d.p95), seconds(d.p99), seconds(d.max),
-                         seconds(d.resolution_s, 3));
+  return out;
+}
+
+// A scenario's milestones and phases.
+std::string md_scenario_tables(const results::Summary& summary, const results::ScenarioSummary& sc,
+                               bool repeats) {
+  std::string out;
+  out += fmt::format("## {}\n\n", escape_md(scenario_label(sc.name, sc.repeat, repeats)));
+  out += fmt::format(
+      "{} VMs on {} host{}; {} of them ready ({}); time to all ready {}; fire skew {:.2f} ms; clone time "
+      "{} on "
+      "average; {} API requests.\n\n",
+      sc.vms, sc.hosts, sc.hosts == 1 ? "" : "s", sc.ready().count, percent(sc.ready().ready_fraction, 1),
+      seconds(sc.time_to_all_ready_s), sc.fire_skew_ms, seconds(sc.clone_mean_s), sc.api_requests);
+  for (const auto& sentence : detail::platform_sentences(summary, sc)) out += escape_md(sentence) + "\n\n";
+  for (const auto& sentence : detail::storage_sentences(summary, sc)) out += escape_md(sentence) + "\n\n";
+  out += "| Milestone | Reached | Mean | Stdev | Min | P50 | P90 | P95 | P99 | Max | Resolution |\n";
+  out += "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+  for (const auto& m : sc.milestones) {
+    const auto& d = m.dist;
+    const std::string name =
+        m.name == "ready" ? "**ready** (" + escape_md(sc.ready_milestone) + ")" : escape_md(m.name);
+    out +=
+        fmt::format("| {} | {} / {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", name, d.count, sc.vms,
+                    seconds(d.mean), seconds(d.stdev), seconds(d.min), seconds(d.p50), seconds(d.p90),
+                    seconds(d.p95), seconds(d.p99), seconds(d.max), seconds(d.resolution_s, 3));
+  }
+  out += "\n";
+  if (!sc.phases.empty()) {
+    out +=
+        "Where the time went: each ready VM's boot split at its milestones. *Mean part* is the phase's "
+        "share of the mean boot time (the parts add up to it); the other columns describe the VMs that "
+        "reported the phase.\n\n";
+    out += "| Phase | Span | VMs | Mean part | P50 | P95 | Max | Resolution |\n";
+    out += "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+    for (const auto& p : sc.phases) {
+      const auto& info = results::phase_info(p.phase);
+      const std::string span = p.phase == results::Phase::ready ? "guest_agent \u2192 " + sc.ready_milestone
+                                                                : std::string(info.span);
+      out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", escape_md(info.label),
+                         escape_md(span), p.dist.count, seconds(p.mean_part_s), seconds(p.dist.p50),
+                         seconds(p.dist.p95), seconds(p.dist.max), seconds(p.dist.resolution_s, 3));
     }
     out += "\n";
-    if (!sc.phases.empty()) {
-      out +=
-          "Where the time went: each ready VM's boot split at its milestones. *Mean part* is the phase's "
-          "share of the mean boot time (the parts add up to it); the other columns describe the VMs that "
-          "reported the phase.\n\n";
-      out += "| Phase | Span | VMs | Mean part | P50 | P95 | Max | Resolution |\n";
-      out += "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
-      for (const auto& p : sc.phases) {
-        const auto& info = results::phase_info(p.phase);
-        const std::string span = p.phase == results::Phase::ready ? "guest_agent \u2192 " + sc.ready_milestone
-                                                                  : std::string(info.span);
-        out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", escape_md(info.label),
-                           escape_md(span), p.dist.count, seconds(p.mean_part_s), seconds(p.dist.p50),
-                           seconds(p.dist.p95), seconds(p.dist.max), seconds(p.dist.resolution_s, 3));
-      }
-      out += "\n";
-    }
-    if (!sc.failures.empty()) {
-      out += fmt::format("**{} VM{} did not become ready:**\n\n", sc.failures.size(),
-                         sc.failures.size() == 1 ? "" : "s");
-      out += "| VM | Reason |\n| --- | --- |\n";
-      for (const auto& f : sc.failures)
-        out += fmt::format("| {} | {} |\n", escape_md(f.vm), escape_md(f.reason));
-      out += "\n";
-    }
-    if (!sc.not_attempted.empty()) {
-      out += "**Not attempted by the batched power-on:**\n\n| VM | vCenter's reason |\n| --- | --- |\n";
-      for (const auto& n : sc.not_attempted)
-        out += fmt::format("| {} | {} |\n", escape_md(n.vm), escape_md(n.reason));
-      out += "\n";
-    }
-    if (!sc.moves.empty()) {
-      out += "**Ran on another host than planned:**\n\n| VM | Planned host | Ran on |\n| --- | --- | --- |\n";
-      for (const auto& m : sc.moves)
-        out +=
-            fmt::format("| {} | {} | {} |\n", escape_md(m.vm), escape_md(m.planned_host), escape_md(m.host));
-      out += "\n";
-    }
-    if (!sc.errors.empty()) {
-      out += "**Scenario errors:**\n\n";
-      for (const auto& e : sc.errors) out += "- " + escape_md(e) + "\n";
-      out += "\n";
-    }
   }
+  return out;
+}
 
+// What went wrong or differed in a scenario: failures, VMs not attempted, moves, errors.
+std::string md_scenario_lists(const results::ScenarioSummary& sc) {
+  std::string out;
+  if (!sc.failures.empty()) {
+    out += fmt::format("**{} VM{} did not become ready:**\n\n", sc.failures.size(),
+                       sc.failures.size() == 1 ? "" : "s");
+    out += "| VM | Reason |\n| --- | --- |\n";
+    for (const auto& f : sc.failures)
+      out += fmt::format("| {} | {} |\n", escape_md(f.vm), escape_md(f.reason));
+    out += "\n";
+  }
+  if (!sc.not_attempted.empty()) {
+    out += "**Not attempted by the batched power-on:**\n\n| VM | vCenter's reason |\n| --- | --- |\n";
+    for (const auto& n : sc.not_attempted)
+      out += fmt::format("| {} | {} |\n", escape_md(n.vm), escape_md(n.reason));
+    out += "\n";
+  }
+  if (!sc.moves.empty()) {
+    out += "**Ran on another host than planned:**\n\n| VM | Planned host | Ran on |\n| --- | --- | --- |\n";
+    for (const auto& m : sc.moves)
+      out += fmt::format("| {} | {} | {} |\n", escape_md(m.vm), escape_md(m.planned_host), escape_md(m.host));
+    out += "\n";
+  }
+  if (!sc.errors.empty()) {
+    out += "**Scenario errors:**\n\n";
+    for (const auto& e : sc.errors) out += "- " + escape_md(e) + "\n";
+    out += "\n";
+  }
+  return out;
+}
+
+std::string md_slo(const results::Summary& summary, bool repeats) {
+  std::string out;
   if (!summary.slo.empty()) {
     out += "## SLOs\n\n";
     out += "| Scenario | Objective | Value | Verdict |\n| --- | --- | ---: | --- |\n";
@@ -199,6 +212,27 @@ std::string detail::render_report_md_with(const results::RunRecord& record, cons
     }
     out += "\n";
   }
+  return out;
+}
+
+}  // namespace
+
+std::string detail::render_report_md_with(const results::RunRecord& record, const results::Summary& summary,
+                                          const std::vector<results::Comparison>& comparisons,
+                                          std::string_view generated_at) {
+  const bool repeats = detail::several_repeats(summary);
+  std::string out = md_header(record, summary);
+  for (const auto& sentence : control_plane_sentences(summary))
+    out += "> **" + escape_md(sentence) + "**\n\n";
+  if (!comparisons.empty()) {
+    out += "## Verdict\n\n";
+    for (const auto& c : comparisons) out += "- **" + escape_md(c.verdict) + "**\n";
+    out += "\n";
+  }
+  out += md_results(record, summary, comparisons, repeats);
+  for (const auto& sc : summary.scenarios)
+    out += md_scenario_tables(summary, sc, repeats) + md_scenario_lists(sc);
+  out += md_slo(summary, repeats);
   out += fmt::format("---\nGenerated {} by bootstorm from run {}.\n", escape_md(generated_at),
                      escape_md(record.run_id));
   return out;

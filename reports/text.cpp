@@ -29,24 +29,6 @@ bool append_markup_escape(std::string& out, char c) {
 
 }  // namespace
 
-std::string escape_xml(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    if (append_markup_escape(out, c)) continue;
-    if (c == '"') {
-      out += "&quot;";
-    } else if (c == '\'') {
-      out += "&#39;";
-    } else if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') {
-      out += ' ';  // control characters other than tab/newline are not allowed in XML 1.0
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 std::string escape_md(std::string_view text) {
   std::string out;
   for (char c : text) {

@@ -5,10 +5,11 @@
 #include <string>
 #include <string_view>
 
+#include "common/xml_text.hpp"
+
 namespace bootstorm::reports {
 
-// Escapes &, <, >, " and ' for HTML/XML text and attribute values.
-std::string escape_xml(std::string_view text);
+// HTML/XML text and attribute values: bootstorm::escape_xml (common/xml_text.hpp).
 // Escapes a Markdown table cell: | and newlines, and < > & so that no HTML reaches a renderer.
 std::string escape_md(std::string_view text);
 // Seconds for people: "31.20 s", or "—" when absent.

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <system_error>
 
+#include "common/rfc3339.hpp"
 #include "reports/compare.hpp"
 #include "reports/detail/format.hpp"
 #include "reports/reports.hpp"
@@ -81,9 +82,7 @@ Expected<void> write_run_outputs(const std::filesystem::path& dir, const results
 }
 
 std::string utc_now_iso() {
-  const auto now = std::chrono::system_clock::now();
-  const double unix_s = std::chrono::duration<double>(now.time_since_epoch()).count();
-  return utc_iso(unix_s);
+  return utc_iso(unix_seconds(std::chrono::system_clock::now()));
 }
 
 }  // namespace bootstorm::reports

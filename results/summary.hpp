@@ -1,7 +1,7 @@
 #pragma once
-// The statistics of a run (summary.json, schema version 1 — DESIGN.md "The run directory") and SLO
-// evaluation. summarize() is a pure function of the RunRecord, so re-rendering a run from its journal gives
-// byte-identical summaries.
+// The statistics of a run (summary.json, schema version 1 — DESIGN.md "The run directory"; its JSON is
+// summary_json.hpp) and SLO evaluation. summarize() is a pure function of the RunRecord, so re-rendering a
+// run from its journal gives byte-identical summaries.
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -131,13 +131,5 @@ std::optional<double> stat_value(const ScenarioSummary& scenario, std::string_vi
                                  std::string_view stat);
 std::vector<SloResult> evaluate_slos(const std::vector<SloRecord>& slos,
                                      const std::vector<ScenarioSummary>& scenarios);
-
-// summary.json, schema version 1. Keys in the documented order; seconds rounded to microseconds.
-nlohmann::ordered_json summary_to_json(const Summary& summary);
-std::string summary_to_json_text(const Summary& summary);  // 2-space indented, trailing newline
-
-// Reads summary.json back (boot_times_s stays empty: it lives in vms.csv). Fails with invalid_input when the
-// document is not a schema-1 summary.
-Expected<Summary> summary_from_json(const nlohmann::json& document);
 
 }  // namespace bootstorm::results

@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/support/thread_cpu.hpp"
 #include "orchestrator/beacon/listener.hpp"
 
 namespace {
@@ -55,14 +56,7 @@ struct ListenerThread {
     }
     thread = std::thread([this] { io.run(); });
   }
-  // CPU time of the listener thread: its capacity per core does not depend on what else the machine runs.
-  double cpu_seconds() {
-    clockid_t clock;
-    timespec ts{};
-    if (pthread_getcpuclockid(thread.native_handle(), &clock) != 0 || clock_gettime(clock, &ts) != 0)
-      return 0;
-    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-  }
+  double cpu_seconds() { return bootstorm::bench::thread_cpu_seconds(thread); }
   ~ListenerThread() {
     std::promise<void> stopped;
     net::co_spawn(

@@ -11,6 +11,7 @@
 #include <ctime>
 #include <thread>
 
+#include "bench/support/thread_cpu.hpp"
 #include "protocol/http/client.hpp"
 #include "protocol/http/server.hpp"
 
@@ -35,14 +36,7 @@ struct ServerThread {
     if (!server->start()) throw std::runtime_error("bench server failed to start");
     thread = std::thread([this] { io.run(); });
   }
-  // CPU time consumed by the server thread: what bounds the listener's capacity on a loaded machine.
-  double cpu_seconds() {
-    clockid_t clock;
-    timespec ts{};
-    if (pthread_getcpuclockid(thread.native_handle(), &clock) != 0 || clock_gettime(clock, &ts) != 0)
-      return 0;
-    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-  }
+  double cpu_seconds() { return bootstorm::bench::thread_cpu_seconds(thread); }
   ~ServerThread() {
     net::post(io, [this] { server->stop_now(); });
     work.reset();

@@ -35,6 +35,18 @@ TokenBucket::Clock::duration TokenBucket::reserve(Clock::time_point now) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(-tokens_ / rate_));
 }
 
+bool TokenBucket::try_take(Clock::time_point now) {
+  refill(now);
+  if (tokens_ < 1.0) return false;
+  tokens_ -= 1.0;
+  return true;
+}
+
+bool TokenBucket::full(Clock::time_point now) {
+  refill(now);
+  return tokens_ >= burst_;
+}
+
 void TokenBucket::charge(Clock::time_point now) {
   refill(now);
   tokens_ = std::max(tokens_ - 1.0, -rate_);

@@ -27,6 +27,11 @@ class TokenBucket {
   // the budget. The debt is capped at one second of budget so that a burst of thousands of such requests
   // does not silence the paced ones for minutes.
   void charge(Clock::time_point now);
+  // Takes one token only if one is there; false, and nothing taken, when the bucket is short (a request to
+  // refuse rather than delay: the beacon listener's failed requests per address).
+  bool try_take(Clock::time_point now);
+  // Refilled to its burst: a bucket in this state behaves like a new one.
+  bool full(Clock::time_point now);
 
   double rate() const { return rate_; }
   double burst() const { return burst_; }

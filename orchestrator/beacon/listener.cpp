@@ -12,6 +12,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "common/async/token_bucket.hpp"
 #include "common/log.hpp"
 #include "protocol/http/server.hpp"
 
@@ -52,11 +53,6 @@ std::string address_without_port(const std::string& remote) {
 
 // Failure buckets kept before full ones are forgotten (a bound on memory under failures from many addresses).
 constexpr std::size_t kMaxBuckets = 4096;
-
-struct Bucket {
-  double tokens = 0;
-  Clock::time_point refilled{};
-};
 
 }  // namespace
 
@@ -114,9 +110,9 @@ struct Listener::Impl {
   boost::asio::any_io_executor executor;
   ListenerOptions options;
   std::unique_ptr<http::Server> server;
-  std::map<std::string, std::string> expected;  // name or platform id -> name
-  std::set<std::string> arrived;                // names whose beacon was accepted
-  std::map<std::string, Bucket> buckets;        // per remote address
+  std::map<std::string, std::string> expected;        // name or platform id -> name
+  std::set<std::string> arrived;                      // names whose beacon was accepted
+  std::map<std::string, async::TokenBucket> buckets;  // failed requests, per remote address
   api::MilestoneSink sink;
   ListenerStats stats;
   std::set<std::string> closed;  // names whose observation window is over
@@ -128,31 +124,16 @@ struct Listener::Impl {
   // Charges one failed request to the remote address; false when its bucket is empty.
   bool charge_failure(const std::string& remote, Clock::time_point now) {
     if (buckets.size() >= kMaxBuckets) forget_refilled_buckets(now);
-    auto [it, inserted] = buckets.try_emplace(address_without_port(remote));
-    Bucket& b = it->second;
-    if (inserted) {
-      b.tokens = options.burst;
-      b.refilled = now;
-    }
-    refill(b, now);
-    if (b.tokens < 1.0) return false;
-    b.tokens -= 1.0;
-    return true;
-  }
-
-  void refill(Bucket& b, Clock::time_point now) const {
-    b.tokens = std::min(options.burst, b.tokens + std::chrono::duration<double>(now - b.refilled).count() *
-                                                      options.rate_per_second);
-    b.refilled = now;
+    auto it =
+        buckets.try_emplace(address_without_port(remote), options.rate_per_second, options.burst, now).first;
+    return it->second.try_take(now);
   }
 
   // Addresses whose bucket is full again behave exactly like unknown ones: dropping them bounds the map when
   // failures come from very many addresses.
   void forget_refilled_buckets(Clock::time_point now) {
-    for (auto it = buckets.begin(); it != buckets.end();) {
-      refill(it->second, now);
-      it = it->second.tokens >= options.burst ? buckets.erase(it) : std::next(it);
-    }
+    for (auto it = buckets.begin(); it != buckets.end();)
+      it = it->second.full(now) ? buckets.erase(it) : std::next(it);
   }
 
   http::ServerResponse handle(const http::ServerRequest& req, Clock::time_point arrived_mono,
@@ -255,6 +236,8 @@ Listener::Listener(boost::asio::any_io_executor executor, ListenerOptions option
   }
   log::register_secret(impl_->options.secret);
   if (impl_->options.burst < 1) impl_->options.burst = 1;
+  if (!(impl_->options.rate_per_second > 0))
+    throw std::invalid_argument("beacon listener: rate_per_second must be > 0 (failed requests per second)");
 }
 
 Listener::~Listener() {

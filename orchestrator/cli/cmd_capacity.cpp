@@ -20,7 +20,7 @@
 #include "orchestrator/cli/command.hpp"
 #include "orchestrator/cli/command_support.hpp"
 #include "orchestrator/cli/engine_wiring.hpp"
-#include "orchestrator/engine/journal.hpp"
+#include "orchestrator/engine/journal_fold.hpp"
 #include "orchestrator/engine/naming.hpp"
 #include "orchestrator/engine/platform.hpp"
 #include "orchestrator/engine/run_directory.hpp"
@@ -95,82 +95,125 @@ std::string step_line(const sizing::CapacityStep& step, const results::SloRecord
       f.meets ? "meets" : "misses", f.marginal ? " (marginal)" : "");
 }
 
-int capacity(const CapacityArgs& args) {
-  const auto loaded = load_plan_for(args.plan, "no capacity was searched");
-  if (!loaded) return kExitUsage;
-  const plan::StormPlan& p = *loaded;
-  auto slo = results::parse_slo_text(args.slo);
-  if (!slo) {
-    std::cerr << "--slo: " << slo.error().what() << "\n";
-    return kExitUsage;
-  }
-  auto parsed_overrides = sim::model::parse_lab_overrides(args.sets);
-  if (!parsed_overrides) {
-    std::cerr << parsed_overrides.error().what() << "\n";
-    return kExitUsage;
-  }
-  const std::vector<sim::model::LabOverride> overrides = std::move(*parsed_overrides);
-  const bool embedded = !args.predict && p.platform.endpoint == "embedded";
-  const bool simulated = !args.predict && engine::is_simulated_endpoint(p.platform.endpoint);
-  if (!args.predict && !embedded && (!args.sets.empty() || !args.lab.empty() || args.seed >= 0)) {
-    std::cerr << fmt::format(
-        "--lab, --set and --seed change the lab model: they apply with --predict or to a plan with "
-        "`endpoint: embedded`, not to {} at '{}'\n",
-        p.platform.kind, p.platform.endpoint);
-    return kExitUsage;
-  }
-  const std::string lab_name = args.lab.empty() ? p.platform.lab : args.lab;
+// One `bootstorm capacity` search, stage by stage; a stage that ends the command returns its exit code.
+struct CapacitySearch {
+  const CapacityArgs& args;
+  std::optional<plan::StormPlan> loaded;
+  results::SloRecord slo;
+  std::vector<sim::model::LabOverride> overrides;
+  bool embedded = false, simulated = false;
+  std::string lab_name;
   std::optional<sim::model::LabSpec> lab_spec;
-  if (args.predict || embedded) {
-    if (lab_name.empty()) {
-      std::cerr << fmt::format("Plan '{}' names no lab profile: pass --lab PROFILE (e.g. --lab tolly-2024)\n",
-                               p.name);
-      return kExitUsage;
+  std::optional<sizing::CapacityResult> planned;  // the search as planned: its scenario, steps and bounds
+  std::chrono::system_clock::time_point began;
+  std::string source;
+  std::filesystem::path dir, steps_dir;
+  // On the embedded lab the search keeps one lab for all its steps, as a platform would be.
+  std::unique_ptr<sim::LabServer> lab;
+  plan::StormPlan base;
+  int step_number = 0;
+
+  int run() {
+    if (auto code = prepare()) return *code;
+    const plan::StormPlan& p = *loaded;
+    if (!args.predict && !simulated && !args.yes && !args.dry_run && ::isatty(STDIN_FILENO)) {
+      if (!confirm(p, *planned)) {
+        std::cerr << "aborted: nothing was changed\n";
+        return kExitUsage;
+      }
     }
-    auto spec = sim::model::load_lab_spec_with(lab_name, overrides);
-    if (!spec) {
-      std::cerr << "--lab/--set: " << spec.error().what() << "\n";
-      return kExitUsage;
-    }
-    lab_spec = std::move(*spec);
-  }
-  {
-    // The count bound is the search's own (plan_search: its steps, not the plan's placement); the hosts'
-    // memory bounds the placement as written.
-    PlanBounds bounds{"capacity", 0, {}, lab_spec ? &*lab_spec : nullptr, {}};
-    if (lab_spec) bounds.lab_label = "lab " + lab_spec->name + (args.sets.empty() ? "" : " with --set");
-    if (!within_bounds(p, "no capacity was searched", bounds)) return kExitUsage;
+    if (args.dry_run) return dry_run();
+    if (auto code = make_directory()) return *code;
+    if (auto code = start_embedded_lab()) return *code;
+    g_interrupted.store(false);
+    catch_stop_signals();
+    sizing::CapacityResult result = sizing::search_capacity(
+        *planned, base,
+        [this](const plan::StormPlan& step, int per_host) { return run_step(step, per_host); },
+        [] { return g_interrupted.load(); },
+        [&](const sizing::CapacityStep& step) { std::cout << step_line(step, slo) << std::endl; });
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+    lab.reset();
+    return report(result);
   }
 
-  sizing::CapacityOptions options;
-  options.scenario = args.scenario;
-  options.slo = *slo;
-  options.start = args.start;
-  options.max_per_host = args.max_per_host;
-  // A prediction creates nothing: its bound is what the model holds, and keeps a runaway doubling finite.
-  options.max_vms = args.predict ? std::max<int>(args.max_vms, kPredictMaxVms) : args.max_vms;
-  options.resolution = args.resolution;
-  options.repeat = args.repeat;
-  auto planned = sizing::plan_search(p, options);
-  if (!planned) {
-    std::cerr << "capacity: " << planned.error().what() << "\n";
-    return kExitUsage;
-  }
-
-  if (!args.predict && !simulated && !args.yes && !args.dry_run && ::isatty(STDIN_FILENO)) {
-    if (!confirm(p, *planned)) {
-      std::cerr << "aborted: nothing was changed\n";
+  // The plan, the SLO, the lab model and --set, the bounds, and the search's steps.
+  std::optional<int> prepare() {
+    loaded = load_plan_for(args.plan, "no capacity was searched");
+    if (!loaded) return kExitUsage;
+    const plan::StormPlan& p = *loaded;
+    auto parsed_slo = results::parse_slo_text(args.slo);
+    if (!parsed_slo) {
+      std::cerr << "--slo: " << parsed_slo.error().what() << "\n";
       return kExitUsage;
     }
+    slo = *parsed_slo;
+    auto parsed_overrides = sim::model::parse_lab_overrides(args.sets);
+    if (!parsed_overrides) {
+      std::cerr << parsed_overrides.error().what() << "\n";
+      return kExitUsage;
+    }
+    overrides = std::move(*parsed_overrides);
+    embedded = !args.predict && p.platform.endpoint == "embedded";
+    simulated = !args.predict && engine::is_simulated_endpoint(p.platform.endpoint);
+    if (!args.predict && !embedded && (!args.sets.empty() || !args.lab.empty() || args.seed >= 0)) {
+      std::cerr << fmt::format(
+          "--lab, --set and --seed change the lab model: they apply with --predict or to a plan with "
+          "`endpoint: embedded`, not to {} at '{}'\n",
+          p.platform.kind, p.platform.endpoint);
+      return kExitUsage;
+    }
+    lab_name = args.lab.empty() ? p.platform.lab : args.lab;
+    if (args.predict || embedded) {
+      if (lab_name.empty()) {
+        std::cerr << fmt::format(
+            "Plan '{}' names no lab profile: pass --lab PROFILE (e.g. --lab tolly-2024)\n", p.name);
+        return kExitUsage;
+      }
+      auto spec = sim::model::load_lab_spec_with(lab_name, overrides);
+      if (!spec) {
+        std::cerr << "--lab/--set: " << spec.error().what() << "\n";
+        return kExitUsage;
+      }
+      lab_spec = std::move(*spec);
+    }
+    {
+      // The count bound is the search's own (plan_search: its steps, not the plan's placement); the hosts'
+      // memory bounds the placement as written.
+      PlanBounds bounds{"capacity", 0, {}, lab_spec ? &*lab_spec : nullptr, {}};
+      if (lab_spec) bounds.lab_label = "lab " + lab_spec->name + (args.sets.empty() ? "" : " with --set");
+      if (!within_bounds(p, "no capacity was searched", bounds)) return kExitUsage;
+    }
+
+    sizing::CapacityOptions options;
+    options.scenario = args.scenario;
+    options.slo = slo;
+    options.start = args.start;
+    options.max_per_host = args.max_per_host;
+    // A prediction creates nothing: its bound is what the model holds, and keeps a runaway doubling finite.
+    options.max_vms = args.predict ? std::max<int>(args.max_vms, kPredictMaxVms) : args.max_vms;
+    options.resolution = args.resolution;
+    options.repeat = args.repeat;
+    auto searched = sizing::plan_search(p, options);
+    if (!searched) {
+      std::cerr << "capacity: " << searched.error().what() << "\n";
+      return kExitUsage;
+    }
+    planned = std::move(*searched);
+    return std::nullopt;
   }
-  if (args.dry_run) {
+
+  // --dry-run: the search's shape, and the calls of its first step.
+  int dry_run() {
+    const plan::StormPlan& p = *loaded;
     std::cout << fmt::format(
         "capacity search of '{}' against '{}': from {} per host, doubling up to {} per host "
         "({}), then bisecting to {}; {} storm(s) per step.\n",
-        planned->scenario, results::slo_text(*slo), planned->start, planned->max_per_host,
+        planned->scenario, results::slo_text(slo), planned->start, planned->max_per_host,
         planned->bound_note.empty() ? "no bound" : planned->bound_note, planned->resolution, planned->repeat);
     if (args.predict) return kExitOk;
-    auto first = sizing::step_plan(p, planned->scenario, planned->start, *slo, planned->repeat);
+    auto first = sizing::step_plan(p, planned->scenario, planned->start, slo, planned->repeat);
     if (!first) return kExitUsage;
     std::cout << "The first step's calls:" << std::endl;
     engine::RunOptions run_options;
@@ -182,24 +225,29 @@ int capacity(const CapacityArgs& args) {
   }
 
   // The search's directory: capacity.md / capacity.json, and every step's run directory under steps/.
-  const auto began = std::chrono::system_clock::now();
-  const std::string source = args.predict ? "predicted" : simulated ? "simulated" : "measured";
-  const std::filesystem::path output = std::filesystem::path(args.out.empty() ? p.output : args.out);
-  std::string name = engine::run_directory_name(p.name + "-capacity", began, engine::new_run_id());
-  if (args.predict) name += "-predicted";
-  auto dir = engine::make_run_directory(output, name, plan::to_yaml(p));
-  if (!dir) {
-    std::cerr << "capacity: " << dir.error().what() << "\n";
-    return kExitFailed;
+  std::optional<int> make_directory() {
+    const plan::StormPlan& p = *loaded;
+    began = std::chrono::system_clock::now();
+    source = args.predict ? "predicted" : simulated ? "simulated" : "measured";
+    const std::filesystem::path output = std::filesystem::path(args.out.empty() ? p.output : args.out);
+    std::string name = engine::run_directory_name(p.name + "-capacity", began, engine::new_run_id());
+    if (args.predict) name += "-predicted";
+    auto made = engine::make_run_directory(output, name, plan::to_yaml(p));
+    if (!made) {
+      std::cerr << "capacity: " << made.error().what() << "\n";
+      return kExitFailed;
+    }
+    dir = *made;
+    steps_dir = dir / "steps";
+    std::cout << "capacity directory: " << dir.string() << "\n";
+    return std::nullopt;
   }
-  const std::filesystem::path steps_dir = *dir / "steps";
-  std::cout << "capacity directory: " << dir->string() << "\n";
 
-  // On the embedded lab the search keeps one lab for all its steps, as a platform would be, and reads what
-  // held each step's boots back from it.
-  std::unique_ptr<sim::LabServer> lab;
-  plan::StormPlan base = p;
-  if (embedded) {
+  // The embedded lab, kept for every step; each step reads from it what held its boots back.
+  std::optional<int> start_embedded_lab() {
+    const plan::StormPlan& p = *loaded;
+    base = p;
+    if (!embedded) return std::nullopt;
     sim::LabServerOptions lab_options;
     lab_options.spec = *lab_spec;
     if (args.seed >= 0) lab_options.seed = static_cast<std::uint64_t>(args.seed);
@@ -209,41 +257,47 @@ int capacity(const CapacityArgs& args) {
       return kExitFailed;
     }
     lab = std::move(*started);
-    const std::filesystem::path state = std::filesystem::absolute(*dir / "lab");
+    const std::filesystem::path state = std::filesystem::absolute(dir / "lab");
     if (auto written = lab->write_state(state.string()); !written) {
       std::cerr << "capacity: " << written.error().what() << "\n";
       return kExitFailed;
     }
     base.platform.endpoint = "lab:" + state.string();
+    return std::nullopt;
   }
 
-  int step_number = 0;
-  sizing::StepRunner run_step = [&](const plan::StormPlan& step, int per_host) {
+  sizing::StepRun run_step(const plan::StormPlan& step, int per_host) {
     ++step_number;
-    sizing::StepRun out;
     std::cout << fmt::format("step {}: {} desktops per host ...", step_number, per_host) << std::endl;
-    if (args.predict) {
-      sizing::PredictOptions predict_options;
-      predict_options.lab = lab_name;
-      predict_options.overrides = overrides;
-      if (args.seed >= 0) predict_options.seed = static_cast<std::uint64_t>(args.seed);
-      predict_options.output_dir = steps_dir;
-      predict_options.plan_yaml = plan::to_yaml(step);
-      auto predicted = sizing::predict(step, predict_options);
-      if (!predicted) {
-        out.outcome = "error";
-        out.error = predicted.error();
-        return out;
-      }
-      (void)write_run_outputs(predicted->run_dir, predicted->record);
-      out.storms = results::summarize(predicted->record).scenarios;
-      std::vector<sim::model::BootLimits> limits;
-      for (const auto& l : predicted->limits) limits.push_back(l.limits);
-      out.binding = sizing::binding_from_limits(sizing::add_limits(limits), "lab model");
-      out.run_dir = predicted->run_dir;
-      out.outcome = "predicted";
+    return args.predict ? predict_step(step) : storm_step(step, per_host);
+  }
+
+  sizing::StepRun predict_step(const plan::StormPlan& step) {
+    sizing::StepRun out;
+    sizing::PredictOptions predict_options;
+    predict_options.lab = lab_name;
+    predict_options.overrides = overrides;
+    if (args.seed >= 0) predict_options.seed = static_cast<std::uint64_t>(args.seed);
+    predict_options.output_dir = steps_dir;
+    predict_options.plan_yaml = plan::to_yaml(step);
+    auto predicted = sizing::predict(step, predict_options);
+    if (!predicted) {
+      out.outcome = "error";
+      out.error = predicted.error();
       return out;
     }
+    (void)write_run_outputs(predicted->run_dir, predicted->record);
+    out.storms = results::summarize(predicted->record).scenarios;
+    std::vector<sim::model::BootLimits> limits;
+    for (const auto& l : predicted->limits) limits.push_back(l.limits);
+    out.binding = sizing::binding_from_limits(sizing::add_limits(limits), "lab model");
+    out.run_dir = predicted->run_dir;
+    out.outcome = "predicted";
+    return out;
+  }
+
+  sizing::StepRun storm_step(const plan::StormPlan& step, int per_host) {
+    sizing::StepRun out;
     if (lab) lab->run_on_lab([](sim::model::Lab& l) { l.reset_boot_limits(); });
     engine::RunOptions run_options;
     run_options.output_dir = steps_dir;
@@ -274,51 +328,52 @@ int capacity(const CapacityArgs& args) {
       out.binding = sizing::binding_from_storms(out.storms);
     }
     return out;
-  };
-  g_interrupted.store(false);
-  catch_stop_signals();
-  sizing::CapacityResult result = sizing::search_capacity(
-      *planned, base, run_step, [] { return g_interrupted.load(); },
-      [&](const sizing::CapacityStep& step) { std::cout << step_line(step, *slo) << std::endl; });
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
-  lab.reset();
+  }
 
-  sizing::CapacityContext context;
-  context.plan = p.name;
-  context.platform = p.platform.kind;
-  context.endpoint = p.platform.endpoint;
-  context.source = source;
-  context.lab = (args.predict || embedded) ? lab_spec->name : std::string();
-  for (const auto& o : overrides) context.overrides.push_back(o.text());
-  context.started_at = format_rfc3339(began);
-  context.ended_at = format_rfc3339(std::chrono::system_clock::now());
-  {
-    std::ofstream json_out(*dir / "capacity.json");
-    json_out << sizing::capacity_json(context, result).dump(2) << "\n";
-    std::ofstream md_out(*dir / "capacity.md");
-    md_out << sizing::capacity_markdown(context, result);
-    std::ofstream html_out(*dir / "capacity.html");
-    html_out << reports::render_capacity_html(sizing::capacity_view(context, result), context.ended_at);
-    if (!json_out || !md_out || !html_out) {
-      std::cerr << "capacity: cannot write capacity.json / .md / .html in " << dir->string() << "\n";
+  // capacity.json, .md and .html, the verdict on the terminal, and the exit code.
+  int report(const sizing::CapacityResult& result) {
+    const plan::StormPlan& p = *loaded;
+    sizing::CapacityContext context;
+    context.plan = p.name;
+    context.platform = p.platform.kind;
+    context.endpoint = p.platform.endpoint;
+    context.source = source;
+    context.lab = (args.predict || embedded) ? lab_spec->name : std::string();
+    for (const auto& o : overrides) context.overrides.push_back(o.text());
+    context.started_at = format_rfc3339(began);
+    context.ended_at = format_rfc3339(std::chrono::system_clock::now());
+    {
+      std::ofstream json_out(dir / "capacity.json");
+      json_out << sizing::capacity_json(context, result).dump(2) << "\n";
+      std::ofstream md_out(dir / "capacity.md");
+      md_out << sizing::capacity_markdown(context, result);
+      std::ofstream html_out(dir / "capacity.html");
+      html_out << reports::render_capacity_html(sizing::capacity_view(context, result), context.ended_at);
+      if (!json_out || !md_out || !html_out) {
+        std::cerr << "capacity: cannot write capacity.json / .md / .html in " << dir.string() << "\n";
+        return kExitFailed;
+      }
+    }
+    for (const auto& line : sizing::capacity_verdict(context, result)) std::cout << line << "\n";
+    std::cout << "report: " << (dir / "capacity.html").string() << " (and capacity.md, capacity.json)\n";
+    if (result.interrupted) return kExitInterrupted;
+    if (result.error) return result.error->kind == ErrorKind::invalid_input ? kExitUsage : kExitFailed;
+    if (result.first_step_missed) {
+      std::cerr << fmt::format(
+          "capacity: the first step ({} per host) already misses '{}'; nothing smaller was tried. Start "
+          "lower "
+          "with --start N{}.\n",
+          result.steps.front().figures.per_host, results::slo_text(slo),
+          result.binding.resource.empty() ? ""
+                                          : fmt::format(" (what held it back: {})", result.binding.resource));
       return kExitFailed;
     }
+    return result.capacity ? kExitOk : kExitFailed;
   }
-  for (const auto& line : sizing::capacity_verdict(context, result)) std::cout << line << "\n";
-  std::cout << "report: " << (*dir / "capacity.html").string() << " (and capacity.md, capacity.json)\n";
-  if (result.interrupted) return kExitInterrupted;
-  if (result.error) return result.error->kind == ErrorKind::invalid_input ? kExitUsage : kExitFailed;
-  if (result.first_step_missed) {
-    std::cerr << fmt::format(
-        "capacity: the first step ({} per host) already misses '{}'; nothing smaller was tried. Start lower "
-        "with --start N{}.\n",
-        result.steps.front().figures.per_host, results::slo_text(*slo),
-        result.binding.resource.empty() ? ""
-                                        : fmt::format(" (what held it back: {})", result.binding.resource));
-    return kExitFailed;
-  }
-  return result.capacity ? kExitOk : kExitFailed;
+};
+
+int capacity(const CapacityArgs& args) {
+  return CapacitySearch{args}.run();
 }
 
 const CommandRegistration registration{Command{

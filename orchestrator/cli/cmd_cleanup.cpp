@@ -6,7 +6,7 @@
 #include "orchestrator/cli/command.hpp"
 #include "orchestrator/cli/engine_wiring.hpp"
 #include "orchestrator/engine/cleanup.hpp"
-#include "orchestrator/engine/journal.hpp"
+#include "orchestrator/engine/journal_fold.hpp"
 #include "orchestrator/migrate/migrate.hpp"
 #include "orchestrator/plan/plan.hpp"
 

@@ -7,7 +7,7 @@
 
 #include "orchestrator/cli/command.hpp"
 #include "orchestrator/cli/engine_wiring.hpp"
-#include "orchestrator/engine/journal.hpp"
+#include "orchestrator/engine/journal_fold.hpp"
 #include "orchestrator/engine/merge.hpp"
 
 namespace bootstorm::cli {

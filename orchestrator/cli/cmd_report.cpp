@@ -13,7 +13,7 @@
 #include "common/log.hpp"
 #include "orchestrator/cli/command.hpp"
 #include "orchestrator/cli/engine_wiring.hpp"
-#include "orchestrator/engine/journal.hpp"
+#include "orchestrator/engine/journal_fold.hpp"
 #include "orchestrator/migrate/migrate.hpp"
 #include "protocol/http/client.hpp"
 #include "reports/reports.hpp"

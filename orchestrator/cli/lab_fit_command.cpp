@@ -21,6 +21,7 @@
 #include "orchestrator/plan/plan.hpp"
 #include "orchestrator/sizing/lab_fit.hpp"
 #include "results/summary.hpp"
+#include "results/summary_json.hpp"
 
 namespace bootstorm::cli {
 

@@ -9,6 +9,7 @@
 #include "common/async/for_each.hpp"
 #include "common/log.hpp"
 #include "orchestrator/engine/journal.hpp"
+#include "orchestrator/engine/journal_fold.hpp"
 #include "orchestrator/engine/platform.hpp"
 
 namespace bootstorm::engine {

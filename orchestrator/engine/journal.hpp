@@ -35,13 +35,12 @@
 // s), releasedWall, startAtOffsetMs, firstStartOffsetMs. A merged journal (merge.hpp) tags shard events with
 // "shard" and its run_started carries merged{shardCount, shards[], missing[]}.
 // Strings are passed through log::redact before they are written: the journal never contains a secret.
-// detail/journal_events.hpp spells the event types and the fields RunRecordBuilder reads, for both sides.
+// journal_events.hpp spells the event types and the fields RunRecordBuilder reads, for both sides;
+// journal_fold.hpp folds the events back into a results::RunRecord and reads a journal file.
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <filesystem>
-#include <istream>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -51,9 +50,6 @@
 #include <vector>
 
 #include "common/expected.hpp"
-#include "orchestrator/engine/shard.hpp"
-#include "providers/api/provider.hpp"
-#include "results/run_record.hpp"
 
 namespace bootstorm::engine {
 
@@ -107,42 +103,5 @@ class Journal {
 
 // Replaces every registered secret in every string of `value` (recursively).
 void redact_json(nlohmann::json& value);
-
-// Builds a results::RunRecord from journal events, in order. The engine feeds it the events it writes; the
-// reader feeds it the lines of a journal file — both must give the same record.
-class RunRecordBuilder {
- public:
-  void apply(const nlohmann::json& event);
-  // The record with every VM's status resolved (ready / failed / pending / not_started).
-  results::RunRecord record() const;
-  // VMs created and not (yet) deleted, in creation order.
-  std::vector<api::VmHandle> undeleted() const;
-  const std::string& run_id() const { return record_.run_id; }
-
- private:
-  results::VmRecord* find_vm(const std::string& name);
-  results::ScenarioRecord* find_scenario(const std::string& name, int repeat);
-
-  results::RunRecord record_;
-  std::map<std::string, std::size_t> vm_index_;
-  std::vector<api::VmHandle> created_;
-  std::map<std::string, bool> deleted_;
-};
-
-struct JournalContents {
-  results::RunRecord record;
-  std::vector<api::VmHandle> undeleted;
-  std::vector<std::string> warnings;  // lines that could not be read (line number and why)
-  bool truncated_tail = false;        // the last line was incomplete (crash while writing): ignored
-  bool has_run_started = false;
-  bool has_run_ended = false;
-  nlohmann::json run_started;  // the run_started event as written (shard, startAt, planDigest, ...)
-  ShardSpec shard;             // run_started.shard; count 1 for an unsharded (or merged) run
-};
-
-// Reads journal.jsonl. Tolerates a truncated last line; other unreadable lines are skipped with a warning.
-// Error when the file cannot be opened or lacks run_started.
-Expected<JournalContents> read_journal(const std::filesystem::path& file);
-Expected<JournalContents> parse_journal(std::istream& in, const std::string& name_for_messages);
 
 }  // namespace bootstorm::engine

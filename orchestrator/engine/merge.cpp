@@ -137,25 +137,12 @@ struct ScenarioMerge {
   json errors = json::array();
 };
 
-}  // namespace
+using ScenarioTotals = std::map<ScenarioKey, ScenarioMerge>;
 
-Expected<MergeResult> merge_shard_runs(const std::vector<fs::path>& run_dirs, const fs::path& out_dir,
-                                       const MergeOptions& options) {
-  MergeResult result;
-  result.out_dir = out_dir;
-  if (run_dirs.empty())
-    return make_error(ErrorKind::invalid_input, "no run directories to merge",
-                      "pass every shard's run directory: bootstorm merge RUN... --out DIR");
+// ---- they must be the shards of one run
 
-  std::vector<ShardJournal> shards;
-  for (const auto& dir : run_dirs) {
-    auto shard = read_shard(dir, result.warnings);
-    if (!shard) return shard.error();
-    shards.push_back(std::move(*shard));
-  }
-  std::sort(shards.begin(), shards.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
-
-  // ---- they must be the shards of one run
+Expected<void> check_one_run(const std::vector<ShardJournal>& shards, const MergeOptions& options,
+                             MergeResult& result) {
   const ShardJournal& first = shards.front();
   for (const auto& s : shards) {
     if (s.count != first.count)
@@ -198,13 +185,69 @@ Expected<MergeResult> merge_shard_runs(const std::vector<fs::path>& run_dirs, co
                         "pass every shard's run directory, or --allow-missing to merge a partial run");
     result.warnings.push_back(message + "; the merged statistics cover only the shards given");
   }
+  return {};
+}
 
-  // ---- disjoint VMs, per-scenario totals
+// ---- disjoint VMs, per-scenario totals
+
+void add_storm_fired(ScenarioMerge& m, const json& e, const ShardJournal& s, double merged_origin) {
+  ++m.fired_total;
+  const double starts = number(e, "starts");
+  const double first_wall = number(e, fields::first_wall);
+  const double skew_ms = number(e, fields::fire_skew_ms);
+  const double shift = s.origin_wall - merged_origin;
+  if (starts > 0 && first_wall > 0) {
+    const double last_wall = first_wall + skew_ms / 1000.0;
+    const double first_mono = number(e, "firstMono") + shift, last_mono = number(e, "lastMono") + shift;
+    if (!m.any_start || first_wall < m.first_wall) {
+      m.first_wall = first_wall;
+      m.first_mono = first_mono;
+    }
+    if (!m.any_start || last_wall > m.last_wall) {
+      m.last_wall = last_wall;
+      m.last_mono = last_mono;
+    }
+    m.any_start = true;
+  }
+  m.starts += static_cast<std::uint64_t>(starts);
+  m.start_failures += static_cast<std::uint64_t>(number(e, "startFailures"));
+  m.not_released += static_cast<std::uint64_t>(number(e, "notReleased"));
+  m.peak_in_flight += static_cast<std::uint64_t>(number(e, "peakInFlight"));
+  if (e.contains(fields::start_at)) m.start_at = number(e, fields::start_at);
+  if (e.contains(fields::start_at_offset_ms)) {
+    const double offset = number(e, fields::start_at_offset_ms);
+    if (!m.start_at_offset_ms || std::abs(offset) > std::abs(*m.start_at_offset_ms))
+      m.start_at_offset_ms = offset;
+  }
+  json per_shard = {
+      {"shard", s.index}, {"starts", starts}, {"firstWall", first_wall}, {"fireSkewMs", skew_ms}};
+  for (const char* k : {"startAtOffsetMs", "firstStartOffsetMs"})
+    if (e.contains(k)) per_shard[k] = e[k];
+  m.fired_shards.push_back(std::move(per_shard));
+}
+
+void add_scenario_ended(ScenarioMerge& m, const json& e, const ShardJournal& s) {
+  ++m.ended_total;
+  m.api_requests += static_cast<std::uint64_t>(number(e, fields::api_requests));
+  m.api_errors += static_cast<std::uint64_t>(number(e, "apiErrors"));
+  if (e.contains(fields::storm_api_requests))
+    m.storm_api_requests =
+        m.storm_api_requests.value_or(0) + static_cast<std::uint64_t>(number(e, fields::storm_api_requests));
+  if (auto a = e.find(fields::api_answers); a != e.end()) {
+    if (!m.api_answers) m.api_answers.emplace();
+    *m.api_answers += results::api_answers_from_json(*a);
+  }
+  if (auto errs = e.find(fields::errors); errs != e.end() && errs->is_array())
+    for (const auto& err : *errs)
+      if (err.is_string()) m.errors.push_back(fmt::format("shard {}: {}", s.index, err.get<std::string>()));
+}
+
+// Every shard's VMs (a VM in two shards is an error) and each scenario's totals over the shards.
+Expected<ScenarioTotals> total_scenarios(const std::vector<ShardJournal>& shards, double merged_origin,
+                                         MergeResult& result) {
   std::map<std::string, int> owner;
-  std::map<ScenarioKey, ScenarioMerge> scenarios;
-  double merged_origin = std::numeric_limits<double>::infinity();
-  for (auto& s : shards) {
-    merged_origin = std::min(merged_origin, s.origin_wall);
+  ScenarioTotals scenarios;
+  for (const auto& s : shards) {
     MergedShard info{s.index, s.dir, s.outcome, 0};
     if (!s.has_run_ended)
       result.warnings.push_back(fmt::format("{} (shard {}) has no run_ended event: that shard did not finish",
@@ -227,63 +270,20 @@ Expected<MergeResult> merge_shard_runs(const std::vector<fs::path>& run_dirs, co
         m.hosts = std::max(m.hosts, static_cast<int>(number(e, fields::hosts)));
         m.plan_vms = std::max(m.plan_vms, static_cast<int>(number(e, "planVms")));
       } else if (type == events::storm_fired) {
-        auto& m = scenarios[key_of(e)];
-        ++m.fired_total;
-        const double starts = number(e, "starts");
-        const double first_wall = number(e, fields::first_wall);
-        const double skew_ms = number(e, fields::fire_skew_ms);
-        const double shift = s.origin_wall - merged_origin;
-        if (starts > 0 && first_wall > 0) {
-          const double last_wall = first_wall + skew_ms / 1000.0;
-          const double first_mono = number(e, "firstMono") + shift, last_mono = number(e, "lastMono") + shift;
-          if (!m.any_start || first_wall < m.first_wall) {
-            m.first_wall = first_wall;
-            m.first_mono = first_mono;
-          }
-          if (!m.any_start || last_wall > m.last_wall) {
-            m.last_wall = last_wall;
-            m.last_mono = last_mono;
-          }
-          m.any_start = true;
-        }
-        m.starts += static_cast<std::uint64_t>(starts);
-        m.start_failures += static_cast<std::uint64_t>(number(e, "startFailures"));
-        m.not_released += static_cast<std::uint64_t>(number(e, "notReleased"));
-        m.peak_in_flight += static_cast<std::uint64_t>(number(e, "peakInFlight"));
-        if (e.contains(fields::start_at)) m.start_at = number(e, fields::start_at);
-        if (e.contains(fields::start_at_offset_ms)) {
-          const double offset = number(e, fields::start_at_offset_ms);
-          if (!m.start_at_offset_ms || std::abs(offset) > std::abs(*m.start_at_offset_ms))
-            m.start_at_offset_ms = offset;
-        }
-        json per_shard = {
-            {"shard", s.index}, {"starts", starts}, {"firstWall", first_wall}, {"fireSkewMs", skew_ms}};
-        for (const char* k : {"startAtOffsetMs", "firstStartOffsetMs"})
-          if (e.contains(k)) per_shard[k] = e[k];
-        m.fired_shards.push_back(std::move(per_shard));
+        add_storm_fired(scenarios[key_of(e)], e, s, merged_origin);
       } else if (type == events::scenario_ended) {
-        auto& m = scenarios[key_of(e)];
-        ++m.ended_total;
-        m.api_requests += static_cast<std::uint64_t>(number(e, fields::api_requests));
-        m.api_errors += static_cast<std::uint64_t>(number(e, "apiErrors"));
-        if (e.contains(fields::storm_api_requests))
-          m.storm_api_requests = m.storm_api_requests.value_or(0) +
-                                 static_cast<std::uint64_t>(number(e, fields::storm_api_requests));
-        if (auto a = e.find(fields::api_answers); a != e.end()) {
-          if (!m.api_answers) m.api_answers.emplace();
-          *m.api_answers += results::api_answers_from_json(*a);
-        }
-        if (auto errs = e.find(fields::errors); errs != e.end() && errs->is_array())
-          for (const auto& err : *errs)
-            if (err.is_string())
-              m.errors.push_back(fmt::format("shard {}: {}", s.index, err.get<std::string>()));
+        add_scenario_ended(scenarios[key_of(e)], e, s);
       }
     }
     result.vms += info.vms;
     result.shards.push_back(std::move(info));
   }
+  return scenarios;
+}
 
-  // ---- the output directory
+// ---- the output directory
+
+Expected<void> make_out_dir(const fs::path& out_dir, const ShardJournal& first) {
   std::error_code ec;
   if (fs::exists(out_dir, ec) && !fs::is_empty(out_dir, ec))
     return make_error(ErrorKind::invalid_input,
@@ -299,17 +299,52 @@ Expected<MergeResult> merge_shard_runs(const std::vector<fs::path>& run_dirs, co
       return make_error(ErrorKind::io,
                         fmt::format("cannot write {}: {}", (out_dir / "plan.yaml").string(), ec.message()));
   }
+  return {};
+}
 
-  const fs::path journal_file = out_dir / "journal.jsonl";
-  std::ofstream out(journal_file, std::ios::binary | std::ios::trunc);
-  if (!out) return make_error(ErrorKind::io, fmt::format("cannot write {}", journal_file.string()));
-  ::chmod(journal_file.c_str(), 0600);
-  auto write = [&](json event) {
-    out << event.dump() << '\n';
-    ++result.events;
-  };
+// ---- the merged journal: one scenario_started, storm_fired and scenario_ended per scenario, the shards'
+// totals in them; every other event once, tagged with its shard.
 
-  // run_started: the lowest shard's, with the shard list instead of one shard.
+json combined_scenario_started(json e, const ScenarioMerge& m) {
+  e.erase("shard");
+  e["vms"] = m.vms;
+  e["hosts"] = m.hosts;
+  if (m.plan_vms > 0) e["planVms"] = m.plan_vms;
+  e["shards"] = m.shards_started;
+  return e;
+}
+
+json combined_storm_fired(json e, const ScenarioMerge& m) {
+  e.erase("shard");
+  e["firstWall"] = m.any_start ? m.first_wall : 0.0;
+  e["firstMono"] = std::round(m.first_mono * 1e6) / 1e6;
+  e["lastMono"] = std::round(m.last_mono * 1e6) / 1e6;
+  // Across machines: the spread of every shard's first and last start request on their wall clocks.
+  e["fireSkewMs"] = m.any_start ? std::round((m.last_wall - m.first_wall) * 1e6) / 1e3 : 0.0;
+  e["starts"] = m.starts;
+  e["startFailures"] = m.start_failures;
+  e["notReleased"] = m.not_released;
+  e["peakInFlight"] = m.peak_in_flight;
+  e.erase("releasedWall");
+  e.erase("firstStartOffsetMs");
+  if (m.start_at) e["startAt"] = *m.start_at;
+  if (m.start_at_offset_ms) e["startAtOffsetMs"] = *m.start_at_offset_ms;  // the worst shard
+  e["shards"] = m.fired_shards;
+  return e;
+}
+
+json combined_scenario_ended(json e, const ScenarioMerge& m) {
+  e.erase("shard");
+  e["apiRequests"] = m.api_requests;
+  e["apiErrors"] = m.api_errors;
+  if (m.storm_api_requests) e[fields::storm_api_requests] = *m.storm_api_requests;
+  if (m.api_answers) e[fields::api_answers] = results::api_answers_json(*m.api_answers);
+  e["errors"] = m.errors;
+  return e;
+}
+
+// run_started: the lowest shard's, with the shard list instead of one shard.
+json merged_run_started(const ShardJournal& first, double merged_origin, const MergeResult& result) {
   json started = first.run_started;
   started.erase("shard");
   started["mono"] =
@@ -319,11 +354,49 @@ Expected<MergeResult> merge_shard_runs(const std::vector<fs::path>& run_dirs, co
     shard_list.push_back(
         {{"index", s.index}, {"dir", s.dir.filename().string()}, {"outcome", s.outcome}, {"vms", s.vms}});
   started["merged"] = {{"shardCount", first.count}, {"shards", shard_list}, {"missing", result.missing}};
-  write(started);
+  return started;
+}
+
+// run_ended: completed when every shard completed, interrupted when one was, else failed; at the last
+// shard's end.
+json merged_run_ended(const std::vector<ShardJournal>& shards, const std::vector<std::string>& outcomes,
+                      const MergeResult& result, double merged_origin) {
+  const bool any_interrupted = std::count(outcomes.begin(), outcomes.end(), "interrupted") > 0;
+  const bool all_completed =
+      outcomes.size() == shards.size() && result.missing.empty() &&
+      std::all_of(outcomes.begin(), outcomes.end(), [](auto& o) { return o == "completed"; });
+  const std::string outcome = any_interrupted ? "interrupted" : all_completed ? "completed" : "failed";
+  double ended_wall = merged_origin;
+  std::string ended_t;
+  for (const auto& s : shards)
+    for (const auto& e : s.events)
+      if (text(e, "type") == events::run_ended && wall_of(e) >= ended_wall) {
+        ended_wall = wall_of(e);
+        ended_t = text(e, "t");
+      }
+  if (ended_t.empty()) ended_t = format_rfc3339(std::chrono::system_clock::now());
+  return {{"t", ended_t},
+          {"mono", std::round((ended_wall - merged_origin) * 1e6) / 1e6},
+          {"type", events::run_ended},
+          {"outcome", outcome}};
+}
+
+// Every shard's events in wall-clock order; each shard's own order is kept (k-way merge on "t").
+Expected<void> write_merged_journal(const std::vector<ShardJournal>& shards, ScenarioTotals& scenarios,
+                                    double merged_origin, const fs::path& out_dir, MergeResult& result) {
+  const fs::path journal_file = out_dir / "journal.jsonl";
+  std::ofstream out(journal_file, std::ios::binary | std::ios::trunc);
+  if (!out) return make_error(ErrorKind::io, fmt::format("cannot write {}", journal_file.string()));
+  ::chmod(journal_file.c_str(), 0600);
+  auto write = [&](json event) {
+    out << event.dump() << '\n';
+    ++result.events;
+  };
+  json started = merged_run_started(shards.front(), merged_origin, result);
   result.run_id = text(started, "runId");
   result.plan = text(started, "plan");
+  write(std::move(started));
 
-  // Every shard's events in wall-clock order; each shard's own order is kept (k-way merge on "t").
   std::vector<std::size_t> next(shards.size(), 0);
   std::map<ScenarioKey, int> seen_started, seen_fired, seen_ended;
   std::vector<std::string> outcomes;
@@ -350,77 +423,50 @@ Expected<MergeResult> merge_shard_runs(const std::vector<fs::path>& run_dirs, co
       outcomes.push_back(text(e, fields::outcome));
       continue;
     }
-    if (type == events::scenario_started) {
-      const auto k = key_of(e);
-      if (seen_started[k]++ > 0) continue;
-      const auto& m = scenarios[k];
-      e.erase("shard");
-      e["vms"] = m.vms;
-      e["hosts"] = m.hosts;
-      if (m.plan_vms > 0) e["planVms"] = m.plan_vms;
-      e["shards"] = m.shards_started;
-      write(std::move(e));
-      continue;
-    }
-    if (type == events::storm_fired) {
+    if (type == events::scenario_started || type == events::storm_fired || type == events::scenario_ended) {
       const auto k = key_of(e);
       const auto& m = scenarios[k];
-      if (++seen_fired[k] < m.fired_total) continue;  // combined when the last shard has fired
-      e.erase("shard");
-      e["firstWall"] = m.any_start ? m.first_wall : 0.0;
-      e["firstMono"] = std::round(m.first_mono * 1e6) / 1e6;
-      e["lastMono"] = std::round(m.last_mono * 1e6) / 1e6;
-      // Across machines: the spread of every shard's first and last start request on their wall clocks.
-      e["fireSkewMs"] = m.any_start ? std::round((m.last_wall - m.first_wall) * 1e6) / 1e3 : 0.0;
-      e["starts"] = m.starts;
-      e["startFailures"] = m.start_failures;
-      e["notReleased"] = m.not_released;
-      e["peakInFlight"] = m.peak_in_flight;
-      e.erase("releasedWall");
-      e.erase("firstStartOffsetMs");
-      if (m.start_at) e["startAt"] = *m.start_at;
-      if (m.start_at_offset_ms) e["startAtOffsetMs"] = *m.start_at_offset_ms;  // the worst shard
-      e["shards"] = m.fired_shards;
-      write(std::move(e));
-      continue;
-    }
-    if (type == events::scenario_ended) {
-      const auto k = key_of(e);
-      const auto& m = scenarios[k];
-      if (++seen_ended[k] < m.ended_total) continue;
-      e.erase("shard");
-      e["apiRequests"] = m.api_requests;
-      e["apiErrors"] = m.api_errors;
-      if (m.storm_api_requests) e[fields::storm_api_requests] = *m.storm_api_requests;
-      if (m.api_answers) e[fields::api_answers] = results::api_answers_json(*m.api_answers);
-      e["errors"] = m.errors;
-      write(std::move(e));
+      // Combined once: the first shard's scenario_started, the last shard's storm_fired and scenario_ended.
+      if (type == events::scenario_started && seen_started[k]++ == 0) write(combined_scenario_started(e, m));
+      if (type == events::storm_fired && ++seen_fired[k] >= m.fired_total) write(combined_storm_fired(e, m));
+      if (type == events::scenario_ended && ++seen_ended[k] >= m.ended_total)
+        write(combined_scenario_ended(e, m));
       continue;
     }
     write(std::move(e));
   }
-
-  const bool any_interrupted = std::count(outcomes.begin(), outcomes.end(), "interrupted") > 0;
-  const bool all_completed =
-      outcomes.size() == shards.size() && result.missing.empty() &&
-      std::all_of(outcomes.begin(), outcomes.end(), [](auto& o) { return o == "completed"; });
-  const std::string outcome = any_interrupted ? "interrupted" : all_completed ? "completed" : "failed";
-  double ended_wall = merged_origin;
-  std::string ended_t;
-  for (const auto& s : shards)
-    for (const auto& e : s.events)
-      if (text(e, "type") == events::run_ended && wall_of(e) >= ended_wall) {
-        ended_wall = wall_of(e);
-        ended_t = text(e, "t");
-      }
-  if (ended_t.empty()) ended_t = format_rfc3339(std::chrono::system_clock::now());
-  write({{"t", ended_t},
-         {"mono", std::round((ended_wall - merged_origin) * 1e6) / 1e6},
-         {"type", events::run_ended},
-         {"outcome", outcome}});
+  write(merged_run_ended(shards, outcomes, result, merged_origin));
   out.flush();
   if (!out) return make_error(ErrorKind::io, fmt::format("writing {} failed", journal_file.string()));
-  result.shard_count = first.count;
+  return {};
+}
+
+}  // namespace
+
+Expected<MergeResult> merge_shard_runs(const std::vector<fs::path>& run_dirs, const fs::path& out_dir,
+                                       const MergeOptions& options) {
+  MergeResult result;
+  result.out_dir = out_dir;
+  if (run_dirs.empty())
+    return make_error(ErrorKind::invalid_input, "no run directories to merge",
+                      "pass every shard's run directory: bootstorm merge RUN... --out DIR");
+  std::vector<ShardJournal> shards;
+  for (const auto& dir : run_dirs) {
+    auto shard = read_shard(dir, result.warnings);
+    if (!shard) return shard.error();
+    shards.push_back(std::move(*shard));
+  }
+  std::sort(shards.begin(), shards.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
+  if (auto one = check_one_run(shards, options, result); !one) return one.error();
+  // Every shard's mono is re-based on the earliest shard's origin.
+  double merged_origin = std::numeric_limits<double>::infinity();
+  for (const auto& s : shards) merged_origin = std::min(merged_origin, s.origin_wall);
+  auto scenarios = total_scenarios(shards, merged_origin, result);
+  if (!scenarios) return scenarios.error();
+  if (auto made = make_out_dir(out_dir, shards.front()); !made) return made.error();
+  if (auto written = write_merged_journal(shards, *scenarios, merged_origin, out_dir, result); !written)
+    return written.error();
+  result.shard_count = shards.front().count;
   return result;
 }
 

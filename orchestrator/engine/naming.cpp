@@ -53,8 +53,4 @@ std::string run_directory_name(const std::string& plan_name, std::chrono::system
   return fmt::format("{}-{}-{}", safe, buf, run_id);
 }
 
-double unix_seconds(std::chrono::system_clock::time_point t) {
-  return std::chrono::duration<double>(t.time_since_epoch()).count();
-}
-
 }  // namespace bootstorm::engine

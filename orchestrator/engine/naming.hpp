@@ -22,6 +22,4 @@ std::string vm_name(const std::string& run_id, const std::string& slug, int inde
 std::string run_directory_name(const std::string& plan_name, std::chrono::system_clock::time_point started,
                                const std::string& run_id);
 
-double unix_seconds(std::chrono::system_clock::time_point t);
-
 }  // namespace bootstorm::engine

@@ -101,18 +101,7 @@ asio::awaitable<bool> RunSession::run_storm(const plan::Scenario& scenario, int 
     if (beacon_) beacon_->expect(vm.name, vm.id);
   }
   CancelSignal observe_stop;
-  if (plan_.ready.port > 0 && !options_.dry_run) {
-    ProbeOptions po;
-    po.port = static_cast<unsigned short>(plan_.ready.port);
-    po.max_concurrent = max_concurrent();
-    po.initial_interval = options_.probe_interval;
-    prober_ = std::make_unique<PortProber>(
-        ex_, po,
-        [this, storm](api::MilestoneEvent ev) {
-          if (storm->active) on_event(std::move(ev));
-        },
-        observe_stop);
-  }
+  start_port_probes(storm, observe_stop);
 
   // Observation starts before the barrier opens so that no early milestone is missed.
   if (!options_.dry_run) {
@@ -138,44 +127,9 @@ asio::awaitable<bool> RunSession::run_storm(const plan::Scenario& scenario, int 
   bo.release_at_wall = fire_at;
   tasks->barrier = std::make_unique<StartBarrier>(*provider_, bo);
   StartCallback on_start = [this, storm](const api::VmHandle& vm, const Expected<api::StartResult>& r) {
-    if (!storm->active) return;
-    if (r) {
-      ++started_;
-      storm->timeline.set_started(vm.name, r->written_mono, r->written_wall);
-      if (r->acknowledged_mono != Clock::time_point{}) {
-        api::MilestoneEvent ack;
-        ack.vm = vm.name;
-        ack.milestone = api::Milestone::start_acknowledged;
-        ack.observed_mono = r->acknowledged_mono;
-        ack.observed_wall = r->acknowledged_wall;
-        ack.source = api::Source::client;
-        ack.resolution_s = 0;
-        storm->timeline.observe(ack);
-      }
-    } else {
-      const bool cancelled = r.error().kind == ErrorKind::cancelled;
-      std::string reason =
-          cancelled ? "not started: the run was interrupted" : "start failed: " + r.error().what();
-      storm->timeline.fail(vm.name, reason);
-      if (cancelled) return;
-      emit(events::vm_failed, {{fields::vm, vm.name}, {fields::reason, reason}});
-      // The console says why at once; a storm of a thousand identical refusals says it once.
-      constexpr std::size_t kReasonsLogged = 3;
-      const std::string why = r.error().what();
-      // The same refusal for each VM differs only in the VM's name and id.
-      std::string kind = why;
-      for (const std::string* word : {&vm.name, &vm.id}) {
-        for (auto at = word->empty() ? std::string::npos : kind.find(*word); at != std::string::npos;
-             at = kind.find(*word, at))
-          kind.replace(at, word->size(), "<vm>");
-      }
-      if (++storm->start_failures[kind] == 1 && storm->start_failures.size() <= kReasonsLogged) {
-        progress_.finish();
-        spdlog::warn("start of {} failed: {}{}", vm.name, why,
-                     storm->start_failures.size() == kReasonsLogged ? " (further reasons: report.md)" : "");
-      }
-    }
+    if (storm->active) on_start_result(*storm, vm, r);
   };
+
   auto fire_task = [](std::shared_ptr<StormTasks> t, StartCallback cb,
                       CancelSignal interrupt) -> asio::awaitable<void> {
     t->fired = co_await t->barrier->fire(t->vms, std::move(cb), interrupt);
@@ -308,6 +262,65 @@ void RunSession::on_milestone(const std::string& vm, const TimelineEntry& e) {
                            {fields::wall, unix_seconds(e.wall)},
                            {fields::detail, e.detail}});
   if (e.milestone == api::Milestone::ip_assigned && prober_) prober_->probe(vm, e.detail);
+}
+
+// A start request's answer: the VM started (and acknowledged), or failed with its reason, logged once per
+// kind of refusal.
+void RunSession::on_start_result(StormState& storm, const api::VmHandle& vm,
+                                 const Expected<api::StartResult>& r) {
+  if (r) {
+    ++started_;
+    storm.timeline.set_started(vm.name, r->written_mono, r->written_wall);
+    if (r->acknowledged_mono != Clock::time_point{}) {
+      api::MilestoneEvent ack;
+      ack.vm = vm.name;
+      ack.milestone = api::Milestone::start_acknowledged;
+      ack.observed_mono = r->acknowledged_mono;
+      ack.observed_wall = r->acknowledged_wall;
+      ack.source = api::Source::client;
+      ack.resolution_s = 0;
+      storm.timeline.observe(ack);
+    }
+  } else {
+    const bool cancelled = r.error().kind == ErrorKind::cancelled;
+    std::string reason =
+        cancelled ? "not started: the run was interrupted" : "start failed: " + r.error().what();
+    storm.timeline.fail(vm.name, reason);
+    if (cancelled) return;
+    emit(events::vm_failed, {{fields::vm, vm.name}, {fields::reason, reason}});
+    // The console says why at once; a storm of a thousand identical refusals says it once.
+    constexpr std::size_t kReasonsLogged = 3;
+    const std::string why = r.error().what();
+    // The same refusal for each VM differs only in the VM's name and id.
+    std::string kind = why;
+    for (const std::string* word : {&vm.name, &vm.id}) {
+      for (auto at = word->empty() ? std::string::npos : kind.find(*word); at != std::string::npos;
+           at = kind.find(*word, at))
+        kind.replace(at, word->size(), "<vm>");
+    }
+    if (++storm.start_failures[kind] == 1 && storm.start_failures.size() <= kReasonsLogged) {
+      progress_.finish();
+      spdlog::warn("start of {} failed: {}{}", vm.name, why,
+                   storm.start_failures.size() == kReasonsLogged ? " (further reasons: report.md)" : "");
+    }
+  }
+}
+
+// TCP probes of ready.port, when the plan asks for the port_open milestone.
+void RunSession::start_port_probes(const std::shared_ptr<StormState>& storm,
+                                   const CancelSignal& observe_stop) {
+  if (plan_.ready.port > 0 && !options_.dry_run) {
+    ProbeOptions po;
+    po.port = static_cast<unsigned short>(plan_.ready.port);
+    po.max_concurrent = max_concurrent();
+    po.initial_interval = options_.probe_interval;
+    prober_ = std::make_unique<PortProber>(
+        ex_, po,
+        [this, storm](api::MilestoneEvent ev) {
+          if (storm->active) on_event(std::move(ev));
+        },
+        observe_stop);
+  }
 }
 
 }  // namespace bootstorm::engine::detail

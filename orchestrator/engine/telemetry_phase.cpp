@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "common/async/sleep.hpp"
+#include "common/rfc3339.hpp"
 #include "orchestrator/engine/detail/run_session.hpp"
 #include "orchestrator/engine/journal_events.hpp"
 #include "results/storage_figures.hpp"
@@ -26,10 +27,6 @@ namespace {
 constexpr double kFallbackStepS = 30;
 // After the step, how long the platform may take to make the last sample readable.
 constexpr double kIngestLagS = 1;
-
-double unix_seconds(std::chrono::system_clock::time_point t) {
-  return std::chrono::duration<double>(t.time_since_epoch()).count();
-}
 
 }  // namespace
 

@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "orchestrator/engine/journal.hpp"
+#include "orchestrator/engine/journal_fold.hpp"
 #include "orchestrator/engine/naming.hpp"
 #include "orchestrator/migrate/detail/migrate_internal.hpp"
 #include "orchestrator/migrate/forklift_objects.hpp"

@@ -11,6 +11,7 @@
 #include <optional>
 #include <utility>
 
+#include "common/rfc3339.hpp"
 #include "orchestrator/migrate/forklift_objects.hpp"
 #include "protocol/http/types.hpp"
 #include "providers/kube/object_calls.hpp"
@@ -24,7 +25,7 @@ using std::chrono::system_clock;
 namespace {
 
 double now_unix() {
-  return std::chrono::duration<double>(system_clock::now().time_since_epoch()).count();
+  return unix_seconds(system_clock::now());
 }
 
 std::string dns_name(const std::string& name) {

@@ -15,7 +15,7 @@ std::optional<double> unix_of(const std::string& rfc3339) {
   if (rfc3339.empty()) return std::nullopt;
   auto t = parse_rfc3339(rfc3339);
   if (!t) return std::nullopt;
-  return std::chrono::duration<double>(t->time_since_epoch()).count();
+  return unix_seconds(*t);
 }
 
 json opt(const std::optional<double>& v) {

@@ -1,7 +1,7 @@
 #pragma once
 // The method elements of the vim25 calls bootstorm makes, one builder per method, in the order of the
-// schema's request types (tests/unit/protocol/vim25 validates each against vim.wsdl's types). Each returns the
-// element that goes inside soap_envelope().
+// schema's request types (tests/unit/protocol/vim25 validates each against vim.wsdl's types). Each returns
+// the element that goes inside soap_envelope().
 #include <optional>
 #include <string>
 #include <vector>

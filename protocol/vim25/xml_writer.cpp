@@ -3,35 +3,9 @@
 
 #include <cassert>
 
-namespace bootstorm::vsphere::vim25 {
+#include "common/xml_text.hpp"
 
-std::string xml_escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') break;
-        out += c;
-    }
-  }
-  return out;
-}
+namespace bootstorm::vsphere::vim25 {
 
 XmlWriter XmlWriter::fragment(std::string_view name, std::string_view xsi_type) {
   XmlWriter w;
@@ -48,7 +22,7 @@ XmlWriter::XmlWriter(std::string_view method) {
 
 XmlWriter& XmlWriter::open(std::string_view name, std::string_view xsi_type) {
   out_.append("<").append(name);
-  if (!xsi_type.empty()) out_.append(" xsi:type=\"").append(xml_escape(xsi_type)).append("\"");
+  if (!xsi_type.empty()) out_.append(" xsi:type=\"").append(escape_xml(xsi_type)).append("\"");
   out_ += '>';
   open_.emplace_back(name);
   return *this;
@@ -63,8 +37,8 @@ XmlWriter& XmlWriter::close() {
 
 XmlWriter& XmlWriter::leaf(std::string_view name, std::string_view text, std::string_view xsi_type) {
   out_.append("<").append(name);
-  if (!xsi_type.empty()) out_.append(" xsi:type=\"").append(xml_escape(xsi_type)).append("\"");
-  out_.append(">").append(xml_escape(text)).append("</").append(name).append(">");
+  if (!xsi_type.empty()) out_.append(" xsi:type=\"").append(escape_xml(xsi_type)).append("\"");
+  out_.append(">").append(escape_xml(text)).append("</").append(name).append(">");
   return *this;
 }
 
@@ -77,8 +51,8 @@ XmlWriter& XmlWriter::leaf(std::string_view name, std::int64_t value, std::strin
 }
 
 XmlWriter& XmlWriter::moref(std::string_view name, const MoRef& ref) {
-  out_.append("<").append(name).append(" type=\"").append(xml_escape(ref.type)).append("\">");
-  out_.append(xml_escape(ref.value)).append("</").append(name).append(">");
+  out_.append("<").append(name).append(" type=\"").append(escape_xml(ref.type)).append("\">");
+  out_.append(escape_xml(ref.value)).append("</").append(name).append(">");
   return *this;
 }
 

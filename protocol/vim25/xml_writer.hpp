@@ -11,9 +11,6 @@
 
 namespace bootstorm::vsphere::vim25 {
 
-// &, <, >, " and ' escaped; characters XML 1.0 cannot carry (controls other than tab, CR, LF) dropped.
-std::string xml_escape(std::string_view text);
-
 class XmlWriter {
  public:
   // Starts the method element: <method xmlns="urn:vim25" xmlns:xsi=... xmlns:xsd=...>, so the element is

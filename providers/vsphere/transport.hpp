@@ -35,6 +35,11 @@ class Transport {
 std::unique_ptr<Transport> make_http_transport(boost::asio::any_io_executor executor,
                                                const api::ProviderConfig& config);
 
+// Opens `count` connections before the storm, so that no start waits for a TLS handshake (both providers'
+// prepare_storm). The error names the count and vCenter.
+boost::asio::awaitable<Expected<void>> open_storm_connections(Transport& transport, std::size_t count,
+                                                              const std::string& endpoint);
+
 // One exchange of a session (REST or vim25) as the provider's statistics count it: the budget step
 // (async::pay_for_call on `limiter`, which may be nullptr), then `request`; a transport failure is an error,
 // resends by the client are retries, and every answer counts in ApiStats::note_answer. Whether an answer is

@@ -44,15 +44,7 @@ asio::awaitable<Expected<void>> VsphereProvider::prepare_storm(std::size_t expec
     auto r = co_await session_.login();
     if (!r) co_return r;
   }
-  const std::size_t count = expected_starts;
-  auto r = co_await transport_->prewarm(count);
-  if (!r) {
-    Error e = r.error();
-    e.message = "opening " + std::to_string(count) + " connections to vCenter at " + config_.endpoint +
-                " failed: " + e.message;
-    co_return e;
-  }
-  co_return Expected<void>{};
+  co_return co_await open_storm_connections(*transport_, expected_starts, config_.endpoint);
 }
 
 asio::awaitable<Expected<api::StartResult>> VsphereProvider::start(const api::VmHandle& vm) {

@@ -29,7 +29,8 @@ VsphereProvider::VsphereProvider(asio::any_io_executor executor, api::ProviderCo
       session_(
           executor, *transport_,
           SessionSettings{config_.endpoint, config_.username, config_.password, config_.request_timeout}),
-      clone_slots_(executor, static_cast<std::size_t>(std::max(1, config_.max_concurrent))) {
+      clone_slots_(executor, static_cast<std::size_t>(std::max(1, config_.max_concurrent))),
+      host_clone_slots_(executor) {
   if (config_.requests_per_second <= 0)
     throw std::invalid_argument("vsphere provider: apiBudget.requestsPerSecond must be > 0");
 }

@@ -34,6 +34,7 @@
 
 #include "common/async/semaphore.hpp"
 #include "providers/api/provider.hpp"
+#include "providers/vsphere/clone_slots.hpp"
 #include "providers/vsphere/session.hpp"
 #include "providers/vsphere/transport.hpp"
 
@@ -56,12 +57,8 @@ nlohmann::json beacon_customization_spec(const std::string& vm_name, const std::
 std::string beacon_cloud_init_user_data(const std::string& vm_name, const std::string& beacon_url,
                                         const std::string& token);
 
-// At most this many clones run on one host at once: a host has 16 vCenter cost units, a clone costs 4.
-inline constexpr std::size_t kClonesPerHost = 4;
 // Attempts of one clone call while vCenter answers 503 SERVICE_UNAVAILABLE (backoff 0.2, 0.4, 0.8, 1.6 s).
 inline constexpr int kCloneAttempts = 5;
-// ... and on one datastore: 128 cost units, 4 per clone.
-inline constexpr std::size_t kClonesPerDatastore = 32;
 
 class VsphereProvider final : public api::Provider {
  public:
@@ -130,7 +127,6 @@ class VsphereProvider final : public api::Provider {
                                                        const ListFilter& extra, const std::string& key) const;
   Error refuse_foreign(const std::string& verb, const std::string& name) const;
   void log_dry_run(const std::string& method, const std::string& target, const std::string& body) const;
-  async::AsyncSemaphore& host_semaphore(const std::string& host_id);
   double estimated_clone_bytes(const nlohmann::json& golden_info) const;
   bool instant() const { return config_.clone_type == "instant"; }
 
@@ -157,7 +153,7 @@ class VsphereProvider final : public api::Provider {
   std::map<std::string, std::chrono::steady_clock::time_point> start_written_;
 
   async::AsyncSemaphore clone_slots_;
-  std::map<std::string, std::unique_ptr<async::AsyncSemaphore>> host_clone_slots_;
+  HostCloneSlots host_clone_slots_;
   std::unique_ptr<async::AsyncSemaphore> datastore_clone_slots_;
 };
 

@@ -19,12 +19,6 @@ namespace bootstorm::vsphere {
 namespace asio = boost::asio;
 using json = nlohmann::json;
 
-async::AsyncSemaphore& VsphereProvider::host_semaphore(const std::string& host_id) {
-  auto& slot = host_clone_slots_[host_id];
-  if (!slot) slot = std::make_unique<async::AsyncSemaphore>(executor_, kClonesPerHost);
-  return *slot;
-}
-
 asio::awaitable<Expected<api::VmHandle>> VsphereProvider::provision(const api::VmSpec& spec) {
   if (auto refused = api::refuse_unnamed_create(spec.name, config_.run_id)) co_return *refused;
   if (!inventory_checked_ || !host_ids_.count(spec.host)) {
@@ -57,7 +51,7 @@ asio::awaitable<Expected<api::VmHandle>> VsphereProvider::provision(const api::V
 
   // Narrowest limit first, so that a clone queued behind a busy host does not hold a datastore or an
   // overall slot that clones to other hosts could use.
-  auto host_permit = co_await async::acquire(host_semaphore(host_id));
+  auto host_permit = co_await async::acquire(host_clone_slots_.of(host_id));
   if (!datastore_clone_slots_)
     datastore_clone_slots_ = std::make_unique<async::AsyncSemaphore>(
         executor_, std::max<std::size_t>(1, tuning_.clones_per_datastore));

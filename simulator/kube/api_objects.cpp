@@ -74,6 +74,10 @@ ApiError bad_request(const std::string& message) {
   return status_error(400, "BadRequest", message);
 }
 
+ApiError path_not_found() {
+  return status_error(404, "NotFound", "the server could not find the requested resource", json::object());
+}
+
 ApiError method_not_allowed(const std::string& message) {
   return status_error(405, "MethodNotAllowed", message);
 }

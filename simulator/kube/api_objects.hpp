@@ -29,6 +29,7 @@ ApiError kubevirt_conflict(const std::string& resource, const std::string& name,
 ApiError invalid(const ResourceType& type, const std::string& name, const std::string& field,
                  const std::string& why);
 ApiError bad_request(const std::string& message);
+ApiError path_not_found();  // 404 NotFound: no such path
 ApiError method_not_allowed(
     const std::string& message = "the server does not allow this method on the requested resource");
 ApiError unsupported_media_type(const std::string& content_type);

@@ -104,7 +104,14 @@ struct KubeFront::Impl : std::enable_shared_from_this<KubeFront::Impl>, ObjectPu
 
   // ---- HTTP layer (kube_front.cpp) ----
   boost::asio::awaitable<http::ServerResponse> handle(http::ServerRequest& request);
+  // Fixed paths from a table, discovery, then resource paths; `route_key` names the route for /_lab/stats.
   http::ServerResponse route_request(http::ServerRequest& request, std::string& route_key);
+  http::ServerResponse route_resource(http::ServerRequest& request, const std::string& group,
+                                      const std::string& version, std::vector<std::string> rest,
+                                      std::string& route_key);
+  std::optional<http::ServerResponse> authorize(const Route& route, const std::string& method, bool watching);
+  // A resource request past routing and authorization: read options, dry run, then the verb.
+  http::ServerResponse serve_resource(Route& route, http::ServerRequest& request, bool watching);
   void count_request(const std::string& route_key);
   http::ServerResponse handle_lab(http::ServerRequest& request);
   // The lab profile's kube.deny holds `rbac_key` ("verb group resource[/subresource]").

@@ -150,7 +150,7 @@ std::optional<double> unix_seconds(const json& value) {
   if (!value.is_string()) return std::nullopt;
   auto t = parse_rfc3339(value.get<std::string>());
   if (!t) return std::nullopt;
-  return std::chrono::duration<double>(t->time_since_epoch()).count();
+  return bootstorm::unix_seconds(*t);
 }
 
 // translateTimestampSince: "<unknown>" for a missing time.

@@ -18,25 +18,47 @@ namespace bootstorm::sim::kube {
 
 using json = nlohmann::json;
 
-void seed_objects(ObjectStore& store, model::Lab& lab, ObjectPublisher& publisher,
-                  const std::string& monitoring_host) {
+namespace {
+
+// The seeding of one lab's cluster, one kind of object a step.
+struct Seeder {
+  ObjectStore& store;
+  model::Lab& lab;
+  ObjectPublisher& publisher;
+  const model::KubeSpec& kube = lab.spec().kube;
   std::string ts = format_time(publisher.now());
-  auto add_namespace = [&](const std::string& name) {
-    if (store.get(Kind::namespaces, "", name)) return;
-    publisher.insert(Kind::namespaces,
-                     {{"apiVersion", "v1"},
-                      {"kind", "Namespace"},
-                      {"metadata", {{"name", name}, {"labels", {{"kubernetes.io/metadata.name", name}}}}},
-                      {"spec", {{"finalizers", {"kubernetes"}}}},
-                      {"status", {{"phase", "Active"}}}});
-  };
+
+  void add_namespace(const std::string& name);
+  void namespaces();
+  void kubevirt_cr();
+  void cdi_cr();
+  void storage();
+  void flow_control();
+  void nodes();
+  void golden_images();
+  void monitoring_route(const std::string& monitoring_host);
+};
+
+void Seeder::add_namespace(const std::string& name) {
+  if (store.get(Kind::namespaces, "", name)) return;
+  publisher.insert(Kind::namespaces,
+                   {{"apiVersion", "v1"},
+                    {"kind", "Namespace"},
+                    {"metadata", {{"name", name}, {"labels", {{"kubernetes.io/metadata.name", name}}}}},
+                    {"spec", {{"finalizers", {"kubernetes"}}}},
+                    {"status", {{"phase", "Active"}}}});
+}
+
+// The system namespaces and the golden images' namespaces.
+void Seeder::namespaces() {
   for (const char* name : {"default", "kube-system", "kube-public", "kube-node-lease"}) add_namespace(name);
   for (const auto& image : lab.golden_images()) add_namespace(image.spec.namespace_);
+}
 
-  // The installation's KubeVirt CR, as virt-operator leaves it: the versions it deployed and the component
-  // configuration the lab profile sets (the lab's virt-controller reads its rate limiter from here).
+// The installation's KubeVirt CR, as virt-operator leaves it: the versions it deployed and the component
+// configuration the lab profile sets (the lab's virt-controller reads its rate limiter from here).
+void Seeder::kubevirt_cr() {
   add_namespace(kKubeVirtNamespace);
-  const auto& kube = lab.spec().kube;
   json configuration = json::object();
   if (kube.virt_controller) {
     configuration[std::string(kubevirt_limits::kController)] = {
@@ -61,8 +83,10 @@ void seed_objects(ObjectStore& store, model::Lab& lab, ObjectPublisher& publishe
        {"metadata", {{"name", kKubeVirtName}, {"namespace", kKubeVirtNamespace}}},
        {"spec", {{"configuration", configuration}, {"certificateRotateStrategy", json::object()}}},
        {"status", kv_status}});
+}
 
-  // CDI's CR, as cdi-operator leaves it.
+// CDI's CR, as cdi-operator leaves it.
+void Seeder::cdi_cr() {
   json cdi_status = {{"phase", "Deployed"},
                      {"observedVersion", kube.cdi_version},
                      {"operatorVersion", kube.cdi_version},
@@ -73,9 +97,11 @@ void seed_objects(ObjectStore& store, model::Lab& lab, ObjectPublisher& publishe
                                 {"metadata", {{"name", "cdi"}}},
                                 {"spec", {{"workloads", json::object()}}},
                                 {"status", cdi_status}});
+}
 
-  // Storage: a StorageClass per class the lab's volumes use (the kube default marked default), CDI's
-  // StorageProfile for each, and the VolumeSnapshotClass of the driver when the profile names one.
+// Storage: a StorageClass per class the lab's volumes use (the kube default marked default), CDI's
+// StorageProfile for each, and the VolumeSnapshotClass of the driver when the profile names one.
+void Seeder::storage() {
   std::vector<std::string> classes = {kube.storage_class};
   for (const auto& image : lab.golden_images())
     if (!image.spec.storage_class.empty() &&
@@ -110,9 +136,11 @@ void seed_objects(ObjectStore& store, model::Lab& lab, ObjectPublisher& publishe
                                                      {"driver", kube.provisioner},
                                                      {"deletionPolicy", "Delete"}});
   }
+}
 
-  // API Priority and Fairness: the mandatory exempt level and the suggested global-default, with the
-  // FlowSchemas that send probes and everything else to them (as kube-apiserver creates them).
+// API Priority and Fairness: the mandatory exempt level and the suggested global-default, with the
+// FlowSchemas that send probes and everything else to them (as kube-apiserver creates them).
+void Seeder::flow_control() {
   publisher.insert(Kind::priority_level_configurations,
                    {{"apiVersion", "flowcontrol.apiserver.k8s.io/v1"},
                     {"kind", "PriorityLevelConfiguration"},
@@ -159,7 +187,11 @@ void seed_objects(ObjectStore& store, model::Lab& lab, ObjectPublisher& publishe
                                             {"clusterScope", true},
                                             {"namespaces", {"*"}}}})},
             {"nonResourceRules", json::array({{{"verbs", {"*"}}, {"nonResourceURLs", {"*"}}}})}}}));
+}
 
+// A Node per lab node, shaped like OpenShift's workers: capacity from the lab host, KubeVirt's device
+// plugins.
+void Seeder::nodes() {
   int index = 0;
   for (const auto& node : lab.nodes()) {
     const model::Host* host = lab.find_host(node.host_id);
@@ -224,7 +256,11 @@ void seed_objects(ObjectStore& store, model::Lab& lab, ObjectPublisher& publishe
              {"architecture", "amd64"}}}}}});
     ++index;
   }
+}
 
+// Per golden image, its PVC (bound, on the image's storage class) and the DataSource that DataVolumes clone
+// from.
+void Seeder::golden_images() {
   for (const auto& image : lab.golden_images()) {
     const model::GuestProfile* profile = lab.find_profile(image.spec.profile);
     std::string size =
@@ -262,9 +298,11 @@ void seed_objects(ObjectStore& store, model::Lab& lab, ObjectPublisher& publishe
                       {"spec", {{"source", source}}},
                       {"status", status}});
   }
+}
 
-  // OpenShift's monitoring stack, as its query API is reached from outside the cluster: the thanos-querier
-  // Route (re-encrypt TLS, port "web") that `oc get route -n openshift-monitoring` lists.
+// OpenShift's monitoring stack, as its query API is reached from outside the cluster: the thanos-querier
+// Route (re-encrypt TLS, port "web") that `oc get route -n openshift-monitoring` lists.
+void Seeder::monitoring_route(const std::string& monitoring_host) {
   if (!monitoring_host.empty()) {
     add_namespace(kMonitoringNamespace);
     json ingress = {{"host", monitoring_host}, {"routerName", "default"}, {"wildcardPolicy", "None"}};
@@ -286,6 +324,21 @@ void seed_objects(ObjectStore& store, model::Lab& lab, ObjectPublisher& publishe
            {"wildcardPolicy", "None"}}},
          {"status", {{"ingress", json::array({ingress})}}}});
   }
+}
+
+}  // namespace
+
+void seed_objects(ObjectStore& store, model::Lab& lab, ObjectPublisher& publisher,
+                  const std::string& monitoring_host) {
+  Seeder seed{store, lab, publisher};
+  seed.namespaces();
+  seed.kubevirt_cr();
+  seed.cdi_cr();
+  seed.storage();
+  seed.flow_control();
+  seed.nodes();
+  seed.golden_images();
+  seed.monitoring_route(monitoring_host);
 }
 
 }  // namespace bootstorm::sim::kube

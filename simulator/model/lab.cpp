@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "common/milestone_names.hpp"
+#include "common/rfc3339.hpp"
 #include "simulator/model/detail/keyed_random.hpp"
 #include "simulator/model/detail/lab_impl.hpp"
 
@@ -72,8 +73,7 @@ Lab::Lab(LabSpec spec, LabOptions options) : impl_(std::make_unique<Impl>()) {
   m.rng.seed(splitmix64(m.seed ^ 0xFA175));
   m.faults = m.spec.faults;
   m.anchor = std::chrono::steady_clock::now();
-  const double wall =
-      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const double wall = unix_seconds(std::chrono::system_clock::now());
   m.start_unix = wall;
   m.now_ = m.virtual_mode ? m.options.virtual_start.value_or(wall) : wall;
   m.settled_at = m.now_;

@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "simulator/model/detail/lab_yaml_reader.hpp"
 #include "simulator/model/lab.hpp"
 #include "simulator/model/lab_overrides.hpp"
 
@@ -19,134 +20,7 @@ namespace bootstorm::sim::model {
 
 namespace {
 
-// Reads YAML with a sticky first error, so that parsing code stays linear and no exception crosses the API.
-class Reader {
- public:
-  explicit Reader(std::string source) : source_(std::move(source)) {}
-
-  bool ok() const { return !error_; }
-  Error error() const { return *error_; }
-
-  void fail(const YAML::Node& node, const std::string& message) {
-    if (error_) return;
-    const YAML::Mark mark = node.Mark();
-    if (mark.is_null()) {
-      error_ = make_error(ErrorKind::invalid_input, fmt::format("{}: {}", source_, message),
-                          "Fix the lab profile.");
-    } else {
-      error_ = make_error(ErrorKind::invalid_input,
-                          fmt::format("{}:{}:{}: {}", source_, mark.line + 1, mark.column + 1, message),
-                          "Fix the lab profile.");
-    }
-  }
-
-  // True when `node` is a map whose keys are all in `allowed`.
-  bool map(const YAML::Node& node, const std::string& what, std::initializer_list<const char*> allowed) {
-    if (!ok()) return false;
-    if (!node.IsMap()) {
-      fail(node, fmt::format("{} must be a mapping", what));
-      return false;
-    }
-    for (const auto& entry : node) {
-      const std::string key = entry.first.Scalar();
-      bool known = false;
-      for (const char* a : allowed) known = known || key == a;
-      if (!known) {
-        std::string list;
-        for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-        fail(entry.first, fmt::format("unknown key '{}' in {} (known: {})", key, what, list));
-        return false;
-      }
-    }
-    return true;
-  }
-
-  template <class T>
-  void get(const YAML::Node& map, const char* key, T& out, bool required = false) {
-    if (!ok()) return;
-    const YAML::Node value = map[key];
-    if (!value) {
-      if (required) fail(map, fmt::format("missing required key '{}'", key));
-      return;
-    }
-    if (!value.IsScalar()) {
-      fail(value, fmt::format("'{}' must be a scalar", key));
-      return;
-    }
-    try {
-      out = value.as<T>();
-    } catch (const YAML::Exception&) {
-      fail(value, fmt::format("'{}' has the wrong type (value '{}')", key, value.Scalar()));
-    }
-  }
-
-  void get_positive(const YAML::Node& map, const char* key, double& out, bool allow_zero = false) {
-    get(map, key, out);
-    if (ok() && !std::isfinite(out)) {
-      fail(map[key], fmt::format("'{}' must be a finite number", key));
-    } else if (ok() && (out < 0 || (!allow_zero && out == 0))) {
-      fail(map[key] ? map[key] : map, fmt::format("'{}' must be {}", key, allow_zero ? ">= 0" : "> 0"));
-    }
-  }
-
-  void get_list(const YAML::Node& map, const char* key, std::vector<std::string>& out) {
-    if (!ok()) return;
-    const YAML::Node value = map[key];
-    if (!value) return;
-    if (!value.IsSequence()) {
-      fail(value, fmt::format("'{}' must be a list", key));
-      return;
-    }
-    out.clear();
-    for (const auto& item : value) {
-      if (!item.IsScalar()) {
-        fail(item, fmt::format("'{}' entries must be strings", key));
-        return;
-      }
-      out.push_back(item.Scalar());
-    }
-  }
-
-  void get_string_map(const YAML::Node& map, const char* key, std::map<std::string, std::string>& out) {
-    if (!ok()) return;
-    const YAML::Node value = map[key];
-    if (!value) return;
-    if (!value.IsMap()) {
-      fail(value, fmt::format("'{}' must be a mapping", key));
-      return;
-    }
-    for (const auto& entry : value) {
-      if (!entry.second.IsScalar()) {
-        fail(entry.second, fmt::format("'{}' values must be strings", key));
-        return;
-      }
-      out[entry.first.Scalar()] = entry.second.Scalar();
-    }
-  }
-
-  // Calls fn(item) for every element of the sequence at `key`.
-  template <class Fn>
-  void each(const YAML::Node& map, const char* key, Fn fn, bool required = false) {
-    if (!ok()) return;
-    const YAML::Node value = map[key];
-    if (!value) {
-      if (required) fail(map, fmt::format("missing required key '{}'", key));
-      return;
-    }
-    if (!value.IsSequence()) {
-      fail(value, fmt::format("'{}' must be a list", key));
-      return;
-    }
-    for (const auto& item : value) {
-      if (!ok()) return;
-      fn(item);
-    }
-  }
-
- private:
-  std::string source_;
-  std::optional<Error> error_;
-};
+using detail::Reader;
 
 void read_faults(Reader& r, const YAML::Node& node, Faults& f) {
   if (!r.map(
@@ -347,186 +221,141 @@ void read_access_control(Reader& r, const YAML::Node& vc, VcenterSpec& spec) {
   });
 }
 
-}  // namespace
+DatastoreSpec read_datastore(Reader& r, const YAML::Node& item) {
+  DatastoreSpec d;
+  if (r.map(item, "datastore", {"name", "MBps", "iops", "latencyMs", "capacityGB"})) {
+    r.get(item, "name", d.name, true);
+    r.get_positive(item, "MBps", d.mbps);
+    r.get_positive(item, "iops", d.iops);
+    r.get_positive(item, "latencyMs", d.latency_ms, true);
+    r.get_positive(item, "capacityGB", d.capacity_gb);
+  }
+  return d;
+}
 
-Expected<LabSpec> parse_lab_spec(std::string_view yaml_text, const std::string& source) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(yaml_text));
-  } catch (const YAML::ParserException& e) {
-    return make_error(ErrorKind::invalid_input,
-                      fmt::format("{}:{}:{}: {}", source, e.mark.line + 1, e.mark.column + 1, e.msg),
-                      "Fix the YAML syntax of the lab profile.");
+GoldenVmSpec read_golden_vm(Reader& r, const YAML::Node& item) {
+  GoldenVmSpec g;
+  if (r.map(item, "golden VM", {"name", "host", "datastore", "profile", "folder", "tools"})) {
+    r.get(item, "name", g.name, true);
+    r.get(item, "host", g.host, true);
+    r.get(item, "datastore", g.datastore, true);
+    r.get(item, "profile", g.profile, true);
+    r.get(item, "folder", g.folder);
+    r.get(item, "tools", g.tools);
   }
-  Reader r(source);
-  LabSpec spec;
-  if (!r.map(root, "lab profile",
-             {"name", "description", "seed", "datacenter", "clusters", "folders", "resourcePools", "hosts",
-              "datastores", "profiles", "goldenVMs", "goldenImages", "kube", "vcenter", "telemetry",
-              "faults"})) {
-    return r.error();
-  }
-  r.get(root, "name", spec.name, true);
-  r.get(root, "description", spec.description);
-  r.get(root, "seed", spec.seed);
-  if (root["datacenter"] && r.map(root["datacenter"], "datacenter", {"name"})) {
-    r.get(root["datacenter"], "name", spec.datacenter.name);
-  }
-  r.each(root, "clusters", [&](const YAML::Node& item) {
-    ClusterSpec c;
-    if (r.map(item, "cluster", {"name"})) r.get(item, "name", c.name, true);
-    spec.clusters.push_back(std::move(c));
-  });
-  r.get_list(root, "folders", spec.folders);
-  r.get_list(root, "resourcePools", spec.resource_pools);
-  r.each(
-      root, "hosts",
-      [&](const YAML::Node& item) {
-        HostSpec h;
-        read_host(r, item, h);
-        spec.hosts.push_back(std::move(h));
-      },
-      true);
-  r.each(
-      root, "datastores",
-      [&](const YAML::Node& item) {
-        DatastoreSpec d;
-        if (r.map(item, "datastore", {"name", "MBps", "iops", "latencyMs", "capacityGB"})) {
-          r.get(item, "name", d.name, true);
-          r.get_positive(item, "MBps", d.mbps);
-          r.get_positive(item, "iops", d.iops);
-          r.get_positive(item, "latencyMs", d.latency_ms, true);
-          r.get_positive(item, "capacityGB", d.capacity_gb);
-        }
-        spec.datastores.push_back(std::move(d));
-      },
-      true);
-  r.each(
-      root, "profiles",
-      [&](const YAML::Node& item) {
-        GuestProfile p;
-        read_profile(r, item, p);
-        spec.profiles.push_back(std::move(p));
-      },
-      true);
-  r.each(root, "goldenVMs", [&](const YAML::Node& item) {
-    GoldenVmSpec g;
-    if (r.map(item, "golden VM", {"name", "host", "datastore", "profile", "folder", "tools"})) {
-      r.get(item, "name", g.name, true);
-      r.get(item, "host", g.host, true);
-      r.get(item, "datastore", g.datastore, true);
-      r.get(item, "profile", g.profile, true);
-      r.get(item, "folder", g.folder);
-      r.get(item, "tools", g.tools);
-    }
-    spec.golden_vms.push_back(std::move(g));
-  });
-  r.each(root, "goldenImages", [&](const YAML::Node& item) {
-    GoldenImageSpec g;
-    if (r.map(item, "golden image", {"name", "namespace", "profile", "datastore", "storageClass"})) {
-      r.get(item, "name", g.name, true);
-      r.get(item, "namespace", g.namespace_, true);
-      r.get(item, "profile", g.profile, true);
-      r.get(item, "datastore", g.datastore);
-      r.get(item, "storageClass", g.storage_class);
-    }
-    spec.golden_images.push_back(std::move(g));
-  });
-  if (const YAML::Node kube = root["kube"]; kube) {
-    if (r.map(kube, "kube",
-              {"nodes", "datastore", "storageClass", "scheduleDelayS", "launcherStartS", "token",
-               "serverVersion", "kubevirtVersion", "cdiVersion", "deny", "virtController", "provisioner",
-               "cloneStrategy", "snapshotClass"})) {
-      r.each(kube, "nodes", [&](const YAML::Node& item) {
-        NodeSpec n;
-        if (r.map(item, "node", {"name", "host", "labels"})) {
-          r.get(item, "name", n.name, true);
-          r.get(item, "host", n.host, true);
-          r.get_string_map(item, "labels", n.labels);
-        }
-        spec.kube.nodes.push_back(std::move(n));
-      });
-      r.get(kube, "datastore", spec.kube.datastore);
-      r.get(kube, "storageClass", spec.kube.storage_class);
-      r.get_positive(kube, "scheduleDelayS", spec.kube.schedule_delay_s, true);
-      r.get_positive(kube, "launcherStartS", spec.kube.launcher_start_s, true);
-      r.get(kube, "token", spec.kube.token);
-      r.get(kube, "serverVersion", spec.kube.server_version);
-      r.get(kube, "kubevirtVersion", spec.kube.kubevirt_version);
-      r.get(kube, "cdiVersion", spec.kube.cdi_version);
-      r.get_list(kube, "deny", spec.kube.deny);
-      r.get(kube, "provisioner", spec.kube.provisioner);
-      r.get(kube, "cloneStrategy", spec.kube.clone_strategy);
-      r.get(kube, "snapshotClass", spec.kube.snapshot_class);
-      if (r.ok() && spec.kube.clone_strategy != "csi-clone" && spec.kube.clone_strategy != "snapshot" &&
-          spec.kube.clone_strategy != "copy")
-        r.fail(kube["cloneStrategy"],
-               "'cloneStrategy' is csi-clone, snapshot or copy, got '" + spec.kube.clone_strategy + "'");
-      if (const YAML::Node limit = kube["virtController"];
-          limit && r.map(limit, "virtController", {"qps", "burst"})) {
-        kubevirt_limits::TokenBucketLimit l;
-        r.get_positive(limit, "qps", l.qps);
-        r.get_positive(limit, "burst", l.burst);
-        spec.kube.virt_controller = l;
-      }
-      for (const auto& rule : spec.kube.deny) {
-        if (r.ok() && std::count(rule.begin(), rule.end(), ' ') != 2)
-          r.fail(kube["deny"],
-                 "'deny' entries are \"verb group resource[/subresource]\" (group core for the core "
-                 "API), got '" +
-                     rule + "'");
-      }
-    }
-  }
-  if (const YAML::Node vc = root["vcenter"]; vc) {
-    if (r.map(vc, "vcenter",
-              {"username", "password", "sessionIdleTimeoutS", "maxSessionsPerUser", "maxConcurrentOperations",
-               "hostCostUnits", "cloneCost", "powerCost", "listLimit", "legacyRest", "cloneKind", "roles",
-               "users", "unservedMethods"})) {
-      r.get(vc, "username", spec.vcenter.username);
-      r.get(vc, "password", spec.vcenter.password);
-      r.get_positive(vc, "sessionIdleTimeoutS", spec.vcenter.session_idle_timeout_s);
-      r.get(vc, "maxSessionsPerUser", spec.vcenter.max_sessions_per_user);
-      r.get(vc, "maxConcurrentOperations", spec.vcenter.max_concurrent_operations);
-      r.get(vc, "hostCostUnits", spec.vcenter.host_cost_units);
-      r.get(vc, "cloneCost", spec.vcenter.clone_cost);
-      r.get(vc, "powerCost", spec.vcenter.power_cost);
-      r.get(vc, "listLimit", spec.vcenter.list_limit);
-      r.get(vc, "legacyRest", spec.vcenter.legacy_rest);
-      r.get(vc, "cloneKind", spec.vcenter.clone_kind);
-      r.get_list(vc, "unservedMethods", spec.vcenter.unserved_methods);
-      read_access_control(r, vc, spec.vcenter);
-      if (r.ok() && spec.vcenter.clone_kind != "full" && spec.vcenter.clone_kind != "linked") {
-        r.fail(vc["cloneKind"], "'cloneKind' must be 'full' or 'linked'");
-      }
-      const auto& v = spec.vcenter;
-      if (r.ok() && (v.max_sessions_per_user < 1 || v.max_concurrent_operations < 1 ||
-                     v.host_cost_units < 1 || v.clone_cost < 1 || v.power_cost < 1 || v.list_limit < 1)) {
-        r.fail(vc, "vcenter limits must be >= 1");
-      }
-      if (r.ok() && (v.clone_cost > v.host_cost_units || v.power_cost > v.host_cost_units)) {
-        r.fail(vc, "an operation cannot cost more than hostCostUnits");
-      }
-    }
-  }
-  if (const YAML::Node telemetry = root["telemetry"]; telemetry) {
-    if (r.map(telemetry, "telemetry", {"scrapeIntervalS", "vcenterIntervalS"})) {
-      r.get_positive(telemetry, "scrapeIntervalS", spec.telemetry.scrape_interval_s);
-      r.get_positive(telemetry, "vcenterIntervalS", spec.telemetry.vcenter_interval_s);
-      const double ms = spec.telemetry.scrape_interval_s * 1000;
-      if (r.ok() && (ms < 1000 || std::abs(ms - std::round(ms)) > 1e-6)) {
-        r.fail(telemetry["scrapeIntervalS"], "'scrapeIntervalS' must be at least 1 s, in whole milliseconds");
-      }
-      const double vc = spec.telemetry.vcenter_interval_s;
-      if (r.ok() && (vc < 1 || std::abs(vc - std::round(vc)) > 1e-9)) {
-        r.fail(telemetry["vcenterIntervalS"],
-               "'vcenterIntervalS' must be a whole number of seconds, at least 1");
-      }
-    }
-  }
-  if (root["faults"]) read_faults(r, root["faults"], spec.faults);
-  if (!r.ok()) return r.error();
+  return g;
+}
 
+GoldenImageSpec read_golden_image(Reader& r, const YAML::Node& item) {
+  GoldenImageSpec g;
+  if (r.map(item, "golden image", {"name", "namespace", "profile", "datastore", "storageClass"})) {
+    r.get(item, "name", g.name, true);
+    r.get(item, "namespace", g.namespace_, true);
+    r.get(item, "profile", g.profile, true);
+    r.get(item, "datastore", g.datastore);
+    r.get(item, "storageClass", g.storage_class);
+  }
+  return g;
+}
+
+void read_kube(Reader& r, const YAML::Node& kube, KubeSpec& kube_spec) {
+  if (r.map(kube, "kube",
+            {"nodes", "datastore", "storageClass", "scheduleDelayS", "launcherStartS", "token",
+             "serverVersion", "kubevirtVersion", "cdiVersion", "deny", "virtController", "provisioner",
+             "cloneStrategy", "snapshotClass"})) {
+    r.each(kube, "nodes", [&](const YAML::Node& item) {
+      NodeSpec n;
+      if (r.map(item, "node", {"name", "host", "labels"})) {
+        r.get(item, "name", n.name, true);
+        r.get(item, "host", n.host, true);
+        r.get_string_map(item, "labels", n.labels);
+      }
+      kube_spec.nodes.push_back(std::move(n));
+    });
+    r.get(kube, "datastore", kube_spec.datastore);
+    r.get(kube, "storageClass", kube_spec.storage_class);
+    r.get_positive(kube, "scheduleDelayS", kube_spec.schedule_delay_s, true);
+    r.get_positive(kube, "launcherStartS", kube_spec.launcher_start_s, true);
+    r.get(kube, "token", kube_spec.token);
+    r.get(kube, "serverVersion", kube_spec.server_version);
+    r.get(kube, "kubevirtVersion", kube_spec.kubevirt_version);
+    r.get(kube, "cdiVersion", kube_spec.cdi_version);
+    r.get_list(kube, "deny", kube_spec.deny);
+    r.get(kube, "provisioner", kube_spec.provisioner);
+    r.get(kube, "cloneStrategy", kube_spec.clone_strategy);
+    r.get(kube, "snapshotClass", kube_spec.snapshot_class);
+    if (r.ok() && kube_spec.clone_strategy != "csi-clone" && kube_spec.clone_strategy != "snapshot" &&
+        kube_spec.clone_strategy != "copy")
+      r.fail(kube["cloneStrategy"],
+             "'cloneStrategy' is csi-clone, snapshot or copy, got '" + kube_spec.clone_strategy + "'");
+    if (const YAML::Node limit = kube["virtController"];
+        limit && r.map(limit, "virtController", {"qps", "burst"})) {
+      kubevirt_limits::TokenBucketLimit l;
+      r.get_positive(limit, "qps", l.qps);
+      r.get_positive(limit, "burst", l.burst);
+      kube_spec.virt_controller = l;
+    }
+    for (const auto& rule : kube_spec.deny) {
+      if (r.ok() && std::count(rule.begin(), rule.end(), ' ') != 2)
+        r.fail(kube["deny"],
+               "'deny' entries are \"verb group resource[/subresource]\" (group core for the core "
+               "API), got '" +
+                   rule + "'");
+    }
+  }
+}
+
+void read_vcenter(Reader& r, const YAML::Node& vc, VcenterSpec& v_spec) {
+  if (r.map(vc, "vcenter",
+            {"username", "password", "sessionIdleTimeoutS", "maxSessionsPerUser", "maxConcurrentOperations",
+             "hostCostUnits", "cloneCost", "powerCost", "listLimit", "legacyRest", "cloneKind", "roles",
+             "users", "unservedMethods"})) {
+    r.get(vc, "username", v_spec.username);
+    r.get(vc, "password", v_spec.password);
+    r.get_positive(vc, "sessionIdleTimeoutS", v_spec.session_idle_timeout_s);
+    r.get(vc, "maxSessionsPerUser", v_spec.max_sessions_per_user);
+    r.get(vc, "maxConcurrentOperations", v_spec.max_concurrent_operations);
+    r.get(vc, "hostCostUnits", v_spec.host_cost_units);
+    r.get(vc, "cloneCost", v_spec.clone_cost);
+    r.get(vc, "powerCost", v_spec.power_cost);
+    r.get(vc, "listLimit", v_spec.list_limit);
+    r.get(vc, "legacyRest", v_spec.legacy_rest);
+    r.get(vc, "cloneKind", v_spec.clone_kind);
+    r.get_list(vc, "unservedMethods", v_spec.unserved_methods);
+    read_access_control(r, vc, v_spec);
+    if (r.ok() && v_spec.clone_kind != "full" && v_spec.clone_kind != "linked") {
+      r.fail(vc["cloneKind"], "'cloneKind' must be 'full' or 'linked'");
+    }
+    const auto& v = v_spec;
+    if (r.ok() && (v.max_sessions_per_user < 1 || v.max_concurrent_operations < 1 || v.host_cost_units < 1 ||
+                   v.clone_cost < 1 || v.power_cost < 1 || v.list_limit < 1)) {
+      r.fail(vc, "vcenter limits must be >= 1");
+    }
+    if (r.ok() && (v.clone_cost > v.host_cost_units || v.power_cost > v.host_cost_units)) {
+      r.fail(vc, "an operation cannot cost more than hostCostUnits");
+    }
+  }
+}
+
+void read_telemetry(Reader& r, const YAML::Node& telemetry, TelemetrySpec& t_spec) {
+  if (r.map(telemetry, "telemetry", {"scrapeIntervalS", "vcenterIntervalS"})) {
+    r.get_positive(telemetry, "scrapeIntervalS", t_spec.scrape_interval_s);
+    r.get_positive(telemetry, "vcenterIntervalS", t_spec.vcenter_interval_s);
+    const double ms = t_spec.scrape_interval_s * 1000;
+    if (r.ok() && (ms < 1000 || std::abs(ms - std::round(ms)) > 1e-6)) {
+      r.fail(telemetry["scrapeIntervalS"], "'scrapeIntervalS' must be at least 1 s, in whole milliseconds");
+    }
+    const double vc = t_spec.vcenter_interval_s;
+    if (r.ok() && (vc < 1 || std::abs(vc - std::round(vc)) > 1e-9)) {
+      r.fail(telemetry["vcenterIntervalS"],
+             "'vcenterIntervalS' must be a whole number of seconds, at least 1");
+    }
+  }
+}
+
+// Every name the profile uses resolves: hosts' clusters and datastores, golden VMs' host, datastore, profile
+// and folder, nodes' hosts, kube.datastore, golden images' profile and datastore.
+void check_references(Reader& r, const YAML::Node& root, const LabSpec& spec) {
   // Cross references.
   check_unique(
       r, root["hosts"], spec.hosts, [](const HostSpec& h) { return h.name; }, "host");
@@ -593,7 +422,10 @@ Expected<LabSpec> parse_lab_spec(std::string_view yaml_text, const std::string& 
       r.fail(at, fmt::format("golden image '{}' names unknown datastore '{}'", g.name, g.datastore));
     }
   }
-  // A permission's object: one the lab's inventory has when it starts.
+}
+
+// A permission's object: one the lab's inventory has when it starts.
+void check_permission_entities(Reader& r, const YAML::Node& root, const LabSpec& spec) {
   std::set<std::string> entities{"/", "vm", spec.datacenter.name};
   for (const auto& c : spec.clusters) entities.insert(c.name);
   for (const auto& h : spec.hosts) entities.insert(h.name);
@@ -613,70 +445,79 @@ Expected<LabSpec> parse_lab_spec(std::string_view yaml_text, const std::string& 
       }
     }
   }
+}
+
+}  // namespace
+
+Expected<LabSpec> parse_lab_spec(std::string_view yaml_text, const std::string& source) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(yaml_text));
+  } catch (const YAML::ParserException& e) {
+    return make_error(ErrorKind::invalid_input,
+                      fmt::format("{}:{}:{}: {}", source, e.mark.line + 1, e.mark.column + 1, e.msg),
+                      "Fix the YAML syntax of the lab profile.");
+  }
+  Reader r(source);
+  LabSpec spec;
+  if (!r.map(root, "lab profile",
+             {"name", "description", "seed", "datacenter", "clusters", "folders", "resourcePools", "hosts",
+              "datastores", "profiles", "goldenVMs", "goldenImages", "kube", "vcenter", "telemetry",
+              "faults"})) {
+    return r.error();
+  }
+  r.get(root, "name", spec.name, true);
+  r.get(root, "description", spec.description);
+  r.get(root, "seed", spec.seed);
+  if (root["datacenter"] && r.map(root["datacenter"], "datacenter", {"name"})) {
+    r.get(root["datacenter"], "name", spec.datacenter.name);
+  }
+  r.each(root, "clusters", [&](const YAML::Node& item) {
+    ClusterSpec c;
+    if (r.map(item, "cluster", {"name"})) r.get(item, "name", c.name, true);
+    spec.clusters.push_back(std::move(c));
+  });
+  r.get_list(root, "folders", spec.folders);
+  r.get_list(root, "resourcePools", spec.resource_pools);
+  r.each(
+      root, "hosts",
+      [&](const YAML::Node& item) {
+        HostSpec h;
+        read_host(r, item, h);
+        spec.hosts.push_back(std::move(h));
+      },
+      true);
+  r.each(
+      root, "datastores", [&](const YAML::Node& item) { spec.datastores.push_back(read_datastore(r, item)); },
+      true);
+  r.each(
+      root, "profiles",
+      [&](const YAML::Node& item) {
+        GuestProfile p;
+        read_profile(r, item, p);
+        spec.profiles.push_back(std::move(p));
+      },
+      true);
+  r.each(root, "goldenVMs",
+         [&](const YAML::Node& item) { spec.golden_vms.push_back(read_golden_vm(r, item)); });
+  r.each(root, "goldenImages",
+         [&](const YAML::Node& item) { spec.golden_images.push_back(read_golden_image(r, item)); });
+  if (const YAML::Node kube = root["kube"]; kube) {
+    read_kube(r, kube, spec.kube);
+  }
+  if (const YAML::Node vc = root["vcenter"]; vc) {
+    read_vcenter(r, vc, spec.vcenter);
+  }
+  if (const YAML::Node telemetry = root["telemetry"]; telemetry) {
+    read_telemetry(r, telemetry, spec.telemetry);
+  }
+  if (root["faults"]) read_faults(r, root["faults"], spec.faults);
+  if (!r.ok()) return r.error();
+
+  check_references(r, root, spec);
+  check_permission_entities(r, root, spec);
   if (!r.ok()) return r.error();
   return spec;
-}
-
-std::vector<std::string> labs_directories() {
-  namespace fs = std::filesystem;
-  if (const char* env = std::getenv("BOOTSTORM_LABS_DIR"); env && *env) return {env};
-  std::vector<std::string> dirs;
-  std::error_code ec;
-  // An installed bootstorm: <prefix>/bin/bootstorm next to <prefix>/share/bootstorm/labs.
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) dirs.push_back((exe.parent_path().parent_path() / "share" / "bootstorm" / "labs").string());
-#ifdef BOOTSTORM_SOURCE_DIR
-  // A development build: the source tree it was configured from.
-  dirs.push_back(std::string(BOOTSTORM_SOURCE_DIR) + "/simulator/labs");
-#endif
-  return dirs;
-}
-
-Expected<LabProfileText> read_lab_profile(const std::string& name_or_path) {
-  namespace fs = std::filesystem;
-  const bool looks_like_path =
-      name_or_path.find('/') != std::string::npos ||
-      (name_or_path.size() > 5 && (name_or_path.ends_with(".yaml") || name_or_path.ends_with(".yml")));
-  std::vector<std::string> candidates;
-  if (looks_like_path) {
-    candidates.push_back(name_or_path);
-  } else {
-    for (const auto& dir : labs_directories()) candidates.push_back(dir + "/" + name_or_path + ".yaml");
-  }
-  for (const auto& path : candidates) {
-    std::ifstream in(path);
-    if (!in) continue;
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    return LabProfileText{buffer.str(), path};
-  }
-  if (looks_like_path) {
-    return make_error(ErrorKind::not_found, fmt::format("Lab profile {} cannot be read.", name_or_path),
-                      "check the path, or name a lab profile without a path");
-  }
-  std::string looked, known;
-  std::set<std::string> names;
-  for (const auto& dir : labs_directories()) {
-    looked += (looked.empty() ? "" : ", ") + dir;
-    std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(dir, ec)) {
-      if (entry.path().extension() == ".yaml") names.insert(entry.path().stem().string());
-    }
-  }
-  for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
-  return make_error(ErrorKind::not_found,
-                    fmt::format("Lab profile '{}' not found (looked in {}).", name_or_path,
-                                looked.empty() ? "no directory" : looked),
-                    known.empty()
-                        ? "set BOOTSTORM_LABS_DIR to a directory of lab profiles (simulator/labs in "
-                          "the source tree, share/bootstorm/labs where bootstorm is installed)"
-                        : fmt::format("known labs: {}", known));
-}
-
-Expected<LabSpec> load_lab_spec(const std::string& name_or_path) {
-  auto profile = read_lab_profile(name_or_path);
-  if (!profile) return profile.error();
-  return parse_lab_spec(profile->text, profile->path);
 }
 
 }  // namespace bootstorm::sim::model

@@ -54,10 +54,6 @@ std::string format_sample_value(double v);
 // 1700000000000 -> "1700000000".
 std::string format_timestamp_ms(std::int64_t ms);
 
-// A JSON string literal, escaped as Go's encoding/json does (<, >, & and U+2028/U+2029 as \u escapes,
-// invalid UTF-8 as U+FFFD).
-std::string json_string(std::string_view s);
-
 // A time parameter: unix seconds ("1700000000.5", the fraction rounded to the millisecond) or RFC 3339.
 // Returns unix seconds; the error reads "cannot parse \"x\" to a valid timestamp".
 Expected<double> parse_time_param(std::string_view text);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <set>
 
+#include "common/xml_text.hpp"
 #include "protocol/vim25/decode.hpp"
 #include "protocol/vim25/xml_writer.hpp"
 #include "simulator/vcenter/detail/sdk_faults.hpp"
@@ -127,7 +128,7 @@ bool VcenterFront::Impl::granted(const std::string& user, std::string_view privi
 
 SdkFaultInfo VcenterFront::Impl::no_permission_fault(const vim25::MoRef& entity, std::string_view privilege) {
   return {"NoPermission", std::string(kDenied),
-          moref_element("object", entity) + "<privilegeId>" + vim25::xml_escape(std::string(privilege)) +
+          moref_element("object", entity) + "<privilegeId>" + escape_xml(std::string(privilege)) +
               "</privilegeId>"};
 }
 
@@ -222,7 +223,7 @@ ServerResponse VcenterFront::Impl::sdk_has_privilege(const vim25::XmlNode& call,
   for (const auto& e : entities) {
     out += "<returnval>" + moref_element("entity", e);
     for (const auto& p : privileges) {
-      out += "<privAvailability><privId>" + vim25::xml_escape(p) + "</privId><isGranted>" +
+      out += "<privAvailability><privId>" + escape_xml(p) + "</privId><isGranted>" +
              (granted(asked_user, p, e.value) ? "true" : "false") + "</isGranted></privAvailability>";
     }
     out += "</returnval>";

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "common/xml_text.hpp"
 #include "protocol/vim25/decode.hpp"
 #include "protocol/vim25/xml_writer.hpp"
 #include "simulator/vcenter/detail/sdk_faults.hpp"
@@ -25,10 +26,10 @@ std::string field_def(const SdkCustomField& f, std::string_view element) {
       R"(</fieldDefPrivileges><fieldInstancePrivileges xsi:type="PrivilegePolicyDef">)"
       R"(<createPrivilege>System.View</createPrivilege><readPrivilege>System.View</readPrivilege>)"
       R"(<updatePrivilege>Global.SetCustomField</updatePrivilege></fieldInstancePrivileges></{0}>)",
-      element, f.key, vim25::xml_escape(f.name),
+      element, f.key, escape_xml(f.name),
       f.managed_object_type.empty()
           ? std::string()
-          : "<managedObjectType>" + vim25::xml_escape(f.managed_object_type) + "</managedObjectType>");
+          : "<managedObjectType>" + escape_xml(f.managed_object_type) + "</managedObjectType>");
 }
 
 }  // namespace
@@ -49,7 +50,7 @@ std::string VcenterFront::Impl::sdk_custom_values(const std::string& entity_id) 
     for (const auto& [key, value] : it->second) {
       out += fmt::format(
           R"(<CustomFieldValue xsi:type="CustomFieldStringValue"><key>{}</key><value>{}</value></CustomFieldValue>)",
-          key, vim25::xml_escape(value));
+          key, escape_xml(value));
     }
   }
   return out + "</val>";
@@ -70,7 +71,7 @@ ServerResponse VcenterFront::Impl::sdk_add_field(const vim25::XmlNode& call) {
     if (existing.name == f.name && (existing.managed_object_type == f.managed_object_type ||
                                     existing.managed_object_type.empty() || f.managed_object_type.empty())) {
       return sdk_fault("DuplicateName", fmt::format("The name '{}' already exists.", f.name),
-                       "<name>" + vim25::xml_escape(f.name) + "</name>" +
+                       "<name>" + escape_xml(f.name) + "</name>" +
                            moref_element("object", {"CustomFieldsManager", "CustomFieldsManager"}));
     }
   }

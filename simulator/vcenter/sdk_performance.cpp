@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "common/rfc3339.hpp"
+#include "common/xml_text.hpp"
 #include "protocol/vim25/decode.hpp"
 #include "protocol/vim25/xml_writer.hpp"
 #include "simulator/vcenter/detail/sdk_faults.hpp"
@@ -328,7 +329,7 @@ std::string timestamp(std::int64_t unix_seconds) {
 
 SdkFaultInfo invalid_argument(std::string message, std::string_view property) {
   return {"InvalidArgument", std::move(message),
-          "<invalidProperty>" + vim25::xml_escape(property) + "</invalidProperty>"};
+          "<invalidProperty>" + escape_xml(property) + "</invalidProperty>"};
 }
 
 std::optional<long long> parse_integer(std::string_view text) {
@@ -356,7 +357,7 @@ struct Fields {
     auto text = node.child_text(name);
     if (!text) return std::nullopt;
     auto t = parse_rfc3339(*text);
-    if (t) return std::chrono::duration<double>(t->time_since_epoch()).count();
+    if (t) return unix_seconds(*t);
     fail(fmt::format("{}{} '{}' is not a dateTime.", prefix, name, *text), name);
     return std::nullopt;
   }
@@ -472,7 +473,7 @@ std::string moref_array_val(const std::vector<vim25::MoRef>& refs) {
   for (const auto& r : refs) {
     out += fmt::format(
         R"(<ManagedObjectReference type="{}" xsi:type="ManagedObjectReference">{}</ManagedObjectReference>)",
-        vim25::xml_escape(r.type), vim25::xml_escape(r.value));
+        escape_xml(r.type), escape_xml(r.value));
   }
   return out + "</val>";
 }

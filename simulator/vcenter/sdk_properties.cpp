@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/rfc3339.hpp"
+#include "common/xml_text.hpp"
 #include "protocol/vim25/decode.hpp"
 #include "protocol/vim25/xml_writer.hpp"
 #include "simulator/vcenter/detail/sdk_faults.hpp"
@@ -31,7 +32,7 @@ namespace {
 constexpr std::size_t kPagesKept = 1000;
 
 std::string esc(std::string_view s) {
-  return vim25::xml_escape(s);
+  return escape_xml(s);
 }
 std::string val(std::string_view xsi_type, std::string_view text) {
   return fmt::format(R"(<val xsi:type="{}">{}</val>)", xsi_type, esc(text));
@@ -177,6 +178,93 @@ std::vector<vim25::MoRef> VcenterFront::Impl::sdk_contents(const vim25::MoRef& c
   return out;
 }
 
+namespace {
+
+// A VirtualMachine's property (the paths bootstorm, pyVmomi's samples and govc read); nullopt: not served.
+std::optional<std::string> vm_property(const VcenterFront::Impl& front, const model::Vm& vm,
+                                       std::string_view path) {
+  if (path == "name" || path == "config.name" || path == "summary.config.name")
+    return val("xsd:string", vm.name);
+  if (path == "parent") return moref_val({"Folder", vm.folder_id});
+  if (path == "resourcePool") return moref_val({"ResourcePool", vm.resource_pool_id});
+  if (path == "datastore") return moref_array({{"Datastore", vm.datastore_id}});
+  if (path == "config.template" || path == "summary.config.template") return val("xsd:boolean", "false");
+  if (path == "config.hardware.numCPU" || path == "summary.config.numCpu")
+    return val("xsd:int", std::to_string(vm.cpu_count));
+  if (path == "config.hardware.memoryMB" || path == "summary.config.memorySizeMB")
+    return val("xsd:int", std::to_string(vm.memory_mb));
+  if (path == "runtime.powerState") {
+    const char* state = vm.power == model::PowerState::powered_on  ? "poweredOn"
+                        : vm.power == model::PowerState::suspended ? "suspended"
+                                                                   : "poweredOff";
+    return val("VirtualMachinePowerState", state);
+  }
+  if (path == "runtime.host") return moref_val({"HostSystem", vm.host_id});
+  if (path == "runtime.bootTime") {
+    // When the VM last powered on; unset while it is off.
+    const auto& running = vm.milestone(model::Milestone::running);
+    if (vm.power != model::PowerState::powered_on || !running) return std::string();
+    return val("xsd:dateTime", format_rfc3339(from_unix_seconds(*running)));
+  }
+  if (path == "runtime.connectionState") return val("VirtualMachineConnectionState", "connected");
+  if (path == "guest.toolsRunningStatus")
+    return val("xsd:string",
+               vm.tools == model::ToolsState::running ? "guestToolsRunning" : "guestToolsNotRunning");
+  // Installed Tools of the image: open-vm-tools 12.3.5 (build number 12357) and current, or none.
+  if (path == "guest.toolsVersionStatus2")
+    return val("xsd:string", vm.tools_installed ? "guestToolsCurrent" : "guestToolsNotInstalled");
+  if (path == "config.tools.toolsVersion") return val("xsd:int", vm.tools_installed ? "12357" : "0");
+  // The space its files take: the image's used disk, or a linked or instant clone's delta disk.
+  if (path == "summary.storage.committed") {
+    const model::GuestProfile* profile = front.lab.find_profile(vm.profile);
+    const double mb = !profile                       ? 0.0
+                      : vm.base_datastore_id.empty() ? profile->disk_used_gb * 1000
+                                                     : profile->linked_delta_mb;
+    return val("xsd:long", std::to_string(static_cast<std::int64_t>(mb * 1024 * 1024)));
+  }
+  if (path == "guest.ipAddress") {
+    if (vm.ip.empty()) return std::string();  // unset: the property is listed without a value
+    return val("xsd:string", vm.ip);
+  }
+  if (path == "guest.net") {
+    std::string out = R"(<val xsi:type="ArrayOfGuestNicInfo">)";
+    if (vm.power == model::PowerState::powered_on) {
+      out += fmt::format(
+          R"(<GuestNicInfo xsi:type="GuestNicInfo"><network>VM Network</network>{}<connected>true</connected>)"
+          R"(<deviceConfigId>4000</deviceConfigId></GuestNicInfo>)",
+          vm.ip.empty() ? std::string() : "<ipAddress>" + esc(vm.ip) + "</ipAddress>");
+    }
+    return out + "</val>";
+  }
+  if (path == "customValue" || path == "summary.customValue") return front.sdk_custom_values(vm.id);
+  if (path == "config.extraConfig") {
+    std::string out = R"(<val xsi:type="ArrayOfOptionValue">)";
+    for (const auto& [key, value] : vm.guestinfo) {
+      out += R"(<OptionValue xsi:type="OptionValue"><key>)" + esc(key) +
+             R"(</key><value xsi:type="xsd:string">)" + esc(value) + "</value></OptionValue>";
+    }
+    return out + "</val>";
+  }
+  if (path == "availableField") return front.sdk_field_defs("VirtualMachine");
+  if (path == "snapshot") {
+    const auto chain = front.sdk_snapshots_of(vm.id);
+    if (chain.empty()) return std::string();  // no snapshot: unset
+    return fmt::format(
+        R"(<val xsi:type="VirtualMachineSnapshotInfo"><currentSnapshot type="VirtualMachineSnapshot">{}</currentSnapshot>)"
+        R"(<rootSnapshotList>{}</rootSnapshotList></val>)",
+        esc(chain.back()->id), front.sdk_snapshot_tree(chain, 0));
+  }
+  if (path == "rootSnapshot") {
+    const auto chain = front.sdk_snapshots_of(vm.id);
+    if (chain.empty()) return moref_array({});
+    return moref_array({{"VirtualMachineSnapshot", chain.front()->id}});
+  }
+  return std::nullopt;
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<std::string> VcenterFront::Impl::sdk_property(const vim25::MoRef& obj,
                                                             std::string_view path) const {
   const model::Datacenter& dc = lab.datacenter();
@@ -301,83 +389,7 @@ std::optional<std::string> VcenterFront::Impl::sdk_property(const vim25::MoRef& 
   if (obj.type == "VirtualMachine") {
     const model::Vm* vm = lab.find_vm(obj.value);
     if (!vm || !visible(*vm)) return std::nullopt;
-    if (path == "name" || path == "config.name" || path == "summary.config.name")
-      return val("xsd:string", vm->name);
-    if (path == "parent") return moref_val({"Folder", vm->folder_id});
-    if (path == "resourcePool") return moref_val({"ResourcePool", vm->resource_pool_id});
-    if (path == "datastore") return moref_array({{"Datastore", vm->datastore_id}});
-    if (path == "config.template" || path == "summary.config.template") return val("xsd:boolean", "false");
-    if (path == "config.hardware.numCPU" || path == "summary.config.numCpu")
-      return val("xsd:int", std::to_string(vm->cpu_count));
-    if (path == "config.hardware.memoryMB" || path == "summary.config.memorySizeMB")
-      return val("xsd:int", std::to_string(vm->memory_mb));
-    if (path == "runtime.powerState") {
-      const char* state = vm->power == model::PowerState::powered_on  ? "poweredOn"
-                          : vm->power == model::PowerState::suspended ? "suspended"
-                                                                      : "poweredOff";
-      return val("VirtualMachinePowerState", state);
-    }
-    if (path == "runtime.host") return moref_val({"HostSystem", vm->host_id});
-    if (path == "runtime.bootTime") {
-      // When the VM last powered on; unset while it is off.
-      const auto& running = vm->milestone(model::Milestone::running);
-      if (vm->power != model::PowerState::powered_on || !running) return std::string();
-      return val("xsd:dateTime", format_rfc3339(from_unix_seconds(*running)));
-    }
-    if (path == "runtime.connectionState") return val("VirtualMachineConnectionState", "connected");
-    if (path == "guest.toolsRunningStatus")
-      return val("xsd:string",
-                 vm->tools == model::ToolsState::running ? "guestToolsRunning" : "guestToolsNotRunning");
-    // Installed Tools of the image: open-vm-tools 12.3.5 (build number 12357) and current, or none.
-    if (path == "guest.toolsVersionStatus2")
-      return val("xsd:string", vm->tools_installed ? "guestToolsCurrent" : "guestToolsNotInstalled");
-    if (path == "config.tools.toolsVersion") return val("xsd:int", vm->tools_installed ? "12357" : "0");
-    // The space its files take: the image's used disk, or a linked or instant clone's delta disk.
-    if (path == "summary.storage.committed") {
-      const model::GuestProfile* profile = lab.find_profile(vm->profile);
-      const double mb = !profile                        ? 0.0
-                        : vm->base_datastore_id.empty() ? profile->disk_used_gb * 1000
-                                                        : profile->linked_delta_mb;
-      return val("xsd:long", std::to_string(static_cast<std::int64_t>(mb * 1024 * 1024)));
-    }
-    if (path == "guest.ipAddress") {
-      if (vm->ip.empty()) return std::string();  // unset: the property is listed without a value
-      return val("xsd:string", vm->ip);
-    }
-    if (path == "guest.net") {
-      std::string out = R"(<val xsi:type="ArrayOfGuestNicInfo">)";
-      if (vm->power == model::PowerState::powered_on) {
-        out += fmt::format(
-            R"(<GuestNicInfo xsi:type="GuestNicInfo"><network>VM Network</network>{}<connected>true</connected>)"
-            R"(<deviceConfigId>4000</deviceConfigId></GuestNicInfo>)",
-            vm->ip.empty() ? std::string() : "<ipAddress>" + esc(vm->ip) + "</ipAddress>");
-      }
-      return out + "</val>";
-    }
-    if (path == "customValue" || path == "summary.customValue") return sdk_custom_values(vm->id);
-    if (path == "config.extraConfig") {
-      std::string out = R"(<val xsi:type="ArrayOfOptionValue">)";
-      for (const auto& [key, value] : vm->guestinfo) {
-        out += R"(<OptionValue xsi:type="OptionValue"><key>)" + esc(key) +
-               R"(</key><value xsi:type="xsd:string">)" + esc(value) + "</value></OptionValue>";
-      }
-      return out + "</val>";
-    }
-    if (path == "availableField") return sdk_field_defs("VirtualMachine");
-    if (path == "snapshot") {
-      const auto chain = sdk_snapshots_of(vm->id);
-      if (chain.empty()) return std::string();  // no snapshot: unset
-      return fmt::format(
-          R"(<val xsi:type="VirtualMachineSnapshotInfo"><currentSnapshot type="VirtualMachineSnapshot">{}</currentSnapshot>)"
-          R"(<rootSnapshotList>{}</rootSnapshotList></val>)",
-          esc(chain.back()->id), sdk_snapshot_tree(chain, 0));
-    }
-    if (path == "rootSnapshot") {
-      const auto chain = sdk_snapshots_of(vm->id);
-      if (chain.empty()) return moref_array({});
-      return moref_array({{"VirtualMachineSnapshot", chain.front()->id}});
-    }
-    return std::nullopt;
+    return vm_property(*this, *vm, path);
   }
   return std::nullopt;
 }

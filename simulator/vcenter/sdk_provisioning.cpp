@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "common/rfc3339.hpp"
+#include "common/xml_text.hpp"
 #include "protocol/vim25/decode.hpp"
 #include "protocol/vim25/xml_writer.hpp"
 #include "simulator/vcenter/detail/sdk_faults.hpp"
@@ -24,11 +25,11 @@ constexpr double kSnapshotSeconds = 0.5;
 
 SdkFaultInfo invalid_argument(std::string message, std::string_view property) {
   return {"InvalidArgument", std::move(message),
-          "<invalidProperty>" + vim25::xml_escape(property) + "</invalidProperty>"};
+          "<invalidProperty>" + escape_xml(property) + "</invalidProperty>"};
 }
 
 SdkTaskResult vm_result(const std::string& vm_id) {
-  return {"ManagedObjectReference", R"( type="VirtualMachine")", vim25::xml_escape(vm_id)};
+  return {"ManagedObjectReference", R"( type="VirtualMachine")", escape_xml(vm_id)};
 }
 
 // OptionValue elements (extraConfig, an instant clone's config) as key -> value.
@@ -58,8 +59,8 @@ std::string VcenterFront::Impl::sdk_snapshot_tree(const std::vector<const SdkSna
   if (from >= chain.size()) return {};
   const SdkSnapshot& s = *chain[from];
   std::string out = moref_element("snapshot", {"VirtualMachineSnapshot", s.id}) +
-                    moref_element("vm", {"VirtualMachine", s.vm_id}) + "<name>" + vim25::xml_escape(s.name) +
-                    "</name><description>" + vim25::xml_escape(s.description) + "</description>" +
+                    moref_element("vm", {"VirtualMachine", s.vm_id}) + "<name>" + escape_xml(s.name) +
+                    "</name><description>" + escape_xml(s.description) + "</description>" +
                     fmt::format("<id>{}</id>", s.number) + "<createTime>" +
                     format_rfc3339(from_unix_seconds(s.created)) + "</createTime><state>" + s.power_state +
                     "</state><quiesced>" + (s.quiesced ? "true" : "false") + "</quiesced>";
@@ -267,12 +268,11 @@ VcenterFront::Impl::TaskBody VcenterFront::Impl::sdk_clone_body(model::CloneRequ
       if (e.kind == ErrorKind::conflict) {
         return done({{},
                      SdkFaultInfo{"DuplicateName", fmt::format("The name '{}' already exists.", name),
-                                  "<name>" + vim25::xml_escape(name) + "</name>" +
+                                  "<name>" + escape_xml(name) + "</name>" +
                                       moref_element("object", {"Folder", folder})}});
       }
       if (e.kind == ErrorKind::not_found) return done({{}, object_not_found_fault(source)});
-      done({{},
-            SdkFaultInfo{"SystemError", e.message, "<reason>" + vim25::xml_escape(e.message) + "</reason>"}});
+      done({{}, SdkFaultInfo{"SystemError", e.message, "<reason>" + escape_xml(e.message) + "</reason>"}});
     };
     if (auto started = impl->lab.clone_vm(request, finished); !started) finished(started.error());
   };

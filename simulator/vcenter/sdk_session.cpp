@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "common/lab_identity.hpp"
+#include "common/xml_text.hpp"
 #include "protocol/vim25/decode.hpp"
 #include "protocol/vim25/soap.hpp"
 #include "protocol/vim25/xml.hpp"
@@ -96,7 +97,12 @@ std::string service_wsdl(const ServerRequest& req) {
    </service>
 </definitions>
 )",
-                     vim25::xml_escape(host));
+                     escape_xml(host));
+}
+
+// `<receiver type="T">id</receiver>`: the object a MethodNotFound fault names.
+std::string receiver_element(const vim25::MoRef& self) {
+  return fmt::format(R"(<receiver type="{}">{}</receiver>)", escape_xml(self.type), escape_xml(self.value));
 }
 
 }  // namespace
@@ -115,7 +121,7 @@ ServerResponse sdk_fault(std::string_view type, std::string_view message, std::s
                        R"(<soapenv:Body><soapenv:Fault><faultcode>ServerFaultCode</faultcode>)"
                        R"(<faultstring>{}</faultstring><detail>{}</detail></soapenv:Fault>)"
                        R"(</soapenv:Body></soapenv:Envelope>)",
-                       vim25::xml_escape(message), detail));
+                       escape_xml(message), detail));
 }
 
 std::string response_element(std::string_view name, std::string_view content) {
@@ -139,11 +145,11 @@ ServerResponse sdk_object_not_found(const vim25::MoRef& ref) {
 
 std::string localized_fault(const SdkFaultInfo& fault) {
   return fmt::format(R"(<fault xsi:type="{}">{}</fault><localizedMessage>{}</localizedMessage>)", fault.type,
-                     fault.fields, vim25::xml_escape(fault.message));
+                     fault.fields, escape_xml(fault.message));
 }
 
 std::string typed_element(std::string_view name, std::string_view xsi_type, std::string_view text) {
-  return fmt::format(R"(<{0} xsi:type="{1}">{2}</{0}>)", name, xsi_type, vim25::xml_escape(text));
+  return fmt::format(R"(<{0} xsi:type="{1}">{2}</{0}>)", name, xsi_type, escape_xml(text));
 }
 
 ServerResponse task_response(std::string_view method, const vim25::MoRef& task) {
@@ -153,8 +159,7 @@ ServerResponse task_response(std::string_view method, const vim25::MoRef& task) 
 }
 
 std::string moref_element(std::string_view name, const vim25::MoRef& ref) {
-  return fmt::format(R"(<{0} type="{1}">{2}</{0}>)", name, vim25::xml_escape(ref.type),
-                     vim25::xml_escape(ref.value));
+  return fmt::format(R"(<{0} type="{1}">{2}</{0}>)", name, escape_xml(ref.type), escape_xml(ref.value));
 }
 
 std::string VcenterFront::Impl::sdk_service_content(std::string_view element,
@@ -236,18 +241,13 @@ boost::asio::awaitable<ServerResponse> VcenterFront::Impl::sdk_call(const Server
   count_request("POST /sdk " + (plausible ? method : std::string("(not a vim25 method name)")));
   const vim25::MoRef self{call.child("_this").attribute("type").value_or(""),
                           call.child_text("_this").value_or("")};
-  auto self_as = [&](std::string_view element) {
-    return fmt::format(R"(<{0} type="{1}">{2}</{0}>)", element, vim25::xml_escape(self.type),
-                       vim25::xml_escape(self.value));
-  };
 
   // A method this lab plays a vCenter without (an older release, or a proxy that filters it).
   const auto& unserved = lab.spec().vcenter.unserved_methods;
   if (std::find(unserved.begin(), unserved.end(), method) != unserved.end()) {
     co_return sdk_fault("MethodNotFound", fmt::format("Method {} is not served by this vCenter.", method),
-                        self_as("receiver") + "<method>" + vim25::xml_escape(method) + "</method>");
+                        receiver_element(self) + "<method>" + escape_xml(method) + "</method>");
   }
-
   if (method == "RetrieveServiceContent") {
     co_return sdk_ok(
         response_element("RetrieveServiceContentResponse", sdk_service_content("returnval", "")));
@@ -263,47 +263,59 @@ boost::asio::awaitable<ServerResponse> VcenterFront::Impl::sdk_call(const Server
     sessions.erase(session);
     session = sessions.end();
   }
-
-  if (method == "Login") {
-    const std::string user = call.child_text("userName").value_or("");
-    const std::string password = call.child_text("password").value_or("");
-    if (!authenticate(user, password)) {
-      co_return sdk_fault("InvalidLogin", "Cannot complete login due to an incorrect user name or password.");
-    }
-    if (session != sessions.end()) {
-      // vCenter refuses a second Login on a logged-in session.
-      co_return sdk_fault("InvalidLogin", "This session is already logged in.");
-    }
-    const std::string key = new_token();
-    sessions[key] = Session{user, now, now};
-    ++stats.sessions_created;
-    vim25::XmlWriter w("LoginResponse");
-    w.open("returnval")
-        .leaf("key", key)
-        .leaf("userName", user)
-        .leaf("fullName", user)
-        .leaf("loginTime", "1970-01-01T00:00:00Z")
-        .leaf("lastActiveTime", "1970-01-01T00:00:00Z")
-        .leaf("locale", "en")
-        .leaf("messageLocale", "en")
-        .leaf("extensionSession", false)
-        .leaf("ipAddress", req.remote_address.substr(0, req.remote_address.rfind(':')))
-        .leaf("userAgent", std::string(req.header("User-Agent").value_or("")))
-        .leaf("callCount", 0)
-        .close();
-    ServerResponse r = xml_response(200, vim25::soap_envelope(w.finish()));
-    r.headers.emplace_back("Set-Cookie", fmt::format("{}=\"{}\"; Path=/; HttpOnly; Secure;", kCookie, key));
-    co_return r;
-  }
-
+  if (method == "Login") co_return sdk_login(call, req, session != sessions.end());
   if (session == sessions.end()) {
-    co_return sdk_fault("NotAuthenticated", "The session is not authenticated.",
-                        self_as("object") + "<privilegeId>System.View</privilegeId>");
+    co_return sdk_fault(
+        "NotAuthenticated", "The session is not authenticated.",
+        fmt::format(R"(<object type="{}">{}</object>)", escape_xml(self.type), escape_xml(self.value)) +
+            "<privilegeId>System.View</privilegeId>");
   }
   session->second.last_used = now;
-
   const std::string session_key = session->first;
   const std::string user = session->second.user;
+  co_return co_await sdk_session_call(call, method, self, session_key, user);
+}
+
+ServerResponse VcenterFront::Impl::sdk_login(const vim25::XmlNode& call, const ServerRequest& req,
+                                             bool logged_in) {
+  const double now = lab.now();
+  const std::string user = call.child_text("userName").value_or("");
+  const std::string password = call.child_text("password").value_or("");
+  if (!authenticate(user, password)) {
+    return sdk_fault("InvalidLogin", "Cannot complete login due to an incorrect user name or password.");
+  }
+  if (logged_in) {
+    // vCenter refuses a second Login on a logged-in session.
+    return sdk_fault("InvalidLogin", "This session is already logged in.");
+  }
+  const std::string key = new_token();
+  sessions[key] = Session{user, now, now};
+  ++stats.sessions_created;
+  vim25::XmlWriter w("LoginResponse");
+  w.open("returnval")
+      .leaf("key", key)
+      .leaf("userName", user)
+      .leaf("fullName", user)
+      .leaf("loginTime", "1970-01-01T00:00:00Z")
+      .leaf("lastActiveTime", "1970-01-01T00:00:00Z")
+      .leaf("locale", "en")
+      .leaf("messageLocale", "en")
+      .leaf("extensionSession", false)
+      .leaf("ipAddress", req.remote_address.substr(0, req.remote_address.rfind(':')))
+      .leaf("userAgent", std::string(req.header("User-Agent").value_or("")))
+      .leaf("callCount", 0)
+      .close();
+  ServerResponse r = xml_response(200, vim25::soap_envelope(w.finish()));
+  r.headers.emplace_back("Set-Cookie", fmt::format("{}=\"{}\"; Path=/; HttpOnly; Secure;", kCookie, key));
+  return r;
+}
+
+// A method of a logged-in session.
+boost::asio::awaitable<ServerResponse> VcenterFront::Impl::sdk_session_call(const vim25::XmlNode& call,
+                                                                            const std::string& method,
+                                                                            const vim25::MoRef& self,
+                                                                            const std::string& session_key,
+                                                                            const std::string& user) {
   if (method == "Logout") {
     sdk_end_session(session_key);
     sessions.erase(session_key);
@@ -315,31 +327,14 @@ boost::asio::awaitable<ServerResponse> VcenterFront::Impl::sdk_call(const Server
   if (method == "RetrievePropertiesEx") co_return sdk_retrieve(call, true);
   if (method == "RetrieveProperties") co_return sdk_retrieve(call, false);
   if (method == "ContinueRetrievePropertiesEx") co_return sdk_continue(call);
-
   // The PropertyCollector's filters and waits, on the session's collector or one it created.
   if (self.type == "PropertyCollector" &&
       (method == "CreatePropertyCollector" || method == "DestroyPropertyCollector" ||
        method == "CreateFilter" || method == "WaitForUpdatesEx" || method == "WaitForUpdates" ||
        method == "CancelWaitForUpdates")) {
-    SdkCollector* collector = sdk_collector(session_key, self.value);
-    if (!collector) co_return sdk_object_not_found(self);
-    if (method == "CreatePropertyCollector") co_return sdk_create_collector(session_key);
-    if (method == "DestroyPropertyCollector") co_return sdk_destroy_collector(*collector);
-    if (method == "CreateFilter") co_return sdk_create_filter(*collector, call);
-    if (method == "CancelWaitForUpdates") co_return sdk_cancel_wait(*collector);
-    std::optional<int> max_wait, max_updates;
-    const vim25::XmlNode options = call.child("options");
-    if (auto v = options.child_text("maxWaitSeconds"); v && !v->empty()) max_wait = std::atoi(v->c_str());
-    if (auto v = options.child_text("maxObjectUpdates"); v && !v->empty())
-      max_updates = std::atoi(v->c_str());
-    std::string collector_id = collector->id;
-    std::string version = call.child_text("version").value_or("");
-    const bool legacy = method == "WaitForUpdates";
-    co_return co_await sdk_wait_for_updates(std::move(collector_id), legacy, std::move(version), max_wait,
-                                            max_updates);
+    co_return co_await sdk_collector_call(call, method, self, session_key);
   }
   if (method == "DestroyPropertyFilter") co_return sdk_destroy_filter(session_key, self);
-
   if (method == "HasPrivilegeOnEntities" || method == "HasPrivilegeOnEntity")
     co_return sdk_has_privilege(call, method == "HasPrivilegeOnEntities");
 
@@ -364,31 +359,57 @@ boost::asio::awaitable<ServerResponse> VcenterFront::Impl::sdk_call(const Server
   if (method == "CreateSnapshot_Task" || method == "CloneVM_Task" || method == "InstantClone_Task" ||
       method == "PowerOnVM_Task" || method == "PowerOffVM_Task" || method == "Destroy_Task" ||
       method == "ReconfigVM_Task") {
-    if (self.type != "VirtualMachine" || sdk_type_of(self.value) != "VirtualMachine") {
-      if (method == "Destroy_Task" && !sdk_type_of(self.value).empty()) {
-        co_return sdk_fault("NotSupported",
-                            "The simulated lab destroys only virtual machines, not " + self.type + ".");
-      }
-      co_return sdk_object_not_found(self);
-    }
-    // The privileges each call needs (vSphere's API reference), checked before anything happens.
-    for (const auto& [privilege, entity] : sdk_privileges_needed(method, call, self)) {
-      if (auto denied = sdk_denied(user, privilege, entity)) co_return *denied;
-    }
-    if (method == "CreateSnapshot_Task") co_return sdk_create_snapshot(call, self, user);
-    if (method == "CloneVM_Task") co_return sdk_clone(call, self, user);
-    if (method == "InstantClone_Task") co_return sdk_instant_clone(call, self, user);
-    if (method == "PowerOnVM_Task") co_return sdk_power_on(self, user);
-    if (method == "PowerOffVM_Task") co_return sdk_power_off(self, user);
-    if (method == "Destroy_Task") co_return sdk_destroy(self, user);
-    co_return sdk_reconfigure(call, self, user);
+    co_return sdk_vm_task_call(call, method, self, user);
   }
   if (self.type == "PerformanceManager") {
     if (auto answer = sdk_performance_call(method, call, self)) co_return std::move(*answer);
   }
   co_return sdk_fault("MethodNotFound",
                       fmt::format("Method {} is not served by the simulated lab's vim25 endpoint.", method),
-                      self_as("receiver") + "<method>" + vim25::xml_escape(method) + "</method>");
+                      receiver_element(self) + "<method>" + escape_xml(method) + "</method>");
+}
+
+boost::asio::awaitable<ServerResponse> VcenterFront::Impl::sdk_collector_call(
+    const vim25::XmlNode& call, const std::string& method, const vim25::MoRef& self,
+    const std::string& session_key) {
+  SdkCollector* collector = sdk_collector(session_key, self.value);
+  if (!collector) co_return sdk_object_not_found(self);
+  if (method == "CreatePropertyCollector") co_return sdk_create_collector(session_key);
+  if (method == "DestroyPropertyCollector") co_return sdk_destroy_collector(*collector);
+  if (method == "CreateFilter") co_return sdk_create_filter(*collector, call);
+  if (method == "CancelWaitForUpdates") co_return sdk_cancel_wait(*collector);
+  std::optional<int> max_wait, max_updates;
+  const vim25::XmlNode options = call.child("options");
+  if (auto v = options.child_text("maxWaitSeconds"); v && !v->empty()) max_wait = std::atoi(v->c_str());
+  if (auto v = options.child_text("maxObjectUpdates"); v && !v->empty()) max_updates = std::atoi(v->c_str());
+  std::string collector_id = collector->id;
+  std::string version = call.child_text("version").value_or("");
+  const bool legacy = method == "WaitForUpdates";
+  co_return co_await sdk_wait_for_updates(std::move(collector_id), legacy, std::move(version), max_wait,
+                                          max_updates);
+}
+
+// A task on a VM: its privileges checked first (vSphere's API reference), then the task started.
+ServerResponse VcenterFront::Impl::sdk_vm_task_call(const vim25::XmlNode& call, const std::string& method,
+                                                    const vim25::MoRef& self, const std::string& user) {
+  if (self.type != "VirtualMachine" || sdk_type_of(self.value) != "VirtualMachine") {
+    if (method == "Destroy_Task" && !sdk_type_of(self.value).empty()) {
+      return sdk_fault("NotSupported",
+                       "The simulated lab destroys only virtual machines, not " + self.type + ".");
+    }
+    return sdk_object_not_found(self);
+  }
+  // The privileges each call needs (vSphere's API reference), checked before anything happens.
+  for (const auto& [privilege, entity] : sdk_privileges_needed(method, call, self)) {
+    if (auto denied = sdk_denied(user, privilege, entity)) return *denied;
+  }
+  if (method == "CreateSnapshot_Task") return sdk_create_snapshot(call, self, user);
+  if (method == "CloneVM_Task") return sdk_clone(call, self, user);
+  if (method == "InstantClone_Task") return sdk_instant_clone(call, self, user);
+  if (method == "PowerOnVM_Task") return sdk_power_on(self, user);
+  if (method == "PowerOffVM_Task") return sdk_power_off(self, user);
+  if (method == "Destroy_Task") return sdk_destroy(self, user);
+  return sdk_reconfigure(call, self, user);
 }
 
 }  // namespace bootstorm::sim::vcenter

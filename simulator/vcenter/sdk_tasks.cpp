@@ -9,6 +9,7 @@
 #include <boost/asio/detached.hpp>
 
 #include "common/rfc3339.hpp"
+#include "common/xml_text.hpp"
 #include "protocol/vim25/decode.hpp"
 #include "protocol/vim25/xml_writer.hpp"
 #include "simulator/vcenter/detail/awaitable_callback.hpp"
@@ -54,7 +55,7 @@ SdkFaultInfo invalid_power_state(const model::Vm& vm, std::string_view requested
 SdkFaultInfo fault_of(const Error& e, const vim25::MoRef& entity) {
   if (e.kind == ErrorKind::not_found) return object_not_found_fault(entity);
   if (e.kind == ErrorKind::conflict) return {"InvalidState", e.message, {}};
-  return {"SystemError", e.message, "<reason>" + vim25::xml_escape(e.message) + "</reason>"};
+  return {"SystemError", e.message, "<reason>" + escape_xml(e.message) + "</reason>"};
 }
 
 std::string render_result(std::string_view element, const SdkTaskResult& r) {
@@ -128,14 +129,13 @@ std::optional<std::string> VcenterFront::Impl::sdk_task_property(const SdkTask& 
   // TaskInfo, its fields in the schema's order.
   std::string out = R"(<val xsi:type="TaskInfo">)";
   out += "<key>" + task.id + "</key>" + moref_element("task", {"Task", task.id});
-  out += "<descriptionId>" + vim25::xml_escape(task.description_id) + "</descriptionId>";
+  out += "<descriptionId>" + escape_xml(task.description_id) + "</descriptionId>";
   out += moref_element("entity", task.entity);
-  out += "<entityName>" + vim25::xml_escape(task.entity_name) + "</entityName>";
+  out += "<entityName>" + escape_xml(task.entity_name) + "</entityName>";
   out += "<state>" + task.state + "</state><cancelled>false</cancelled><cancelable>false</cancelable>";
   if (task.error) out += "<error>" + localized_fault(*task.error) + "</error>";
   if (!task.result.xsi_type.empty()) out += render_result("result", task.result);
-  out += R"(<reason xsi:type="TaskReasonUser"><userName>)" + vim25::xml_escape(task.user) +
-         "</userName></reason>";
+  out += R"(<reason xsi:type="TaskReasonUser"><userName>)" + escape_xml(task.user) + "</userName></reason>";
   out += "<queueTime>" + timestamp(task.queue_time) + "</queueTime>";
   if (task.start_time) out += "<startTime>" + timestamp(*task.start_time) + "</startTime>";
   if (task.complete_time) out += "<completeTime>" + timestamp(*task.complete_time) + "</completeTime>";
@@ -145,34 +145,41 @@ std::optional<std::string> VcenterFront::Impl::sdk_task_property(const SdkTask& 
 
 // ---- power ----
 
-VcenterFront::Impl::TaskBody VcenterFront::Impl::sdk_power_on_body(std::string vm_id) {
+VcenterFront::Impl::TaskBody VcenterFront::Impl::sdk_vm_task_body(const vim25::MoRef& vm, VmTaskAct act) {
   std::weak_ptr<Impl> weak = weak_from_this();
-  return [weak, vm_id](std::function<void(SdkTaskOutcome)> done) {
-    auto self = weak.lock();
-    if (!self) return;
-    const vim25::MoRef ref{"VirtualMachine", vm_id};
-    const model::Vm* vm = self->lab.find_vm(vm_id);
-    if (!vm) return done({{}, object_not_found_fault(ref)});
-    if (vm->power == model::PowerState::powered_on) return done({{}, invalid_power_state(*vm, "poweredOn")});
-    const model::Host* host = self->lab.find_host(vm->host_id);
-    if (host && !self->lab.admit_memory(vm_id)) {
+  return [weak, vm, act = std::move(act)](std::function<void(SdkTaskOutcome)> done) {
+    auto impl = weak.lock();
+    if (!impl) return;
+    const model::Vm* current = impl->lab.find_vm(vm.value);
+    if (!current) return done({{}, object_not_found_fault(vm)});
+    act(*impl, *current, std::move(done));
+  };
+}
+
+VcenterFront::Impl::TaskBody VcenterFront::Impl::sdk_power_on_body(std::string vm_id) {
+  const vim25::MoRef ref{"VirtualMachine", vm_id};
+  return sdk_vm_task_body(ref, [ref](Impl& self, const model::Vm& vm,
+                                     std::function<void(SdkTaskOutcome)> done) {
+    if (vm.power == model::PowerState::powered_on) return done({{}, invalid_power_state(vm, "poweredOn")});
+    const model::Host* host = self.lab.find_host(vm.host_id);
+    if (host && !self.lab.admit_memory(ref.value)) {
       return done({{},
                    SdkFaultInfo{"InsufficientMemoryResourcesFault",
                                 fmt::format("The available Memory resources on host '{}' are insufficient "
                                             "to power on '{}'.",
-                                            host->spec.name, vm->name),
+                                            host->spec.name, vm.name),
                                 fmt::format("<unreserved>{}</unreserved><requested>{}</requested>",
                                             static_cast<std::int64_t>(host->spec.memory_gb * 1024 -
                                                                       host->memory_used_mb) *
                                                 1024 * 1024,
-                                            static_cast<std::int64_t>(vm->memory_mb) * 1024 * 1024)}});
+                                            static_cast<std::int64_t>(vm.memory_mb) * 1024 * 1024)}});
     }
-    self->begin_customization(vm_id);
+    self.begin_customization(ref.value);
     auto on_running = [done, ref](Expected<void> running) {
       done(running ? SdkTaskOutcome{} : SdkTaskOutcome{{}, fault_of(running.error(), ref)});
     };
-    if (auto started = self->lab.power_on(vm_id, on_running); !started) on_running(started.error());
-  };
+    if (auto started = self.lab.power_on(ref.value, on_running); !started) on_running(started.error());
+  });
 }
 
 ServerResponse VcenterFront::Impl::sdk_power_on(const vim25::MoRef& vm, const std::string& user) {
@@ -227,19 +234,15 @@ ServerResponse VcenterFront::Impl::sdk_power_on_multi(const vim25::XmlNode& call
 
 ServerResponse VcenterFront::Impl::sdk_power_off(const vim25::MoRef& vm, const std::string& user) {
   const model::Vm* target = lab.find_vm(vm.value);
-  std::weak_ptr<Impl> weak = weak_from_this();
-  auto body = [weak, vm](std::function<void(SdkTaskOutcome)> done) {
-    auto impl = weak.lock();
-    if (!impl) return;
-    const model::Vm* current = impl->lab.find_vm(vm.value);
-    if (!current) return done({{}, object_not_found_fault(vm)});
-    if (current->power == model::PowerState::powered_off)
-      return done({{}, invalid_power_state(*current, "poweredOff")});
-    auto on_off = [done, vm](Expected<void> off) {
-      done(off ? SdkTaskOutcome{} : SdkTaskOutcome{{}, fault_of(off.error(), vm)});
-    };
-    if (auto started = impl->lab.power_off(vm.value, on_off); !started) on_off(started.error());
-  };
+  auto body = sdk_vm_task_body(
+      vm, [vm](Impl& impl, const model::Vm& current, std::function<void(SdkTaskOutcome)> done) {
+        if (current.power == model::PowerState::powered_off)
+          return done({{}, invalid_power_state(current, "poweredOff")});
+        auto on_off = [done, vm](Expected<void> off) {
+          done(off ? SdkTaskOutcome{} : SdkTaskOutcome{{}, fault_of(off.error(), vm)});
+        };
+        if (auto started = impl.lab.power_off(vm.value, on_off); !started) on_off(started.error());
+      });
   return task_response("PowerOffVM_Task",
                        sdk_start_task("VirtualMachine.powerOff", vm, target->name, user, target->host_id,
                                       config().power_cost, std::move(body)));
@@ -249,20 +252,16 @@ ServerResponse VcenterFront::Impl::sdk_power_off(const vim25::MoRef& vm, const s
 
 ServerResponse VcenterFront::Impl::sdk_destroy(const vim25::MoRef& vm, const std::string& user) {
   const model::Vm* target = lab.find_vm(vm.value);
-  std::weak_ptr<Impl> weak = weak_from_this();
-  auto body = [weak, vm](std::function<void(SdkTaskOutcome)> done) {
-    auto impl = weak.lock();
-    if (!impl) return;
-    const model::Vm* current = impl->lab.find_vm(vm.value);
-    if (!current) return done({{}, object_not_found_fault(vm)});
-    if (current->power != model::PowerState::powered_off)
-      return done({{}, invalid_power_state(*current, "poweredOff")});
-    if (auto deleted = impl->lab.delete_vm(vm.value); !deleted)
-      return done({{}, fault_of(deleted.error(), vm)});
-    impl->customizations.erase(vm.value);
-    impl->sdk_forget_vm(vm.value);
-    done({});
-  };
+  auto body = sdk_vm_task_body(
+      vm, [vm](Impl& impl, const model::Vm& current, std::function<void(SdkTaskOutcome)> done) {
+        if (current.power != model::PowerState::powered_off)
+          return done({{}, invalid_power_state(current, "poweredOff")});
+        if (auto deleted = impl.lab.delete_vm(vm.value); !deleted)
+          return done({{}, fault_of(deleted.error(), vm)});
+        impl.customizations.erase(vm.value);
+        impl.sdk_forget_vm(vm.value);
+        done({});
+      });
   return task_response("Destroy_Task", sdk_start_task("VirtualMachine.destroy", vm, target->name, user,
                                                       target->host_id, config().power_cost, std::move(body)));
 }

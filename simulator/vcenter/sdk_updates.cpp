@@ -18,6 +18,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <chrono>
 
+#include "common/xml_text.hpp"
 #include "protocol/vim25/decode.hpp"
 #include "protocol/vim25/xml_writer.hpp"
 #include "simulator/vcenter/detail/sdk_faults.hpp"
@@ -48,7 +49,7 @@ std::optional<model::Milestone> milestone_of(const std::string& path, const std:
 }
 
 std::string change(const std::string& path, const std::string& value) {
-  return "<changeSet><name>" + vim25::xml_escape(path) + "</name><op>assign</op>" + value + "</changeSet>";
+  return "<changeSet><name>" + escape_xml(path) + "</name><op>assign</op>" + value + "</changeSet>";
 }
 
 }  // namespace
@@ -107,7 +108,7 @@ ServerResponse VcenterFront::Impl::sdk_create_filter(SdkCollector& collector, co
       if (!sdk_property({ps.type, sample->value}, path)) {
         return sdk_fault("InvalidProperty",
                          "The simulated lab does not know property '" + path + "' of " + ps.type + ".",
-                         "<name>" + vim25::xml_escape(path) + "</name>");
+                         "<name>" + escape_xml(path) + "</name>");
       }
     }
   }

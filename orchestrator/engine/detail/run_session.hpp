@@ -23,6 +23,7 @@
 #include "orchestrator/engine/barrier.hpp"
 #include "orchestrator/engine/hooks.hpp"
 #include "orchestrator/engine/journal.hpp"
+#include "orchestrator/engine/journal_fold.hpp"
 #include "orchestrator/engine/platform.hpp"
 #include "orchestrator/engine/port_probe.hpp"
 #include "orchestrator/engine/progress.hpp"
@@ -106,6 +107,8 @@ class RunSession {
                                                 std::vector<api::VmHandle>& vms,
                                                 std::vector<std::string>& errors,
                                                 Clock::time_point scenario_t0);
+  void on_start_result(StormState& storm, const api::VmHandle& vm, const Expected<api::StartResult>& r);
+  void start_port_probes(const std::shared_ptr<StormState>& storm, const CancelSignal& observe_stop);
   boost::asio::awaitable<bool> run_storm(const plan::Scenario& scenario, int repeat,
                                          const std::vector<api::VmHandle>& vms,
                                          std::vector<std::string>& errors,

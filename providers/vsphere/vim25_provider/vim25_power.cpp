@@ -56,14 +56,7 @@ asio::awaitable<Expected<void>> Vim25Provider::prepare_storm(std::size_t expecte
   expected_starts_ = expected_starts;
   // `multi` sends one call; `each` one call per VM, concurrently.
   const std::size_t connections = config_.power_on == "multi" ? 2 : expected_starts;
-  auto r = co_await transport_->prewarm(connections);
-  if (!r) {
-    Error e = r.error();
-    e.message = "opening " + std::to_string(connections) + " connections to vCenter at " + config_.endpoint +
-                " failed: " + e.message;
-    co_return e;
-  }
-  co_return Expected<void>{};
+  co_return co_await open_storm_connections(*transport_, connections, config_.endpoint);
 }
 
 asio::awaitable<Expected<api::StartResult>> Vim25Provider::start(const api::VmHandle& vm) {

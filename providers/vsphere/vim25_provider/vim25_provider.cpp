@@ -37,6 +37,7 @@ Vim25Provider::Vim25Provider(asio::any_io_executor executor, api::ProviderConfig
       watcher_(std::make_unique<TaskWatcher>(executor, session_)),
       prepare_mutex_(executor, 1),
       clone_slots_(executor, static_cast<std::size_t>(std::max(1, config_.max_concurrent))),
+      host_clone_slots_(executor),
       observation_armed_(executor) {
   session_.set_limiter(&limiter_);
 }

@@ -30,6 +30,7 @@
 #include "common/async/semaphore.hpp"
 #include "common/async/token_bucket.hpp"
 #include "providers/api/provider.hpp"
+#include "providers/vsphere/clone_slots.hpp"
 #include "providers/vsphere/transport.hpp"
 #include "providers/vsphere/vim25/session.hpp"
 #include "providers/vsphere/vim25_provider/task_watcher.hpp"
@@ -41,8 +42,6 @@ inline constexpr std::string_view kRunField = "bootstorm.run";
 // The same proof in the clone's extraConfig, written with the clone: it holds for a clone whose run died
 // before the attribute was set.
 inline constexpr std::string_view kRunKey = "bootstorm.run";
-// Clones on one host at once (vCenter's cost units: 16 a host, 4 a clone).
-inline constexpr std::size_t kClonesPerHost = 4;
 
 class Vim25Provider final : public api::Provider {
  public:
@@ -173,7 +172,6 @@ class Vim25Provider final : public api::Provider {
   boost::asio::awaitable<Expected<int>> find_field_key();
   boost::asio::awaitable<Expected<void>> tag(const MoRef& vm, const std::string& name);
   boost::asio::awaitable<Expected<void>> power_off(const MoRef& vm, const std::string& name);
-  async::AsyncSemaphore& host_slots(const std::string& host_id);
 
   // ---- power (vim25_power.cpp) ----
   boost::asio::awaitable<void> flush_multi();
@@ -201,7 +199,7 @@ class Vim25Provider final : public api::Provider {
   int field_key_ = -1;
 
   async::AsyncSemaphore clone_slots_;
-  std::map<std::string, std::unique_ptr<async::AsyncSemaphore>> host_clone_slots_;
+  HostCloneSlots host_clone_slots_;
 
   // Observation in place before the starts: observe(), spawned before the barrier, counts itself here until
   // its filter exists and its initial state was read to the end; prepare_storm waits for that

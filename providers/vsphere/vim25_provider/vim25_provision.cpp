@@ -36,12 +36,6 @@ std::vector<std::pair<std::string, std::string>> clone_config(const api::Provide
 
 }  // namespace
 
-async::AsyncSemaphore& Vim25Provider::host_slots(const std::string& host_id) {
-  auto& slot = host_clone_slots_[host_id];
-  if (!slot) slot = std::make_unique<async::AsyncSemaphore>(executor_, kClonesPerHost);
-  return *slot;
-}
-
 asio::awaitable<Expected<int>> Vim25Provider::find_field_key() {
   if (field_key_ >= 0) co_return field_key_;
   const std::vector<MoRef> manager{session_.service_content().custom_fields_manager};
@@ -179,7 +173,7 @@ asio::awaitable<Expected<api::VmHandle>> Vim25Provider::provision(const api::VmS
     co_return handle;
   }
   // Narrowest limit first, so that a clone queued behind a busy host holds no overall slot.
-  auto host_permit = co_await async::acquire(host_slots(instant ? golden_host_id_ : host.id));
+  auto host_permit = co_await async::acquire(host_clone_slots_.of(instant ? golden_host_id_ : host.id));
   auto overall = co_await async::acquire(clone_slots_);
   auto cloned = co_await run_task(method, element, what);
   if (!cloned) co_return cloned.error();

@@ -52,10 +52,6 @@ std::optional<double> unit_scale(StorageQuantity quantity, const std::string& un
   return std::nullopt;
 }
 
-double unix_seconds(std::chrono::system_clock::time_point t) {
-  return std::chrono::duration<double>(t.time_since_epoch()).count();
-}
-
 std::string listed(const std::vector<std::string>& names) {
   std::string out;
   for (std::size_t i = 0; i < names.size() && i < kNamesListed; ++i) out += (i ? ", " : "") + names[i];

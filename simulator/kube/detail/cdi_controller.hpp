@@ -10,7 +10,7 @@
 #include "simulator/kube/detail/event_recorder.hpp"
 #include "simulator/kube/detail/lifetime.hpp"
 #include "simulator/kube/detail/object_publisher.hpp"
-#include "simulator/kube/kube_front.hpp"
+#include "simulator/kube/kube_front_options.hpp"
 #include "simulator/kube/object_store.hpp"
 #include "simulator/model/lab.hpp"
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "simulator/kube/api_objects.hpp"
-#include "simulator/kube/kube_front.hpp"
+#include "simulator/kube/kube_front_options.hpp"
 #include "simulator/kube/object_store.hpp"
 #include "simulator/kube/resource_types.hpp"
 #include "simulator/model/lab.hpp"

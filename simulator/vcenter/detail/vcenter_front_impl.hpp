@@ -121,6 +121,19 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
   // and the dispatch of every other method ----
   boost::asio::awaitable<http::ServerResponse> serve_sdk(const http::ServerRequest& req);
   boost::asio::awaitable<http::ServerResponse> sdk_call(const http::ServerRequest& req);
+  http::ServerResponse sdk_login(const vsphere::vim25::XmlNode& call, const http::ServerRequest& req,
+                                 bool logged_in);
+  boost::asio::awaitable<http::ServerResponse> sdk_session_call(const vsphere::vim25::XmlNode& call,
+                                                                const std::string& method,
+                                                                const vsphere::vim25::MoRef& self,
+                                                                const std::string& session_key,
+                                                                const std::string& user);
+  boost::asio::awaitable<http::ServerResponse> sdk_collector_call(const vsphere::vim25::XmlNode& call,
+                                                                  const std::string& method,
+                                                                  const vsphere::vim25::MoRef& self,
+                                                                  const std::string& session_key);
+  http::ServerResponse sdk_vm_task_call(const vsphere::vim25::XmlNode& call, const std::string& method,
+                                        const vsphere::vim25::MoRef& self, const std::string& user);
   // ServiceContent as an element of the given name (and xsi:type, for a property value).
   std::string sdk_service_content(std::string_view element, std::string_view xsi_type) const;
   // The session's end: its views, collectors and filters go with it.
@@ -202,6 +215,12 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
   std::deque<std::string> sdk_task_order;  // oldest first, for forgetting finished tasks past a cap
   // A task's work: started once the task is admitted; it calls `done` once (at once or later).
   using TaskBody = std::function<void(std::function<void(SdkTaskOutcome)> done)>;
+  // The work of a task on one VM: `act` runs with the VM as the lab holds it once the task is admitted; a VM
+  // gone by then fails the task with ManagedObjectNotFound, as vCenter's does. Nothing runs once the front
+  // is gone.
+  using VmTaskAct =
+      std::function<void(Impl& impl, const model::Vm& vm, std::function<void(SdkTaskOutcome)> done)>;
+  TaskBody sdk_vm_task_body(const vsphere::vim25::MoRef& vm, VmTaskAct act);
   // Queues a task, admits it against the operation limits (`cost` on `cost_host`; cost 0: not admitted)
   // and runs `body`. Returns the Task reference at once, as vCenter's *_Task methods do.
   vsphere::vim25::MoRef sdk_start_task(std::string description_id, const vsphere::vim25::MoRef& entity,

@@ -81,6 +81,21 @@ TEST(TokenBucket, ChargeDelaysLaterReservationsButDebtIsCappedAtOneSecond) {
   EXPECT_NEAR(secs(bucket.reserve(t0)), 1.1, 1e-6);
 }
 
+TEST(TokenBucket, TryTakeRefusesWithoutTakingAndFullMeansRefilledToTheBurst) {
+  const auto t0 = Clock::now();
+  TokenBucket bucket(2.0, 2.0, t0);
+  EXPECT_TRUE(bucket.full(t0));
+  EXPECT_TRUE(bucket.try_take(t0));
+  EXPECT_FALSE(bucket.full(t0));
+  EXPECT_TRUE(bucket.try_take(t0));
+  EXPECT_FALSE(bucket.try_take(t0));  // short: refused, and no debt is left behind
+  EXPECT_NEAR(bucket.tokens(t0), 0.0, 1e-9);
+  EXPECT_FALSE(bucket.try_take(t0 + 499ms));
+  EXPECT_TRUE(bucket.try_take(t0 + 500ms));  // one token refilled at 2/s
+  EXPECT_FALSE(bucket.full(t0 + 999ms));
+  EXPECT_TRUE(bucket.full(t0 + 2s));
+}
+
 TEST(TokenBucket, RejectsNonPositiveRate) {
   EXPECT_THROW(TokenBucket(0.0, 1.0, Clock::now()), std::invalid_argument);
 }

@@ -87,4 +87,13 @@ TEST(Rfc3339, FromUnixSeconds) {
   EXPECT_EQ(format_rfc3339(from_unix_seconds(0)), "1970-01-01T00:00:00.000Z");
 }
 
+TEST(Rfc3339, UnixSecondsKeepTheFractionBothWays) {
+  const auto t = std::chrono::system_clock::time_point(std::chrono::milliseconds(1796032800123LL));
+  EXPECT_DOUBLE_EQ(unix_seconds(t), 1796032800.123);
+  // A fraction a double holds exactly comes back to the nanosecond.
+  const auto quarter = std::chrono::system_clock::time_point(std::chrono::milliseconds(1796032800250LL));
+  EXPECT_EQ(from_unix_seconds(unix_seconds(quarter)), quarter);
+  EXPECT_DOUBLE_EQ(unix_seconds(std::chrono::system_clock::time_point{}), 0.0);
+}
+
 }  // namespace

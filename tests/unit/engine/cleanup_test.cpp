@@ -4,7 +4,7 @@
 
 #include <fstream>
 
-#include "orchestrator/engine/journal.hpp"
+#include "orchestrator/engine/journal_fold.hpp"
 #include "orchestrator/engine/run_engine.hpp"
 #include "tests/unit/engine/fake_provider.hpp"
 #include "tests/unit/engine/test_support.hpp"

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "common/log.hpp"
+#include "orchestrator/engine/journal_fold.hpp"
 #include "tests/unit/engine/test_support.hpp"
 
 namespace bootstorm::engine {

@@ -9,7 +9,7 @@
 #include <csignal>
 #include <regex>
 
-#include "orchestrator/engine/journal.hpp"
+#include "orchestrator/engine/journal_fold.hpp"
 #include "tests/unit/engine/fake_provider.hpp"
 #include "tests/unit/engine/test_support.hpp"
 

@@ -11,7 +11,7 @@
 
 #include "common/rfc3339.hpp"
 #include "orchestrator/engine/cleanup.hpp"
-#include "orchestrator/engine/journal.hpp"
+#include "orchestrator/engine/journal_fold.hpp"
 #include "orchestrator/engine/merge.hpp"
 #include "orchestrator/engine/naming.hpp"
 #include "orchestrator/engine/run_engine.hpp"

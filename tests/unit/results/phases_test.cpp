@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "results/summary.hpp"
+#include "results/summary_json.hpp"
 
 namespace {
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "results/summary_json.hpp"
+
 namespace bootstorm::results {
 namespace {
 

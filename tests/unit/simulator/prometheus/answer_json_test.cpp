@@ -40,18 +40,6 @@ TEST(PromAnswer, TimestampsKeepTheirMilliseconds) {
   EXPECT_EQ(format_timestamp_ms(0), "0");
 }
 
-TEST(PromAnswer, JsonStringsAreEscapedAsGoDoes) {
-  EXPECT_EQ(json_string("plain"), "\"plain\"");
-  EXPECT_EQ(json_string("a\"b\\c\nd\te\r"), R"("a\"b\\c\nd\te\r")");
-  EXPECT_EQ(json_string("<&>"), R"("\u003c\u0026\u003e")");
-  EXPECT_EQ(json_string(std::string("\x01\x1f", 2)), R"("\u0001\u001f")");
-  EXPECT_EQ(json_string("caf\xc3\xa9"), "\"caf\xc3\xa9\"");
-  EXPECT_EQ(json_string("bad\xff"), R"("bad\ufffd")");
-  EXPECT_EQ(json_string("\xc3"), R"("\ufffd")");                      // truncated sequence
-  EXPECT_EQ(json_string("\xed\xa0\x80"), R"("\ufffd\ufffd\ufffd")");  // a surrogate is not UTF-8
-  EXPECT_EQ(json_string("\xe2\x80\xa8"), R"("\u2028")");
-}
-
 TEST(PromAnswer, RenderedResultsAreByteForByte) {
   QueryResult vector;
   vector.series.push_back(Series{{{"__name__", "up"}, {"job", "lab"}}, {{t0 + 0.12, 1}}});
