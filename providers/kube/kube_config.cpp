@@ -117,6 +117,78 @@ std::vector<std::string> kubeconfig_paths(const std::string& explicit_path) {
   return paths;
 }
 
+namespace {
+
+// An exec credential plugin (client.authentication.k8s.io): its command (relative to the kubeconfig's folder
+// when it names a path), arguments, environment and apiVersion.
+Expected<ExecConfig> read_exec(const std::string& user_name, const YAML::Node& exec,
+                               const std::string& user_dir) {
+  ExecConfig e;
+  e.api_version = scalar(exec, "apiVersion");
+  e.command = scalar(exec, "command");
+  if (e.command.find('/') != std::string::npos) e.command = resolve_relative(e.command, user_dir);
+  if (YAML::Node args = exec["args"]; args && args.IsSequence()) {
+    for (const auto& a : args) {
+      // yaml-cpp throws on as<std::string>() of a list or mapping (found by tests/fuzz/kubeconfig).
+      if (!a.IsScalar()) {
+        return config_error("exec plugin of user \"" + user_name + "\" has an argument that is not a string",
+                            "write args as a list of strings");
+      }
+      e.args.push_back(a.as<std::string>());
+    }
+  }
+  if (YAML::Node env = exec["env"]; env && env.IsSequence()) {
+    for (const auto& kv : env) e.env.emplace_back(scalar(kv, "name"), scalar(kv, "value"));
+  }
+  e.provide_cluster_info = boolean(exec, "provideClusterInfo");
+  e.install_hint = scalar(exec, "installHint");
+  if (e.command.empty()) return config_error("exec plugin of user \"" + user_name + "\" has no command");
+  if (e.api_version.empty()) {
+    return config_error("exec plugin of user \"" + user_name + "\" has no apiVersion",
+                        "set apiVersion: client.authentication.k8s.io/v1");
+  }
+  return e;
+}
+
+// The user's credentials into `out`: a token or token file, basic auth, client certificate and key (data or
+// files, relative to the kubeconfig's folder), or an exec credential plugin.
+Expected<void> read_user(const std::string& user_name, const Entry& entry, KubeClientConfig& out) {
+  const YAML::Node& user = entry.body;
+  const std::string& user_dir = entry.dir;
+  out.auth.token = scalar(user, "token");
+  out.auth.token_file = resolve_relative(scalar(user, "tokenFile"), user_dir);
+  out.auth.username = scalar(user, "username");
+  out.auth.password = scalar(user, "password");
+  if (std::string d = scalar(user, "client-certificate-data"); !d.empty()) {
+    auto decoded = base64_decode(d);
+    if (!decoded) return config_error("client-certificate-data of user \"" + user_name + "\" is not base64");
+    out.tls.client_cert_data = *decoded;
+  } else {
+    out.tls.client_cert_file = resolve_relative(scalar(user, "client-certificate"), user_dir);
+  }
+  if (std::string d = scalar(user, "client-key-data"); !d.empty()) {
+    auto decoded = base64_decode(d);
+    if (!decoded) return config_error("client-key-data of user \"" + user_name + "\" is not base64");
+    out.tls.client_key_data = *decoded;
+  } else {
+    out.tls.client_key_file = resolve_relative(scalar(user, "client-key"), user_dir);
+  }
+  if (user["auth-provider"]) {
+    return config_error("user \"" + user_name +
+                            "\" uses an auth-provider plugin, which bootstorm (like kubectl "
+                            "since 1.26) does not support",
+                        "switch the user to an exec credential plugin (e.g. kubelogin) or a token");
+  }
+  if (YAML::Node exec = user["exec"]; exec && exec.IsMap()) {
+    auto plugin = read_exec(user_name, exec, user_dir);
+    if (!plugin) return plugin.error();
+    out.auth.exec = std::move(*plugin);
+  }
+  return {};
+}
+
+}  // namespace
+
 Expected<KubeClientConfig> load_kubeconfig(const std::vector<std::string>& paths, const std::string& context,
                                            bool explicit_path) {
   std::map<std::string, Entry> clusters, users, contexts;
@@ -208,61 +280,7 @@ Expected<KubeClientConfig> load_kubeconfig(const std::vector<std::string>& paths
                               "\", which kubeconfig " + joined + " does not define",
                           "users defined: " + names_of(users));
     }
-    const YAML::Node& user = user_it->second.body;
-    const std::string& user_dir = user_it->second.dir;
-    out.auth.token = scalar(user, "token");
-    out.auth.token_file = resolve_relative(scalar(user, "tokenFile"), user_dir);
-    out.auth.username = scalar(user, "username");
-    out.auth.password = scalar(user, "password");
-    if (std::string d = scalar(user, "client-certificate-data"); !d.empty()) {
-      auto decoded = base64_decode(d);
-      if (!decoded)
-        return config_error("client-certificate-data of user \"" + user_name + "\" is not base64");
-      out.tls.client_cert_data = *decoded;
-    } else {
-      out.tls.client_cert_file = resolve_relative(scalar(user, "client-certificate"), user_dir);
-    }
-    if (std::string d = scalar(user, "client-key-data"); !d.empty()) {
-      auto decoded = base64_decode(d);
-      if (!decoded) return config_error("client-key-data of user \"" + user_name + "\" is not base64");
-      out.tls.client_key_data = *decoded;
-    } else {
-      out.tls.client_key_file = resolve_relative(scalar(user, "client-key"), user_dir);
-    }
-    if (user["auth-provider"]) {
-      return config_error("user \"" + user_name +
-                              "\" uses an auth-provider plugin, which bootstorm (like kubectl "
-                              "since 1.26) does not support",
-                          "switch the user to an exec credential plugin (e.g. kubelogin) or a token");
-    }
-    if (YAML::Node exec = user["exec"]; exec && exec.IsMap()) {
-      ExecConfig e;
-      e.api_version = scalar(exec, "apiVersion");
-      e.command = scalar(exec, "command");
-      if (e.command.find('/') != std::string::npos) e.command = resolve_relative(e.command, user_dir);
-      if (YAML::Node args = exec["args"]; args && args.IsSequence()) {
-        for (const auto& a : args) {
-          // yaml-cpp throws on as<std::string>() of a list or mapping (found by tests/fuzz/kubeconfig).
-          if (!a.IsScalar()) {
-            return config_error(
-                "exec plugin of user \"" + user_name + "\" has an argument that is not a string",
-                "write args as a list of strings");
-          }
-          e.args.push_back(a.as<std::string>());
-        }
-      }
-      if (YAML::Node env = exec["env"]; env && env.IsSequence()) {
-        for (const auto& kv : env) e.env.emplace_back(scalar(kv, "name"), scalar(kv, "value"));
-      }
-      e.provide_cluster_info = boolean(exec, "provideClusterInfo");
-      e.install_hint = scalar(exec, "installHint");
-      if (e.command.empty()) return config_error("exec plugin of user \"" + user_name + "\" has no command");
-      if (e.api_version.empty()) {
-        return config_error("exec plugin of user \"" + user_name + "\" has no apiVersion",
-                            "set apiVersion: client.authentication.k8s.io/v1");
-      }
-      out.auth.exec = std::move(e);
-    }
+    if (auto read_ok = read_user(user_name, user_it->second, out); !read_ok) return read_ok.error();
   }
   log::register_secret(out.auth.token);
   log::register_secret(out.auth.password);

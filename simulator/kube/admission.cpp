@@ -55,48 +55,13 @@ std::optional<ApiError> check_run_strategy(const ResourceType& type, const std::
 Admission::Admission(ObjectStore& store, model::Lab& lab, VmController& vms)
     : store_(store), lab_(lab), vms_(vms) {}
 
-std::optional<ApiError> Admission::admit_create(Kind kind, json& object) {
-  const ResourceType& type = resource_type(kind);
-  std::string name = object["metadata"].value("name", "");
-  std::string ns = object["metadata"].value("namespace", "");
-  if (kind == Kind::namespaces) {
-    if (auto error = check_dns_name(type, name, DnsRule::label)) return error;
-    object["metadata"]["labels"]["kubernetes.io/metadata.name"] = name;
-    object["spec"] = {{"finalizers", {"kubernetes"}}};
-    object["status"] = {{"phase", "Active"}};
-    return std::nullopt;
-  }
-  if (kind == Kind::virtual_machine_instances) {
-    return status_error(
-        422, "Invalid",
-        "VirtualMachineInstance.kubevirt.io \"" + name +
-            "\" is invalid: the lab creates "
-            "VirtualMachineInstances only for VirtualMachines; create a VirtualMachine instead",
-        {{"name", name}, {"group", "kubevirt.io"}, {"kind", "VirtualMachineInstance"}});
-  }
-  if (kind == Kind::data_volumes) {
-    const json& spec = field(object, {"spec"});
-    if (!spec.is_object() || (!spec.contains("source") && !spec.contains("sourceRef"))) {
-      return invalid(type, name, "spec", "Invalid value: Data volume should have either Source or SourceRef");
-    }
-    if (!spec.contains("pvc") && !spec.contains("storage")) {
-      return invalid(type, name, "spec", "Invalid value: Missing Data volume PVC or Storage");
-    }
-    return std::nullopt;
-  }
-  if (kind != Kind::virtual_machines) return std::nullopt;
+namespace {
 
-  // VirtualMachine: the validating webhook's essential checks.
-  const json& spec = field(object, {"spec"});
-  if (!spec.is_object()) return invalid(type, name, "spec", "Required value");
-  const json& template_spec = field(spec, {"template", "spec"});
-  if (!template_spec.is_object()) return invalid(type, name, "spec.template", "Required value");
-  if (!field(template_spec, {"domain", "devices"}).is_object()) {
-    return invalid(type, name, "spec.template.spec.domain.devices", "Required value");
-  }
-  if (auto error = check_run_strategy(type, name, spec)) return error;
-  std::set<std::string> volume_names;
+// A VirtualMachine's volumes, disks and DataVolume templates as KubeVirt's validating webhook checks them.
+std::optional<ApiError> check_vm_volumes(const ResourceType& type, const std::string& name, const json& spec,
+                                         const json& template_spec) {
   const json& volumes = field(template_spec, {"volumes"});
+  std::set<std::string> volume_names;
   if (volumes.is_array()) {
     for (std::size_t i = 0; i < volumes.size(); ++i) {
       const json& volume = volumes[i];
@@ -142,6 +107,81 @@ std::optional<ApiError> Admission::admit_create(Kind kind, json& object) {
     }
   }
 
+  return std::nullopt;
+}
+
+// The simulated guest agent's configuration (simulator/README.md "Beacon"): the BOOTSTORM_* lines of the
+// cloud-init user data (the shape of deploy/guest/linux/cloud-init.yaml) become the guestinfo keys that the
+// lab server's beacon hook reads.
+void read_beacon_settings(const json& volumes, std::map<std::string, std::string>& guestinfo) {
+  if (volumes.is_array()) {
+    static const std::pair<std::string_view, std::string_view> kBeaconLines[] = {
+        {"BOOTSTORM_BEACON_URL=", model::kBeaconUrlKey},
+        {"BOOTSTORM_BEACON_TOKEN=", model::kBeaconTokenKey},
+        {"BOOTSTORM_VM_NAME=", model::kBeaconVmKey}};
+    for (const auto& volume : volumes) {
+      std::string user_data = string_field(volume, {"cloudInitNoCloud", "userData"});
+      if (user_data.empty()) user_data = string_field(volume, {"cloudInitConfigDrive", "userData"});
+      std::size_t pos = 0;
+      while (pos < user_data.size()) {
+        std::size_t end = user_data.find('\n', pos);
+        if (end == std::string::npos) end = user_data.size();
+        std::string_view line(user_data.data() + pos, end - pos);
+        pos = end + 1;
+        while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+        for (const auto& [prefix, key] : kBeaconLines) {
+          if (line.starts_with(prefix)) guestinfo[std::string(key)] = line.substr(prefix.size());
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::optional<ApiError> Admission::admit_create(Kind kind, json& object) {
+  const ResourceType& type = resource_type(kind);
+  std::string name = object["metadata"].value("name", "");
+  std::string ns = object["metadata"].value("namespace", "");
+  if (kind == Kind::namespaces) {
+    if (auto error = check_dns_name(type, name, DnsRule::label)) return error;
+    object["metadata"]["labels"]["kubernetes.io/metadata.name"] = name;
+    object["spec"] = {{"finalizers", {"kubernetes"}}};
+    object["status"] = {{"phase", "Active"}};
+    return std::nullopt;
+  }
+  if (kind == Kind::virtual_machine_instances) {
+    return status_error(
+        422, "Invalid",
+        "VirtualMachineInstance.kubevirt.io \"" + name +
+            "\" is invalid: the lab creates "
+            "VirtualMachineInstances only for VirtualMachines; create a VirtualMachine instead",
+        {{"name", name}, {"group", "kubevirt.io"}, {"kind", "VirtualMachineInstance"}});
+  }
+  if (kind == Kind::data_volumes) {
+    const json& spec = field(object, {"spec"});
+    if (!spec.is_object() || (!spec.contains("source") && !spec.contains("sourceRef"))) {
+      return invalid(type, name, "spec", "Invalid value: Data volume should have either Source or SourceRef");
+    }
+    if (!spec.contains("pvc") && !spec.contains("storage")) {
+      return invalid(type, name, "spec", "Invalid value: Missing Data volume PVC or Storage");
+    }
+    return std::nullopt;
+  }
+  if (kind != Kind::virtual_machines) return std::nullopt;
+
+  // VirtualMachine: the validating webhook's essential checks.
+  const json& spec = field(object, {"spec"});
+  if (!spec.is_object()) return invalid(type, name, "spec", "Required value");
+  const json& template_spec = field(spec, {"template", "spec"});
+  if (!template_spec.is_object()) return invalid(type, name, "spec.template", "Required value");
+  if (!field(template_spec, {"domain", "devices"}).is_object()) {
+    return invalid(type, name, "spec.template.spec.domain.devices", "Required value");
+  }
+  if (auto error = check_run_strategy(type, name, spec)) return error;
+  if (auto error = check_vm_volumes(type, name, spec, template_spec)) return error;
+  const json& volumes = field(template_spec, {"volumes"});
+  const json& templates = field(spec, {"dataVolumeTemplates"});
   // The lab VM behind it: its guest profile comes from the golden image the disks are cloned from.
   std::string profile = string_field(object, {"metadata", "annotations", kProfileAnnotation});
   if (profile.empty() && templates.is_array()) {
@@ -185,30 +225,7 @@ std::optional<ApiError> Admission::admit_create(Kind kind, json& object) {
       if (v.is_string()) vm_spec.labels[k] = v.get<std::string>();
     }
   }
-  // The simulated guest agent's configuration (simulator/README.md "Beacon"): the BOOTSTORM_* lines of the
-  // cloud-init user data (the shape of deploy/guest/linux/cloud-init.yaml) become the guestinfo keys that the
-  // lab server's beacon hook reads.
-  if (volumes.is_array()) {
-    static const std::pair<std::string_view, std::string_view> kBeaconLines[] = {
-        {"BOOTSTORM_BEACON_URL=", model::kBeaconUrlKey},
-        {"BOOTSTORM_BEACON_TOKEN=", model::kBeaconTokenKey},
-        {"BOOTSTORM_VM_NAME=", model::kBeaconVmKey}};
-    for (const auto& volume : volumes) {
-      std::string user_data = string_field(volume, {"cloudInitNoCloud", "userData"});
-      if (user_data.empty()) user_data = string_field(volume, {"cloudInitConfigDrive", "userData"});
-      std::size_t pos = 0;
-      while (pos < user_data.size()) {
-        std::size_t end = user_data.find('\n', pos);
-        if (end == std::string::npos) end = user_data.size();
-        std::string_view line(user_data.data() + pos, end - pos);
-        pos = end + 1;
-        while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
-        for (const auto& [prefix, key] : kBeaconLines) {
-          if (line.starts_with(prefix)) vm_spec.guestinfo[std::string(key)] = line.substr(prefix.size());
-        }
-      }
-    }
-  }
+  read_beacon_settings(volumes, vm_spec.guestinfo);
   auto created = lab_.create_vm(std::move(vm_spec));
   if (!created) {
     return status_error(500, "InternalError", "Internal error occurred: " + created.error().what());

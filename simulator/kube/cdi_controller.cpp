@@ -59,6 +59,54 @@ void CdiController::forget(const std::string& ns, const std::string& name) {
   clones_.erase(ObjectStore::key(ns, name));
 }
 
+namespace {
+
+// Where a DataVolume clones from: sourceRef's DataSource -> its PVC, or source.pvc; the PVC leads to a golden
+// image (by name, or by the annotation of a PVC that was itself cloned from one). `missing` says what was not
+// found.
+struct CloneSource {
+  bool clone = false;  // a clone (else blank or an import)
+  std::string ns, name, missing;
+  const model::GoldenImage* golden = nullptr;
+};
+
+CloneSource clone_source(const json& spec, const std::string& ns, ObjectStore& store, model::Lab& lab) {
+  CloneSource source;
+  if (spec.contains("sourceRef")) {
+    std::string ds_ns = string_field(spec, {"sourceRef", "namespace"});
+    if (ds_ns.empty()) ds_ns = ns;
+    std::string ds_name = string_field(spec, {"sourceRef", "name"});
+    auto ds = store.get(Kind::data_sources, ds_ns, ds_name);
+    source.clone = true;
+    if (!ds) {
+      source.missing = "DataSource " + ds_ns + "/" + ds_name + " not found";
+    } else {
+      source.ns = string_field(ds->object, {"spec", "source", "pvc", "namespace"});
+      source.name = string_field(ds->object, {"spec", "source", "pvc", "name"});
+    }
+  } else if (field(spec, {"source", "pvc"}).is_object()) {
+    source.clone = true;
+    source.ns = string_field(spec, {"source", "pvc", "namespace"});
+    source.name = string_field(spec, {"source", "pvc", "name"});
+  }
+  if (source.clone && source.missing.empty()) {
+    source.golden = lab.find_golden_image(source.ns, source.name);
+    if (!source.golden) {
+      auto pvc = store.get(Kind::persistent_volume_claims, source.ns, source.name);
+      std::string origin =
+          pvc ? string_field(pvc->object, {"metadata", "annotations", kGoldenAnnotation}) : "";
+      if (!origin.empty()) {
+        auto [g_ns, g_name] = split_key(origin);
+        source.golden = lab.find_golden_image(g_ns, g_name);
+      }
+      if (!source.golden) source.missing = "source PVC " + source.ns + "/" + source.name + " not found";
+    }
+  }
+  return source;
+}
+
+}  // namespace
+
 void CdiController::start(const std::string& ns, const std::string& name) {
   auto dv = store_.get(Kind::data_volumes, ns, name);
   if (!dv) return;
@@ -94,40 +142,12 @@ void CdiController::start(const std::string& ns, const std::string& name) {
   if (!pvc_spec.contains("accessModes")) pvc_spec["accessModes"] = {"ReadWriteMany"};
   if (!pvc_spec.contains("volumeMode")) pvc_spec["volumeMode"] = "Block";
 
-  // Resolve the clone source: sourceRef DataSource -> PVC, or source.pvc; the PVC leads to a golden image.
-  std::string src_ns, src_name, missing;
-  bool clone = false;
-  if (spec.contains("sourceRef")) {
-    std::string ds_ns = string_field(spec, {"sourceRef", "namespace"});
-    if (ds_ns.empty()) ds_ns = ns;
-    std::string ds_name = string_field(spec, {"sourceRef", "name"});
-    auto ds = store_.get(Kind::data_sources, ds_ns, ds_name);
-    clone = true;
-    if (!ds) {
-      missing = "DataSource " + ds_ns + "/" + ds_name + " not found";
-    } else {
-      src_ns = string_field(ds->object, {"spec", "source", "pvc", "namespace"});
-      src_name = string_field(ds->object, {"spec", "source", "pvc", "name"});
-    }
-  } else if (field(spec, {"source", "pvc"}).is_object()) {
-    clone = true;
-    src_ns = string_field(spec, {"source", "pvc", "namespace"});
-    src_name = string_field(spec, {"source", "pvc", "name"});
-  }
-  const model::GoldenImage* golden = nullptr;
-  if (clone && missing.empty()) {
-    golden = lab_.find_golden_image(src_ns, src_name);
-    if (!golden) {
-      auto pvc = store_.get(Kind::persistent_volume_claims, src_ns, src_name);
-      std::string origin =
-          pvc ? string_field(pvc->object, {"metadata", "annotations", kGoldenAnnotation}) : "";
-      if (!origin.empty()) {
-        auto [g_ns, g_name] = split_key(origin);
-        golden = lab_.find_golden_image(g_ns, g_name);
-      }
-      if (!golden) missing = "source PVC " + src_ns + "/" + src_name + " not found";
-    }
-  }
+  const CloneSource source = clone_source(spec, ns, store_, lab_);
+  const bool clone = source.clone;
+  const std::string& src_ns = source.ns;
+  const std::string& src_name = source.name;
+  const std::string& missing = source.missing;
+  const model::GoldenImage* golden = source.golden;
   json pvc_annotations = json::object();
   if (golden) pvc_annotations[kGoldenAnnotation] = golden->spec.namespace_ + "/" + golden->spec.name;
   json pvc = {

@@ -137,6 +137,117 @@ std::string bookmark_line(const ResourceType& type, std::uint64_t rv, bool initi
 
 }  // namespace
 
+namespace {
+
+// A watch's stream: the backlog (a fresh watch's ADDED events, or the history after its version), then
+// every change as it comes, bookmarks, and the end at its timeout, a dropped connection or a lab fault.
+asio::awaitable<void> stream_watch(std::shared_ptr<KubeFront::Impl> self, std::shared_ptr<WatchState> state,
+                                   http::StreamWriter& writer) {
+  const ResourceType& type = resource_type(state->kind);
+  ++self->stats.watches_active;
+  struct ActiveGuard {
+    KubeFront::Impl* impl;
+    std::shared_ptr<WatchQueue> queue;
+    ~ActiveGuard() {
+      --impl->stats.watches_active;
+      if (queue) impl->store.unsubscribe(queue);
+    }
+  } guard{self.get(), state->subscription.queue};
+
+  if (!state->gone_message.empty()) {
+    ++self->stats.watches_gone;
+    std::string line;
+    append_event(line, "ERROR", expired(state->gone_message).status.dump());
+    co_await writer.write(std::move(line));
+    co_return;
+  }
+
+  auto executor = writer.executor();
+  auto timer = std::make_shared<asio::steady_timer>(executor);
+  auto notified = std::make_shared<std::atomic<bool>>(false);
+  std::weak_ptr<asio::steady_timer> weak_timer = timer;
+  auto queue = state->subscription.queue;
+  queue->set_waker([weak_timer, notified, executor] {
+    if (notified->exchange(true)) return;
+    asio::post(executor, [weak_timer] {
+      if (auto t = weak_timer.lock()) t->cancel();
+    });
+  });
+
+  const auto started = Clock::now();
+  const auto deadline = started + state->timeout;
+  auto next_bookmark = started + self->options.bookmark_interval;
+  constexpr std::size_t kChunkBytes = 1 << 20;
+
+  // The backlog: synthetic ADDED events of a fresh watch, or the history after the requested version.
+  std::string chunk;
+  Carried carried;  // VMI versions in `chunk`, for the truth's "delivered"
+  // Tables date each row's age; plain events need no clock.
+  auto table_now = [&] { return state->shape.as == ResponseShape::As::object ? 0.0 : self->now(); };
+  double now = table_now();
+  for (const auto& event : state->subscription.backlog) {
+    if (append_filtered(*state, event, chunk, now)) {
+      ++self->stats.watch_events_sent;
+      if (event.kind == Kind::virtual_machine_instances)
+        carried.emplace_back(chunk.size(), event.resource_version);
+    }
+    if (chunk.size() >= kChunkBytes) {
+      if (!co_await write_records(*self, writer, chunk, carried)) co_return;
+    }
+  }
+  state->subscription.backlog.clear();
+  if (state->initial_events_end) {
+    chunk += bookmark_line(type, state->subscription.resource_version, true);
+    ++self->stats.bookmarks_sent;
+  }
+  if (!chunk.empty()) {
+    if (!co_await write_records(*self, writer, chunk, carried)) co_return;
+  }
+
+  while (self->alive && writer.open() && !queue->closed()) {
+    notified->store(false);
+    auto events = queue->take();
+    if (queue->overflowed()) co_return;  // too slow a consumer: end the watch, the client re-lists
+    now = table_now();
+    for (const auto& event : events) {
+      if (append_filtered(*state, event, chunk, now)) {
+        ++self->stats.watch_events_sent;
+        if (event.kind == Kind::virtual_machine_instances)
+          carried.emplace_back(chunk.size(), event.resource_version);
+      }
+    }
+    if (!chunk.empty()) {
+      if (!co_await write_records(*self, writer, chunk, carried)) co_return;
+      continue;  // more may have arrived while writing
+    }
+    auto now = Clock::now();
+    if (now >= deadline) co_return;
+    double drop_after_s = self->lab.faults().watch_drop_after_s;
+    auto drop_at = started + std::chrono::microseconds(static_cast<std::int64_t>(drop_after_s * 1e6));
+    if (drop_after_s > 0 && now >= drop_at) {
+      ++self->stats.watches_dropped;
+      writer.abort();
+      co_return;
+    }
+    if (state->bookmarks && now >= next_bookmark) {
+      // Nothing is pending (the queue was just drained without suspending), so the current version is safe.
+      std::string line = bookmark_line(type, self->store.current_resource_version(), false);
+      ++self->stats.bookmarks_sent;
+      next_bookmark = now + self->options.bookmark_interval;
+      if (!co_await writer.write(std::move(line))) co_return;
+      continue;
+    }
+    auto wake_at = std::min(deadline, now + std::chrono::milliseconds(250));
+    if (state->bookmarks) wake_at = std::min(wake_at, next_bookmark);
+    if (drop_after_s > 0) wake_at = std::min(wake_at, drop_at);
+    if (notified->load()) continue;
+    timer->expires_at(wake_at);
+    co_await timer->async_wait(asio::as_tuple(asio::use_awaitable));
+  }
+}
+
+}  // namespace
+
 http::ServerResponse KubeFront::Impl::watch(const Route& route, const http::ServerRequest& request) {
   const ResourceType& type = *route.type;
   auto state = std::make_shared<WatchState>();
@@ -194,109 +305,7 @@ http::ServerResponse KubeFront::Impl::watch(const Route& route, const http::Serv
   response.headers.emplace_back("Content-Type", "application/json");
   response.headers.emplace_back("Cache-Control", "no-cache, private");
   std::shared_ptr<Impl> self = shared_from_this();
-  response.stream = [self, state](http::StreamWriter& writer) -> asio::awaitable<void> {
-    const ResourceType& type = resource_type(state->kind);
-    ++self->stats.watches_active;
-    struct ActiveGuard {
-      Impl* impl;
-      std::shared_ptr<WatchQueue> queue;
-      ~ActiveGuard() {
-        --impl->stats.watches_active;
-        if (queue) impl->store.unsubscribe(queue);
-      }
-    } guard{self.get(), state->subscription.queue};
-
-    if (!state->gone_message.empty()) {
-      ++self->stats.watches_gone;
-      std::string line;
-      append_event(line, "ERROR", expired(state->gone_message).status.dump());
-      co_await writer.write(std::move(line));
-      co_return;
-    }
-
-    auto executor = writer.executor();
-    auto timer = std::make_shared<asio::steady_timer>(executor);
-    auto notified = std::make_shared<std::atomic<bool>>(false);
-    std::weak_ptr<asio::steady_timer> weak_timer = timer;
-    auto queue = state->subscription.queue;
-    queue->set_waker([weak_timer, notified, executor] {
-      if (notified->exchange(true)) return;
-      asio::post(executor, [weak_timer] {
-        if (auto t = weak_timer.lock()) t->cancel();
-      });
-    });
-
-    const auto started = Clock::now();
-    const auto deadline = started + state->timeout;
-    auto next_bookmark = started + self->options.bookmark_interval;
-    constexpr std::size_t kChunkBytes = 1 << 20;
-
-    // The backlog: synthetic ADDED events of a fresh watch, or the history after the requested version.
-    std::string chunk;
-    Carried carried;  // VMI versions in `chunk`, for the truth's "delivered"
-    // Tables date each row's age; plain events need no clock.
-    auto table_now = [&] { return state->shape.as == ResponseShape::As::object ? 0.0 : self->now(); };
-    double now = table_now();
-    for (const auto& event : state->subscription.backlog) {
-      if (append_filtered(*state, event, chunk, now)) {
-        ++self->stats.watch_events_sent;
-        if (event.kind == Kind::virtual_machine_instances)
-          carried.emplace_back(chunk.size(), event.resource_version);
-      }
-      if (chunk.size() >= kChunkBytes) {
-        if (!co_await write_records(*self, writer, chunk, carried)) co_return;
-      }
-    }
-    state->subscription.backlog.clear();
-    if (state->initial_events_end) {
-      chunk += bookmark_line(type, state->subscription.resource_version, true);
-      ++self->stats.bookmarks_sent;
-    }
-    if (!chunk.empty()) {
-      if (!co_await write_records(*self, writer, chunk, carried)) co_return;
-    }
-
-    while (self->alive && writer.open() && !queue->closed()) {
-      notified->store(false);
-      auto events = queue->take();
-      if (queue->overflowed()) co_return;  // too slow a consumer: end the watch, the client re-lists
-      now = table_now();
-      for (const auto& event : events) {
-        if (append_filtered(*state, event, chunk, now)) {
-          ++self->stats.watch_events_sent;
-          if (event.kind == Kind::virtual_machine_instances)
-            carried.emplace_back(chunk.size(), event.resource_version);
-        }
-      }
-      if (!chunk.empty()) {
-        if (!co_await write_records(*self, writer, chunk, carried)) co_return;
-        continue;  // more may have arrived while writing
-      }
-      auto now = Clock::now();
-      if (now >= deadline) co_return;
-      double drop_after_s = self->lab.faults().watch_drop_after_s;
-      auto drop_at = started + std::chrono::microseconds(static_cast<std::int64_t>(drop_after_s * 1e6));
-      if (drop_after_s > 0 && now >= drop_at) {
-        ++self->stats.watches_dropped;
-        writer.abort();
-        co_return;
-      }
-      if (state->bookmarks && now >= next_bookmark) {
-        // Nothing is pending (the queue was just drained without suspending), so the current version is safe.
-        std::string line = bookmark_line(type, self->store.current_resource_version(), false);
-        ++self->stats.bookmarks_sent;
-        next_bookmark = now + self->options.bookmark_interval;
-        if (!co_await writer.write(std::move(line))) co_return;
-        continue;
-      }
-      auto wake_at = std::min(deadline, now + std::chrono::milliseconds(250));
-      if (state->bookmarks) wake_at = std::min(wake_at, next_bookmark);
-      if (drop_after_s > 0) wake_at = std::min(wake_at, drop_at);
-      if (notified->load()) continue;
-      timer->expires_at(wake_at);
-      co_await timer->async_wait(asio::as_tuple(asio::use_awaitable));
-    }
-  };
+  response.stream = [self, state](http::StreamWriter& writer) { return stream_watch(self, state, writer); };
   return response;
 }
 

@@ -1,5 +1,6 @@
 #include "simulator/kube/resource_types.hpp"
 
+#include <functional>
 #include <map>
 #include <set>
 
@@ -21,9 +22,11 @@ std::vector<std::string> with_meta(std::vector<std::string> extra) {
   return extra;
 }
 
-std::vector<ResourceType> build_types() {
-  std::vector<ResourceType> types(static_cast<std::size_t>(Kind::count_));
-  auto set = [&](Kind kind, ResourceType type) { types[static_cast<std::size_t>(kind)] = std::move(type); };
+// The kinds the front serves, by API group; build_types() fills the table indexed by Kind.
+using SetType = std::function<void(Kind, ResourceType)>;
+
+// The core API (v1): namespaces, nodes, events, PVCs, secrets.
+void add_core_types(const SetType& set) {
   set(Kind::namespaces, {"",
                          "v1",
                          "namespaces",
@@ -60,6 +63,10 @@ std::vector<ResourceType> build_types() {
                                        kMetaFields,
                                        true});
   set(Kind::secrets, {"", "v1", "secrets", "secret", "Secret", true, {}, {}, with_meta({"type"}), false});
+}
+
+// KubeVirt (kubevirt.io): VirtualMachine, VirtualMachineInstance and the KubeVirt CR.
+void add_kubevirt_types(const SetType& set) {
   set(Kind::virtual_machines, {"kubevirt.io",
                                "v1",
                                "virtualmachines",
@@ -80,6 +87,20 @@ std::vector<ResourceType> build_types() {
                                         {"all"},
                                         kMetaFields,
                                         true});
+  set(Kind::kube_virts, {"kubevirt.io",
+                         "v1",
+                         "kubevirts",
+                         "kubevirt",
+                         "KubeVirt",
+                         true,
+                         {"kv", "kvs"},
+                         {"all"},
+                         kMetaFields,
+                         true});
+}
+
+// CDI (cdi.kubevirt.io): DataVolume, DataSource, StorageProfile and the CDI CR.
+void add_cdi_types(const SetType& set) {
   set(Kind::data_volumes, {"cdi.kubevirt.io",
                            "v1beta1",
                            "datavolumes",
@@ -100,6 +121,22 @@ std::vector<ResourceType> build_types() {
                            {"all"},
                            kMetaFields,
                            true});
+  set(Kind::storage_profiles, {"cdi.kubevirt.io",
+                               "v1beta1",
+                               "storageprofiles",
+                               "storageprofile",
+                               "StorageProfile",
+                               false,
+                               {},
+                               {},
+                               kMetaFields,
+                               true});
+  set(Kind::cdis,
+      {"cdi.kubevirt.io", "v1beta1", "cdis", "cdi", "CDI", false, {"cdi", "cdis"}, {}, kMetaFields, true});
+}
+
+// Forklift (forklift.konveyor.io): providers, maps, plans and migrations.
+void add_forklift_types(const SetType& set) {
   set(Kind::forklift_providers, {"forklift.konveyor.io",
                                  "v1beta1",
                                  "providers",
@@ -142,16 +179,11 @@ std::vector<ResourceType> build_types() {
                                   {},
                                   kMetaFields,
                                   true});
-  set(Kind::kube_virts, {"kubevirt.io",
-                         "v1",
-                         "kubevirts",
-                         "kubevirt",
-                         "KubeVirt",
-                         true,
-                         {"kv", "kvs"},
-                         {"all"},
-                         kMetaFields,
-                         true});
+}
+
+// The cluster around them: storage classes and snapshot classes, API Priority and Fairness, OpenShift's
+// Route.
+void add_cluster_types(const SetType& set) {
   set(Kind::storage_classes, {"storage.k8s.io",
                               "v1",
                               "storageclasses",
@@ -162,18 +194,6 @@ std::vector<ResourceType> build_types() {
                               {},
                               kMetaFields,
                               false});
-  set(Kind::storage_profiles, {"cdi.kubevirt.io",
-                               "v1beta1",
-                               "storageprofiles",
-                               "storageprofile",
-                               "StorageProfile",
-                               false,
-                               {},
-                               {},
-                               kMetaFields,
-                               true});
-  set(Kind::cdis,
-      {"cdi.kubevirt.io", "v1beta1", "cdis", "cdi", "CDI", false, {"cdi", "cdis"}, {}, kMetaFields, true});
   set(Kind::volume_snapshot_classes, {"snapshot.storage.k8s.io",
                                       "v1",
                                       "volumesnapshotclasses",
@@ -206,6 +226,18 @@ std::vector<ResourceType> build_types() {
                                             true});
   set(Kind::routes,
       {"route.openshift.io", "v1", "routes", "route", "Route", true, {}, {}, kMetaFields, true});
+}
+
+std::vector<ResourceType> build_types() {
+  std::vector<ResourceType> types(static_cast<std::size_t>(Kind::count_));
+  const SetType set = [&](Kind kind, ResourceType type) {
+    types[static_cast<std::size_t>(kind)] = std::move(type);
+  };
+  add_core_types(set);
+  add_kubevirt_types(set);
+  add_cdi_types(set);
+  add_forklift_types(set);
+  add_cluster_types(set);
   return types;
 }
 

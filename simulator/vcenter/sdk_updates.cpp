@@ -193,6 +193,94 @@ struct UpdateAnswer {
   std::vector<std::pair<std::string, model::Milestone>> milestones;  // VM id, milestone first carried here
 };
 
+// What differs, for each filter of collector `c`, from what the filter last reported: objects that entered
+// (all their properties), changed (the properties that did) or left, up to `limit` objects (then truncated).
+UpdateAnswer collect_updates(VcenterFront::Impl& front, SdkCollector& c, std::size_t limit) {
+  UpdateAnswer answer;
+  for (auto& [filter_id, filter] : c.filters) {
+    if (answer.objects >= limit) {
+      answer.truncated = true;
+      break;
+    }
+    bool reevaluated = false;
+    if (c.membership_dirty || !filter.evaluated) {
+      std::vector<vim25::MoRef> members;
+      (void)front.sdk_spec_objects(filter.spec, members);  // a view destroyed since: nothing in it
+      filter.set_members(std::move(members));
+      reevaluated = true;
+    }
+    std::string objects;
+    // One object: its properties against what the filter last reported (all of them when it enters).
+    auto visit = [&](const std::string& object_id) {
+      const std::string type = front.sdk_type_of(object_id);
+      if (type.empty()) return;  // gone: it leaves below
+      auto reported = filter.reported.find(object_id);
+      const bool enter = reported == filter.reported.end();
+      if (!enter && !c.dirty.count(object_id)) return;
+      if (answer.objects >= limit) {
+        answer.truncated = true;
+        return;
+      }
+      SdkFilter::Reported now{type, {}};
+      for (const auto& ps : filter.spec.prop_set) {
+        if (ps.type != type) continue;
+        for (const auto& path : VcenterFront::Impl::sdk_paths_of(ps)) {
+          if (auto value = front.sdk_property({type, object_id}, path)) now.values[path] = std::move(*value);
+        }
+      }
+      std::string changes;
+      for (const auto& [path, value] : now.values) {
+        if (!enter) {
+          auto before = reported->second.values.find(path);
+          if (before != reported->second.values.end() && before->second == value) continue;
+        }
+        changes += change(path, value);
+        if (type == "VirtualMachine") {
+          if (auto m = milestone_of(path, value)) answer.milestones.emplace_back(object_id, *m);
+        }
+      }
+      if (!enter && changes.empty()) return;
+      objects += "<objectSet><kind>" + std::string(enter ? "enter" : "modify") + "</kind>" +
+                 moref_element("obj", {type, object_id}) + changes + "</objectSet>";
+      filter.reported[object_id] = std::move(now);
+      ++answer.objects;
+    };
+    // With the same members, all reported, only the objects marked since can differ: a wait costs what
+    // changed, not the filter's size. Otherwise every member, and those no longer there leave.
+    const bool incremental = !reevaluated && filter.reported.size() == filter.members.size();
+    if (incremental) {
+      for (const auto& object_id : c.dirty) {
+        if (answer.truncated) break;
+        if (filter.member_ids.count(object_id)) visit(object_id);
+      }
+    } else {
+      for (const auto& obj : filter.members) {
+        if (answer.truncated) break;
+        visit(obj.value);
+      }
+      for (auto it = filter.reported.begin(); !answer.truncated && it != filter.reported.end();) {
+        if (filter.member_ids.count(it->first) && !front.sdk_type_of(it->first).empty()) {
+          ++it;
+          continue;
+        }
+        if (answer.objects >= limit) {
+          answer.truncated = true;
+          break;
+        }
+        objects += "<objectSet><kind>leave</kind>" + moref_element("obj", {it->second.type, it->first}) +
+                   "</objectSet>";
+        it = filter.reported.erase(it);
+        ++answer.objects;
+      }
+    }
+    if (!objects.empty()) {
+      answer.filter_sets +=
+          "<filterSet>" + moref_element("filter", {"PropertyFilter", filter_id}) + objects + "</filterSet>";
+    }
+  }
+  return answer;
+}
+
 }  // namespace
 
 void VcenterFront::Impl::apply_collector_version_fault() {
@@ -254,88 +342,7 @@ asio::awaitable<ServerResponse> VcenterFront::Impl::sdk_wait_for_updates(
     }
 
     // What differs from what each filter last reported.
-    UpdateAnswer answer;
-    for (auto& [filter_id, filter] : c.filters) {
-      if (answer.objects >= limit) {
-        answer.truncated = true;
-        break;
-      }
-      bool reevaluated = false;
-      if (c.membership_dirty || !filter.evaluated) {
-        std::vector<vim25::MoRef> members;
-        (void)sdk_spec_objects(filter.spec, members);  // a view destroyed since: nothing in it
-        filter.set_members(std::move(members));
-        reevaluated = true;
-      }
-      std::string objects;
-      // One object: its properties against what the filter last reported (all of them when it enters).
-      auto visit = [&](const std::string& object_id) {
-        const std::string type = sdk_type_of(object_id);
-        if (type.empty()) return;  // gone: it leaves below
-        auto reported = filter.reported.find(object_id);
-        const bool enter = reported == filter.reported.end();
-        if (!enter && !c.dirty.count(object_id)) return;
-        if (answer.objects >= limit) {
-          answer.truncated = true;
-          return;
-        }
-        SdkFilter::Reported now{type, {}};
-        for (const auto& ps : filter.spec.prop_set) {
-          if (ps.type != type) continue;
-          for (const auto& path : sdk_paths_of(ps)) {
-            if (auto value = sdk_property({type, object_id}, path)) now.values[path] = std::move(*value);
-          }
-        }
-        std::string changes;
-        for (const auto& [path, value] : now.values) {
-          if (!enter) {
-            auto before = reported->second.values.find(path);
-            if (before != reported->second.values.end() && before->second == value) continue;
-          }
-          changes += change(path, value);
-          if (type == "VirtualMachine") {
-            if (auto m = milestone_of(path, value)) answer.milestones.emplace_back(object_id, *m);
-          }
-        }
-        if (!enter && changes.empty()) return;
-        objects += "<objectSet><kind>" + std::string(enter ? "enter" : "modify") + "</kind>" +
-                   moref_element("obj", {type, object_id}) + changes + "</objectSet>";
-        filter.reported[object_id] = std::move(now);
-        ++answer.objects;
-      };
-      // With the same members, all reported, only the objects marked since can differ: a wait costs what
-      // changed, not the filter's size. Otherwise every member, and those no longer there leave.
-      const bool incremental = !reevaluated && filter.reported.size() == filter.members.size();
-      if (incremental) {
-        for (const auto& object_id : c.dirty) {
-          if (answer.truncated) break;
-          if (filter.member_ids.count(object_id)) visit(object_id);
-        }
-      } else {
-        for (const auto& obj : filter.members) {
-          if (answer.truncated) break;
-          visit(obj.value);
-        }
-        for (auto it = filter.reported.begin(); !answer.truncated && it != filter.reported.end();) {
-          if (filter.member_ids.count(it->first) && !sdk_type_of(it->first).empty()) {
-            ++it;
-            continue;
-          }
-          if (answer.objects >= limit) {
-            answer.truncated = true;
-            break;
-          }
-          objects += "<objectSet><kind>leave</kind>" + moref_element("obj", {it->second.type, it->first}) +
-                     "</objectSet>";
-          it = filter.reported.erase(it);
-          ++answer.objects;
-        }
-      }
-      if (!objects.empty()) {
-        answer.filter_sets +=
-            "<filterSet>" + moref_element("filter", {"PropertyFilter", filter_id}) + objects + "</filterSet>";
-      }
-    }
+    UpdateAnswer answer = collect_updates(*this, c, limit);
     c.membership_dirty = false;
     // A truncated set leaves the dirty marks: the next call finds what is still to send (a mark on an
     // object already sent costs a comparison, nothing more).

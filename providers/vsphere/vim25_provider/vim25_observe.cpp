@@ -31,6 +31,49 @@ constexpr int kMaxFailures = 30;
 
 }  // namespace
 
+namespace {
+
+// What an answer showed that the plan did not expect, said once per answer: VMs already on before their
+// starts (never measured), and VMs that DRS placed or moved elsewhere than the plan (noted in the journal).
+void warn_of_surprises(PushedMilestones& pushed, const std::map<std::string, std::string>& host_names,
+                       const api::ProviderConfig& config) {
+  if (auto on = pushed.take_already_on(); !on.empty()) {
+    std::string listed;
+    for (std::size_t i = 0; i < on.size() && i < 5; ++i) listed += (i ? ", " : "") + on[i];
+    spdlog::warn(
+        "{} of the run's VMs were already powered on before the storm started ({}{}): they booted before "
+        "their starts, so none of their milestones is measured; vCenter's answer to their power-on says "
+        "why it refused them. Something outside this run powered them on after they were cloned.",
+        on.size(), listed, on.size() > 5 ? ", ..." : "");
+  }
+  // Moves are reported per answer: one line naming the first few, so that a DRS rebalance of hundreds of
+  // VMs stays readable.
+  if (auto moves = pushed.take_moves(); !moves.empty()) {
+    auto host = [&](const std::string& id) {
+      const auto it = host_names.find(id);
+      return it == host_names.end() ? id : it->second;
+    };
+    std::string listed;
+    for (std::size_t i = 0; i < moves.size() && i < 5; ++i) {
+      listed += (i ? "; " : "") + moves[i].vm + " on " + host(moves[i].host_id) + ", planned " +
+                host(moves[i].planned_host_id);
+    }
+    spdlog::warn(
+        "{} VMs run on another host than the plan placed them (vCenter's DRS placed or moved them): "
+        "{}{}",
+        moves.size(), listed, moves.size() > 5 ? "; ..." : "");
+    if (config.note) {
+      for (const auto& m : moves) {
+        const nlohmann::json note = {
+            {"vm", m.vm}, {"plannedHost", host(m.planned_host_id)}, {"host", host(m.host_id)}};
+        config.note(api::kNoteVmMoved, note.dump());
+      }
+    }
+  }
+}
+
+}  // namespace
+
 asio::awaitable<void> Vim25Provider::observe(std::vector<api::VmHandle> vms, api::MilestoneSink sink,
                                              CancelSignal stop) {
   if (config_.dry_run || vms.empty()) co_return;
@@ -141,39 +184,7 @@ asio::awaitable<void> Vim25Provider::observe(std::vector<api::VmHandle> vms, api
       }
       sink(std::move(ev));
     }
-    if (auto on = pushed.take_already_on(); !on.empty()) {
-      std::string listed;
-      for (std::size_t i = 0; i < on.size() && i < 5; ++i) listed += (i ? ", " : "") + on[i];
-      spdlog::warn(
-          "{} of the run's VMs were already powered on before the storm started ({}{}): they booted before "
-          "their starts, so none of their milestones is measured; vCenter's answer to their power-on says "
-          "why it refused them. Something outside this run powered them on after they were cloned.",
-          on.size(), listed, on.size() > 5 ? ", ..." : "");
-    }
-    // Moves are reported per answer: one line naming the first few, so that a DRS rebalance of hundreds of
-    // VMs stays readable.
-    if (auto moves = pushed.take_moves(); !moves.empty()) {
-      auto host = [&](const std::string& id) {
-        const auto it = host_names_.find(id);
-        return it == host_names_.end() ? id : it->second;
-      };
-      std::string listed;
-      for (std::size_t i = 0; i < moves.size() && i < 5; ++i) {
-        listed += (i ? "; " : "") + moves[i].vm + " on " + host(moves[i].host_id) + ", planned " +
-                  host(moves[i].planned_host_id);
-      }
-      spdlog::warn(
-          "{} VMs run on another host than the plan placed them (vCenter's DRS placed or moved them): "
-          "{}{}",
-          moves.size(), listed, moves.size() > 5 ? "; ..." : "");
-      if (config_.note) {
-        for (const auto& m : moves) {
-          const nlohmann::json note = {
-              {"vm", m.vm}, {"plannedHost", host(m.planned_host_id)}, {"host", host(m.host_id)}};
-          config_.note(api::kNoteVmMoved, note.dump());
-        }
-      }
-    }
+    warn_of_surprises(pushed, host_names_, config_);
   }
   armed();
   if (stream) co_await stream->destroy();

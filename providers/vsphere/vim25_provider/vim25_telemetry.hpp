@@ -91,6 +91,9 @@ std::string datastore_instance_of_url(std::string_view url);
 // link is down (speed 0 or negative).
 double fc_usable_bytes_per_s(std::int64_t speed);
 
+// "a, b, c, d, e and 3 more": names in a finding or a log line.
+std::string listed_names(const std::vector<std::string>& names);
+
 class Vim25PerfSource final : public api::TelemetrySource {
  public:
   // `alive` expires when the provider is destroyed.
