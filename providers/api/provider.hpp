@@ -1,7 +1,7 @@
 #pragma once
 // The Provider interface: everything the storm engine needs from a platform, free of Beast and of platform
 // detail. Implementations live one folder each (providers/vsphere, providers/kubevirt); tests use
-// tests/unit/engine/fake_provider.
+// tests/unit/orchestrator/engine/fake_provider.
 //
 // Threading: a provider is created on, and only used from, the engine's executor.
 #include <boost/asio/any_io_executor.hpp>

@@ -1,8 +1,8 @@
 #pragma once
 // The seam between bootstorm and a Kubernetes API server: one request, a burst of pipelined requests, one
-// watch stream. HttpKubeApi (http_kube_api.hpp) is the real client; tests/unit/kube/fake_kube_api.hpp answers
-// from memory so that the logic above it (list_watch, the KubeVirt provider, the migration) is tested without
-// sockets.
+// watch stream. HttpKubeApi (http_kube_api.hpp) is the real client;
+// tests/unit/providers/kube/fake_kube_api.hpp answers from memory so that the logic above it (list_watch, the
+// KubeVirt provider, the migration) is tested without sockets.
 //
 // What an implementation owns, so that its callers need not: credentials and their refresh, the request
 // budget, dry-run, counting every attempt in ApiStats, and errors that name the call and what to do. Targets

@@ -1,8 +1,9 @@
 #pragma once
 // "fakecloud": a third platform kind that exists only in tests, described the way vsphere and kubevirt
 // describe themselves (providers/<kind>/descriptor.cpp). Registering it must be all it takes for plans of
-// the kind to load with its own rules and for the engine to run them (tests/unit/plan/third_platform_test,
-// tests/unit/engine/third_platform_test); no loader or engine file names it.
+// the kind to load with its own rules and for the engine to run them
+// (tests/unit/orchestrator/plan/third_platform_test, tests/unit/orchestrator/engine/third_platform_test); no
+// loader or engine file names it.
 #include "providers/api/platform_descriptor.hpp"
 
 namespace bootstorm::test_support {

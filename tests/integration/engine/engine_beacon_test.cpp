@@ -15,8 +15,8 @@
 #include "orchestrator/engine/journal.hpp"
 #include "orchestrator/engine/run_engine.hpp"
 #include "protocol/http/types.hpp"
-#include "tests/unit/engine/fake_provider.hpp"
-#include "tests/unit/engine/test_support.hpp"
+#include "tests/unit/orchestrator/engine/fake_provider.hpp"
+#include "tests/unit/orchestrator/engine/test_support.hpp"
 
 namespace bootstorm::engine {
 namespace {

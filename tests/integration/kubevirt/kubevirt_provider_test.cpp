@@ -33,7 +33,7 @@
 #include "simulator/kube/kube_front.hpp"
 #include "simulator/model/lab.hpp"
 #include "tests/support/sanitizers.hpp"
-#include "tests/unit/kubevirt/swagger_validator.hpp"
+#include "tests/unit/providers/kubevirt/swagger_validator.hpp"
 
 namespace bootstorm::kubevirt {
 namespace {

@@ -13,7 +13,7 @@
 //  * its samples end at the query's endTime instead of on vCenter's 20 s grid;
 //  * its hosts have no Fibre Channel HBA, so there is no link capacity;
 //  * it never faults a deleted VM in QueryPerf (the unit test plays ManagedObjectNotFound).
-// The host arithmetic is covered by tests/unit/vsphere/vim25_provider/telemetry_test.cpp.
+// The host arithmetic is covered by tests/unit/providers/vsphere/vim25_provider/telemetry_test.cpp.
 #include <gtest/gtest.h>
 
 #include <boost/asio/io_context.hpp>

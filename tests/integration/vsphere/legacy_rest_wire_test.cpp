@@ -12,7 +12,7 @@
 #include "providers/vsphere/platform/api_choice.hpp"
 #include "providers/vsphere/vsphere_provider.hpp"
 #include "tests/support/run_task.hpp"
-#include "tests/unit/vsphere/fake_vcenter.hpp"
+#include "tests/unit/providers/vsphere/fake_vcenter.hpp"
 
 namespace asio = boost::asio;
 using namespace bootstorm;

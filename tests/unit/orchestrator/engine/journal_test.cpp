@@ -9,7 +9,7 @@
 
 #include "common/log.hpp"
 #include "orchestrator/engine/journal_fold.hpp"
-#include "tests/unit/engine/test_support.hpp"
+#include "tests/unit/orchestrator/engine/test_support.hpp"
 
 namespace bootstorm::engine {
 namespace {

@@ -14,7 +14,7 @@
 #include "providers/kubevirt/kube_objects.hpp"
 #include "providers/kubevirt/kubevirt_provider.hpp"
 #include "tests/support/run_task.hpp"
-#include "tests/unit/kube/fake_kube_api.hpp"
+#include "tests/unit/providers/kube/fake_kube_api.hpp"
 
 namespace bootstorm::kubevirt {
 namespace {

@@ -8,8 +8,8 @@
 
 #include "orchestrator/engine/run_engine.hpp"
 #include "tests/support/fake_platform.hpp"
-#include "tests/unit/engine/fake_provider.hpp"
-#include "tests/unit/engine/test_support.hpp"
+#include "tests/unit/orchestrator/engine/fake_provider.hpp"
+#include "tests/unit/orchestrator/engine/test_support.hpp"
 
 namespace bootstorm::engine {
 namespace {

@@ -10,8 +10,8 @@
 #include <regex>
 
 #include "orchestrator/engine/journal_fold.hpp"
-#include "tests/unit/engine/fake_provider.hpp"
-#include "tests/unit/engine/test_support.hpp"
+#include "tests/unit/orchestrator/engine/fake_provider.hpp"
+#include "tests/unit/orchestrator/engine/test_support.hpp"
 
 namespace bootstorm::engine {
 namespace {

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "providers/kubevirt/vmi_tracker.hpp"
-#include "tests/unit/kubevirt/swagger_validator.hpp"
+#include "tests/unit/providers/kubevirt/swagger_validator.hpp"
 
 namespace bootstorm::kubevirt {
 namespace {

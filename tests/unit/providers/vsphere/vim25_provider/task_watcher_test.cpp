@@ -8,7 +8,7 @@
 #include <string>
 
 #include "tests/support/run_task.hpp"
-#include "tests/unit/vsphere/vim25/scripted_sdk.hpp"
+#include "tests/unit/providers/vsphere/vim25/scripted_sdk.hpp"
 
 namespace {
 

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/unit/engine/test_support.hpp"
+#include "tests/unit/orchestrator/engine/test_support.hpp"
 
 namespace bootstorm::engine {
 namespace {

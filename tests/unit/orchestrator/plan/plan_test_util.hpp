@@ -23,8 +23,8 @@ inline std::filesystem::path invalid_plans_dir() {
 
 // StormPlan files (.yaml, .yml, .json) of a directory, sorted by name. MigrationPlans (`kind:
 // MigrationPlan`, e.g. plans/migrate-vsphere-to-openshift.yaml) have their own loader and tests
-// (tests/unit/migrate), so they are left out here. Fewer than `at_least` fails the calling test: a loop over
-// a moved or emptied folder must not pass by checking nothing.
+// (tests/unit/orchestrator/migrate), so they are left out here. Fewer than `at_least` fails the calling test:
+// a loop over a moved or emptied folder must not pass by checking nothing.
 inline std::vector<std::filesystem::path> plan_files(const std::filesystem::path& dir, std::size_t at_least) {
   std::vector<std::filesystem::path> out;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {

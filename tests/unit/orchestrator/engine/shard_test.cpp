@@ -16,8 +16,8 @@
 #include "orchestrator/engine/naming.hpp"
 #include "orchestrator/engine/run_engine.hpp"
 #include "results/summary.hpp"
-#include "tests/unit/engine/fake_provider.hpp"
-#include "tests/unit/engine/test_support.hpp"
+#include "tests/unit/orchestrator/engine/fake_provider.hpp"
+#include "tests/unit/orchestrator/engine/test_support.hpp"
 
 namespace bootstorm::engine {
 namespace {

@@ -8,7 +8,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "tests/support/run_task.hpp"
-#include "tests/unit/kube/fake_kube_api.hpp"
+#include "tests/unit/providers/kube/fake_kube_api.hpp"
 
 namespace bootstorm::kube {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "protocol/vim25/messages.hpp"
 #include "tests/support/run_task.hpp"
-#include "tests/unit/vsphere/vim25/scripted_sdk.hpp"
+#include "tests/unit/providers/vsphere/vim25/scripted_sdk.hpp"
 
 namespace {
 

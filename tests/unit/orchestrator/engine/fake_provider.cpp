@@ -1,4 +1,4 @@
-#include "tests/unit/engine/fake_provider.hpp"
+#include "tests/unit/orchestrator/engine/fake_provider.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>

@@ -6,7 +6,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 
-#include "tests/unit/engine/fake_provider.hpp"
+#include "tests/unit/orchestrator/engine/fake_provider.hpp"
 
 namespace bootstorm::engine {
 namespace {

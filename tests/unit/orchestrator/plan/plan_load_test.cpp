@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "orchestrator/plan/plan.hpp"
-#include "tests/unit/plan/plan_test_util.hpp"
+#include "tests/unit/orchestrator/plan/plan_test_util.hpp"
 
 namespace bootstorm::plan {
 namespace {
