@@ -12,13 +12,9 @@
 #include <map>
 #include <ostream>
 #include <set>
-#include <sstream>
 
-#include "reports/csv.hpp"
 #include "reports/detail/format.hpp"
-#include "reports/detail/svg.hpp"
 #include "reports/reports.hpp"
-#include "results/summary_json.hpp"
 
 namespace bootstorm::reports {
 namespace {

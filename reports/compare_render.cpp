@@ -1,11 +1,7 @@
 // `bootstorm compare`, rendering: compare.md and compare.html from the compared runs.
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
-#include <array>
-#include <map>
-#include <set>
 
 #include "reports/compare.hpp"
 #include "reports/detail/format.hpp"

@@ -3,9 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
-#include <map>
 
 #include "results/api_answers.hpp"
 

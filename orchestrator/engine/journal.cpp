@@ -5,15 +5,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
 
 #include "common/log.hpp"
 #include "common/rfc3339.hpp"
-#include "orchestrator/engine/journal_events.hpp"
-#include "orchestrator/engine/naming.hpp"
 
 namespace bootstorm::engine {
 

@@ -12,7 +12,6 @@
 #include <cmath>
 #include <cstring>
 
-#include "common/lab_identity.hpp"
 #include "common/log.hpp"
 #include "simulator/kube/detail/front_cluster_state.hpp"
 #include "simulator/kube/detail/seed_objects.hpp"

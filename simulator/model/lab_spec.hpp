@@ -2,12 +2,8 @@
 // A lab profile (simulator/labs/*.yaml) as data: the datacenter, hosts, datastores, nodes, golden images, the
 // platforms' settings and the faults, loaded strictly (lab_spec.cpp) and changed at run time through
 // /_lab/faults (faults_json.cpp). The runtime objects are lab_state.hpp; the model that runs them is lab.hpp.
-#include <array>
-#include <boost/asio/any_io_executor.hpp>
 #include <cstdint>
-#include <functional>
 #include <map>
-#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,7 +11,6 @@
 
 #include "common/expected.hpp"
 #include "common/kubevirt_rate_limits.hpp"
-#include "simulator/model/boot_limits.hpp"
 
 namespace bootstorm::sim::model {
 

@@ -2,19 +2,13 @@
 // The lab's runtime objects as the model holds them (lab.hpp): datacenter, clusters, hosts, datastores,
 // nodes, VMs and their events, the requests that change them, and the storage telemetry the model integrates.
 #include <array>
-#include <boost/asio/any_io_executor.hpp>
 #include <cstdint>
-#include <functional>
 #include <map>
-#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "common/expected.hpp"
-#include "common/kubevirt_rate_limits.hpp"
-#include "simulator/model/boot_limits.hpp"
 #include "simulator/model/lab_spec.hpp"
 
 namespace bootstorm::sim::model {

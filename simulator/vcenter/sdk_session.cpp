@@ -100,11 +100,6 @@ std::string service_wsdl(const ServerRequest& req) {
                      escape_xml(host));
 }
 
-// `<receiver type="T">id</receiver>`: the object a MethodNotFound fault names.
-std::string receiver_element(const vim25::MoRef& self) {
-  return fmt::format(R"(<receiver type="{}">{}</receiver>)", escape_xml(self.type), escape_xml(self.value));
-}
-
 }  // namespace
 
 ServerResponse sdk_ok(std::string response_element) {
@@ -246,7 +241,7 @@ boost::asio::awaitable<ServerResponse> VcenterFront::Impl::sdk_call(const Server
   const auto& unserved = lab.spec().vcenter.unserved_methods;
   if (std::find(unserved.begin(), unserved.end(), method) != unserved.end()) {
     co_return sdk_fault("MethodNotFound", fmt::format("Method {} is not served by this vCenter.", method),
-                        receiver_element(self) + "<method>" + escape_xml(method) + "</method>");
+                        moref_element("receiver", self) + "<method>" + escape_xml(method) + "</method>");
   }
   if (method == "RetrieveServiceContent") {
     co_return sdk_ok(
@@ -265,10 +260,8 @@ boost::asio::awaitable<ServerResponse> VcenterFront::Impl::sdk_call(const Server
   }
   if (method == "Login") co_return sdk_login(call, req, session != sessions.end());
   if (session == sessions.end()) {
-    co_return sdk_fault(
-        "NotAuthenticated", "The session is not authenticated.",
-        fmt::format(R"(<object type="{}">{}</object>)", escape_xml(self.type), escape_xml(self.value)) +
-            "<privilegeId>System.View</privilegeId>");
+    co_return sdk_fault("NotAuthenticated", "The session is not authenticated.",
+                        moref_element("object", self) + "<privilegeId>System.View</privilegeId>");
   }
   session->second.last_used = now;
   const std::string session_key = session->first;
@@ -366,7 +359,7 @@ boost::asio::awaitable<ServerResponse> VcenterFront::Impl::sdk_session_call(cons
   }
   co_return sdk_fault("MethodNotFound",
                       fmt::format("Method {} is not served by the simulated lab's vim25 endpoint.", method),
-                      receiver_element(self) + "<method>" + escape_xml(method) + "</method>");
+                      moref_element("receiver", self) + "<method>" + escape_xml(method) + "</method>");
 }
 
 boost::asio::awaitable<ServerResponse> VcenterFront::Impl::sdk_collector_call(

@@ -2,18 +2,13 @@
 // answer which quantity, their units, the samples aligned and summed per host, datastore and VM, and the
 // report.
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <numeric>
 #include <set>
 
 #include "common/rfc3339.hpp"
-#include "protocol/vim25/fault.hpp"
-#include "protocol/vim25/messages.hpp"
-#include "providers/vsphere/vim25_provider/vim25_provider.hpp"
 #include "providers/vsphere/vim25_provider/vim25_telemetry.hpp"
 
 namespace bootstorm::vsphere::vim25 {
