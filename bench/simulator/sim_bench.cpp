@@ -7,6 +7,8 @@
 
 #include "orchestrator/plan/plan.hpp"
 #include "orchestrator/sizing/predict.hpp"
+#include "providers/vsphere/descriptor.hpp"
+#include "providers/vsphere/settings.hpp"
 #include "simulator/model/lab.hpp"
 
 namespace {
@@ -46,14 +48,16 @@ BENCHMARK(BM_ModelStorm)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
 // `bootstorm predict` without its files: a 1,000-VM scenario on tolly-2024 (linked clones of the golden VM
 // through vCenter's admission, then the storm) in virtual time.
 void BM_PredictThousandVmScenario(benchmark::State& state) {
-  // Built in code: the plan loader checks platform kinds against the providers, which the bench does not
-  // link.
+  // Built in code; the kind's descriptor (pure data, no provider) says which front of the lab plays it.
+  vsphere::register_platform_descriptor();
   plan::StormPlan plan;
   plan.name = "bench";
   plan.platform.kind = "vsphere";
   plan.platform.lab = "tolly-2024";
-  plan.golden.vm = "win10-golden";
-  plan.golden.clone = "linked";
+  vsphere::Settings golden;
+  golden.vm = "win10-golden";
+  golden.clone = "linked";
+  plan.platform.settings = api::make_settings(golden);
   plan::Scenario scenario;
   scenario.name = "thousand";
   for (const char* host : {"r740-01", "r740-02", "r740-03", "r740-04"})

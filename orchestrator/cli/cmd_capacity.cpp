@@ -80,8 +80,7 @@ bool confirm(const plan::StormPlan& p, const sizing::CapacityResult& search) {
       "This capacity search runs storms of {} desktops per host and more (up to {} per host, {} VMs) on {} "
       "hosts, cloned from '{}' on {} at {}, {} storm(s) per step, deleting each step's VMs before the next.",
       search.start, search.max_per_host, static_cast<long long>(search.max_per_host) * hosts, hosts,
-      p.golden.vm.empty() ? p.golden.datasource_name : p.golden.vm, p.platform.kind, p.platform.endpoint,
-      search.repeat));
+      p.platform.settings.golden_image(), p.platform.kind, p.platform.endpoint, search.repeat));
 }
 
 std::string step_line(const sizing::CapacityStep& step, const results::SloRecord& slo) {

@@ -67,8 +67,7 @@ bool confirm(const plan::StormPlan& p, int vms) {
   return confirmed(
       fmt::format("This run clones {} VMs from '{}' on {} at {}, powers them on at once and deletes "
                   "them afterwards (cleanup: {}).",
-                  vms, p.golden.vm.empty() ? p.golden.datasource_name : p.golden.vm, p.platform.kind,
-                  p.platform.endpoint, p.cleanup));
+                  vms, p.platform.settings.golden_image(), p.platform.kind, p.platform.endpoint, p.cleanup));
 }
 
 int run(const RunArgs& args) {

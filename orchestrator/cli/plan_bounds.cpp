@@ -31,7 +31,7 @@ std::optional<plan::HostMemory> lab_host_memory(const plan::StormPlan& plan, con
     for (const auto& h : lab.hosts)
       if (h.inventory == "vcenter") hosts.host_mib[h.name] = h.memory_gb * 1024;
     for (const auto& g : lab.golden_vms) {
-      if (g.name != plan.golden.vm) continue;
+      if (g.name != plan.platform.settings.golden_image()) continue;
       golden = "golden VM " + g.name;
       profile = profile_named(lab, g.profile);
     }
@@ -42,7 +42,7 @@ std::optional<plan::HostMemory> lab_host_memory(const plan::StormPlan& plan, con
         if (h.name == n.host) hosts.host_mib[n.name] = h.memory_gb * 1024;
     }
     for (const auto& g : lab.golden_images) {
-      if (g.name != plan.golden.datasource_name) continue;
+      if (g.name != plan.platform.settings.golden_image()) continue;
       golden = "golden image " + g.name;
       profile = profile_named(lab, g.profile);
     }

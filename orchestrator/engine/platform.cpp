@@ -169,16 +169,7 @@ api::ProviderConfig base_provider_config(const plan::StormPlan& plan, const std:
   c.requests_per_second = plan.platform.api_budget.requests_per_second;
   c.max_concurrent = plan.platform.api_budget.max_concurrent;
   c.starts_per_connection = plan.platform.api_budget.starts_per_connection;
-  c.golden_vm = plan.golden.vm;
-  c.clone_type = plan.golden.clone;
-  c.golden_datasource = plan.golden.datasource_name;
-  c.golden_datasource_namespace = plan.golden.datasource_namespace;
-  c.golden_pvc = plan.golden.pvc;
-  c.datastore = plan.golden.datastore;
-  c.golden_snapshot = plan.golden.snapshot;
-  if (!plan.platform.api.empty()) c.vsphere_api = plan.platform.api;
-  if (!plan.storm.power_on.empty()) c.power_on = plan.storm.power_on;
-  c.namespace_ = plan.namespace_;
+  c.settings = plan.platform.settings;
   c.run_id = run_id;
   c.dry_run = dry_run;
   return c;

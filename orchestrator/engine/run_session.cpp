@@ -153,7 +153,7 @@ asio::awaitable<void> RunSession::run_all() {
                   {"cleanup", plan_.cleanup},
                   {"dryRun", options_.dry_run},
                   {fields::plan_yaml, options_.plan_yaml},
-                  {fields::clone_kind, plan_.golden.clone},
+                  {fields::clone_kind, plan_.platform.settings.clone_kind()},
                   {"planDigest", plan_digest(options_.plan_yaml)},
                   {fields::slo, slo_json(plan_)}};
   // What `bootstorm merge` checks: the shard, the agreed instant, the storm spacing and the selection.

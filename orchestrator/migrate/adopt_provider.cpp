@@ -1,17 +1,22 @@
 // Provider decorator adopting existing VMs (see adopt_provider.hpp).
 #include "orchestrator/migrate/adopt_provider.hpp"
 
+#include "providers/api/forwarding_provider.hpp"
+
 namespace bootstorm::migrate {
 namespace {
 using boost::asio::awaitable;
 
-class AdoptingProvider : public api::Provider {
+// The platform's provider for everything but making, deleting and listing the VMs (api::ForwardingProvider).
+class AdoptingProvider final : public api::ForwardingProvider {
  public:
   AdoptingProvider(std::unique_ptr<api::Provider> inner, std::vector<AdoptedVm> vms)
-      : inner_(std::move(inner)), vms_(std::move(vms)) {}
+      : ForwardingProvider(std::move(inner)), vms_(std::move(vms)) {}
 
-  api::Capabilities capabilities() const override { return inner_->capabilities(); }
-  awaitable<Expected<void>> connect() override { co_return co_await inner_->connect(); }
+  // The platform's read-only questions are about a golden image and clones; here the VMs exist already.
+  awaitable<std::vector<api::CheckResult>> check(const api::CheckRequest& request) override {
+    co_return co_await api::Provider::check(request);
+  }
 
   awaitable<Expected<void>> check_inventory(const api::InventoryRequest& request) override {
     if (request.total_vms > vms_.size())
@@ -39,27 +44,22 @@ class AdoptingProvider : public api::Provider {
   awaitable<Expected<void>> wait_startable(const api::VmHandle&, std::chrono::milliseconds) override {
     co_return Expected<void>();
   }
-  awaitable<Expected<void>> prepare_storm(std::size_t expected_starts) override {
-    co_return co_await inner_->prepare_storm(expected_starts);
-  }
-  awaitable<Expected<api::StartResult>> start(const api::VmHandle& vm) override {
-    co_return co_await inner_->start(vm);
-  }
-  awaitable<void> observe(std::vector<api::VmHandle> vms, api::MilestoneSink sink,
-                          CancelSignal stop) override {
-    co_await inner_->observe(std::move(vms), std::move(sink), std::move(stop));
-  }
-  awaitable<Expected<void>> stop(const api::VmHandle& vm) override { co_return co_await inner_->stop(vm); }
   // Adopted VMs are not the storm's to delete: stop them, the migration's cleanup removes them.
-  awaitable<Expected<void>> destroy(const api::VmHandle& vm) override { co_return co_await inner_->stop(vm); }
+  awaitable<Expected<void>> destroy(const api::VmHandle& vm) override { co_return co_await stop(vm); }
   awaitable<Expected<std::vector<api::VmHandle>>> list_run_vms(const std::string&) override {
     co_return std::vector<api::VmHandle>{};
   }
-  awaitable<void> disconnect() override { co_await inner_->disconnect(); }
-  api::ApiStats stats() const override { return inner_->stats(); }
+  // Nothing of the run's own to remove; the storm of adopted VMs reads no telemetry, states no facts and
+  // made no clones.
+  awaitable<Expected<void>> remove_run_artifacts(const std::string&) override { co_return Expected<void>(); }
+  api::PlatformFacts facts() const override { return {}; }
+  std::string clone_method(const api::VmHandle&) const override { return {}; }
+  Expected<std::unique_ptr<api::TelemetrySource>> telemetry_source(
+      const api::TelemetrySettings& settings) override {
+    return api::Provider::telemetry_source(settings);
+  }
 
  private:
-  std::unique_ptr<api::Provider> inner_;
   std::vector<AdoptedVm> vms_;
 };
 

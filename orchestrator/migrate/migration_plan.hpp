@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "orchestrator/plan/plan.hpp"
+#include "providers/vsphere/settings.hpp"
 
 namespace bootstorm::migrate {
 
@@ -39,7 +40,7 @@ struct DestinationEndpoint {
 // `vms.fromStorm`: clone and boot-storm these desktops on the source vCenter first (the vSphere side of the
 // comparison, cleanup never), then migrate exactly those clones.
 struct SourceStorm {
-  plan::Golden golden;
+  vsphere::Settings golden;  // vm, clone, datastore
   std::vector<plan::Placement> placement;
 
   bool operator==(const SourceStorm&) const = default;

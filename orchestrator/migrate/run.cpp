@@ -26,6 +26,7 @@
 #include "orchestrator/migrate/detail/forklift_migration.hpp"
 #include "orchestrator/migrate/detail/migrate_internal.hpp"
 #include "orchestrator/migrate/migrate.hpp"
+#include "providers/kubevirt/settings.hpp"
 #include "reports/compare.hpp"
 
 namespace bootstorm::migrate {
@@ -45,7 +46,7 @@ plan::StormPlan source_storm_plan(const MigrationPlan& p, const std::filesystem:
   s.platform.credentials = p.source.credentials;
   s.platform.tls = p.source.tls;
   s.platform.api_budget = p.source.api_budget;
-  if (p.vms.from_storm) s.golden = p.vms.from_storm->golden;
+  s.platform.settings = api::make_settings(p.vms.from_storm ? p.vms.from_storm->golden : vsphere::Settings{});
   s.scenarios.push_back(plan::Scenario{
       kStormScenario, p.vms.from_storm ? p.vms.from_storm->placement : std::vector<plan::Placement>{}});
   s.storm = p.storm;
@@ -65,8 +66,10 @@ plan::StormPlan destination_storm_plan(const MigrationPlan& p, const std::filesy
   s.platform.lab = p.source.lab;
   s.platform.credentials = p.destination.credentials;
   s.platform.tls = p.destination.tls;
-  s.namespace_ = p.target_namespace;
-  s.golden.clone = "auto";
+  kubevirt::Settings destination;
+  destination.namespace_ = p.target_namespace;
+  destination.clone = "auto";
+  s.platform.settings = api::make_settings(std::move(destination));
   s.scenarios.push_back(plan::Scenario{scenario, {plan::Placement{"forklift", vms}}});
   s.storm = p.storm;
   s.ready = p.ready;

@@ -8,7 +8,6 @@
 
 #include "common/duration.hpp"
 #include "orchestrator/plan/plan.hpp"
-#include "providers/api/platform_descriptor.hpp"
 
 namespace bootstorm::plan {
 namespace {
@@ -28,6 +27,41 @@ std::string seconds(double value) {
 
 void optional_string(YAML::Emitter& out, const char* key, const std::string& value) {
   if (!value.empty()) out << YAML::Key << key << YAML::Value << value;
+}
+
+// A value of a kind's plan keys: scalars as they are, mappings and lists in flow style.
+void emit_json(YAML::Emitter& out, const nlohmann::ordered_json& value) {
+  if (value.is_object()) {
+    out << YAML::Flow << YAML::BeginMap;
+    for (const auto& [key, item] : value.items()) {
+      out << YAML::Key << key << YAML::Value;
+      emit_json(out, item);
+    }
+    out << YAML::EndMap;
+  } else if (value.is_array()) {
+    out << YAML::Flow << YAML::BeginSeq;
+    for (const auto& item : value) emit_json(out, item);
+    out << YAML::EndSeq;
+  } else if (value.is_string()) {
+    out << value.get<std::string>();
+  } else if (value.is_boolean()) {
+    out << value.get<bool>();
+  } else if (value.is_number_integer()) {
+    out << value.get<long long>();
+  } else if (value.is_number()) {
+    out << number(value.get<double>());
+  } else {
+    out << YAML::Null;
+  }
+}
+
+// The keys a kind writes into `section` of the resolved plan, inside that section's mapping.
+void emit_kind_keys(YAML::Emitter& out, const nlohmann::ordered_json& kind_keys, const char* section) {
+  if (!kind_keys.is_object() || !kind_keys.contains(section)) return;
+  for (const auto& [key, value] : kind_keys[section].items()) {
+    out << YAML::Key << key << YAML::Value;
+    emit_json(out, value);
+  }
 }
 
 void emit_platform(YAML::Emitter& out, const Platform& p) {
@@ -57,32 +91,21 @@ void emit_platform(YAML::Emitter& out, const Platform& p) {
     out << YAML::Key << "startsPerConnection" << YAML::Value << p.api_budget.starts_per_connection;
   }
   out << YAML::EndMap;
-  optional_string(out, "api", p.api);
+  emit_kind_keys(out, p.settings.plan_keys(), "platform");
   out << YAML::EndMap;
 }
 
-void emit_golden(YAML::Emitter& out, const StormPlan& plan) {
-  const Golden& g = plan.golden;
-  out << YAML::Key << "golden" << YAML::Value << YAML::BeginMap;
-  optional_string(out, "vm", g.vm);
-  if (!g.datasource_name.empty()) {
-    out << YAML::Key << "dataSource" << YAML::Value << YAML::Flow << YAML::BeginMap;
-    out << YAML::Key << "name" << YAML::Value << g.datasource_name;
-    optional_string(out, "namespace", g.datasource_namespace);
+// The golden section and the namespace are the kind's (api::KindSettings::plan_keys).
+void emit_golden(YAML::Emitter& out, const nlohmann::ordered_json& kind_keys) {
+  if (kind_keys.contains("golden")) {
+    out << YAML::Key << "golden" << YAML::Value << YAML::BeginMap;
+    emit_kind_keys(out, kind_keys, "golden");
     out << YAML::EndMap;
   }
-  optional_string(out, "pvc", g.pvc);
-  out << YAML::Key << "clone" << YAML::Value << g.clone;
-  optional_string(out, "datastore", g.datastore);
-  optional_string(out, "snapshot", g.snapshot);
-  out << YAML::EndMap;
-}
-
-// The namespace belongs to the kinds that have one (their descriptor says so). A kind this process does not
-// know keeps it, so that nothing is lost.
-bool has_namespace(const std::string& kind) {
-  const auto platform = api::find_platform_descriptor(kind);
-  return !platform || platform->has_namespace;
+  if (kind_keys.contains("namespace")) {
+    out << YAML::Key << "namespace" << YAML::Value;
+    emit_json(out, kind_keys["namespace"]);
+  }
 }
 
 void emit_scenarios(YAML::Emitter& out, const std::vector<Scenario>& scenarios) {
@@ -101,14 +124,14 @@ void emit_scenarios(YAML::Emitter& out, const std::vector<Scenario>& scenarios) 
   out << YAML::EndSeq;
 }
 
-void emit_storm(YAML::Emitter& out, const Storm& s) {
+void emit_storm(YAML::Emitter& out, const Storm& s, const nlohmann::ordered_json& kind_keys) {
   out << YAML::Key << "storm" << YAML::Value << YAML::Flow << YAML::BeginMap;
   out << YAML::Key << "mode" << YAML::Value << s.mode;
   out << YAML::Key << "timeout" << YAML::Value << duration(s.timeout);
   out << YAML::Key << "settle" << YAML::Value << duration(s.settle);
   if (s.mode == "ramp") out << YAML::Key << "perSecond" << YAML::Value << number(s.ramp_per_second);
-  optional_string(out, "powerOn", s.power_on);
   if (s.start_concurrency > 0) out << YAML::Key << "startConcurrency" << YAML::Value << s.start_concurrency;
+  emit_kind_keys(out, kind_keys, "storm");
   out << YAML::EndMap;
 }
 
@@ -160,11 +183,11 @@ std::string to_yaml(const StormPlan& plan) {
   out << YAML::Key << "apiVersion" << YAML::Value << plan.api_version;
   out << YAML::Key << "kind" << YAML::Value << plan.kind;
   out << YAML::Key << "name" << YAML::Value << plan.name;
+  const nlohmann::ordered_json kind_keys = plan.platform.settings.plan_keys();
   emit_platform(out, plan.platform);
-  emit_golden(out, plan);
-  if (has_namespace(plan.platform.kind)) out << YAML::Key << "namespace" << YAML::Value << plan.namespace_;
+  emit_golden(out, kind_keys);
   emit_scenarios(out, plan.scenarios);
-  emit_storm(out, plan.storm);
+  emit_storm(out, plan.storm, kind_keys);
   emit_ready(out, plan.ready);
   out << YAML::Key << "repeat" << YAML::Value << plan.repeat;
   emit_slos(out, plan.slo);

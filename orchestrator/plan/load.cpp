@@ -18,43 +18,25 @@
 #include <tuple>
 
 #include "common/duration.hpp"
+#include "common/yaml_fields.hpp"
+#include "common/yaml_table.hpp"
 #include "orchestrator/plan/plan.hpp"
+#include "orchestrator/plan/plan_fields.hpp"
 #include "orchestrator/plan/platform_rules.hpp"
-#include "orchestrator/plan/yaml_fields.hpp"
 #include "providers/api/platform_descriptor.hpp"
 
 namespace bootstorm::plan {
 namespace {
 
 using yaml::describe_type;
-using yaml::is_dns_label;
 using yaml::MapView;
 using yaml::Names;
 using yaml::position_of;
+using namespace fields;
 
-const Names kRootKeys = {"apiVersion", "kind",  "name",   "platform", "golden",  "namespace", "scenarios",
-                         "storm",      "ready", "repeat", "slo",      "cleanup", "output",    "telemetry"};
-const Names kTelemetryKeys = {"source", "interval", "endpoint", "tokenFile", "caFile"};
 const Names kPlatformKeys = {"kind", "endpoint", "lab", "credentials", "tls", "apiBudget", "api"};
-const Names kTlsKeys = {"caFile", "insecureSkipVerify"};
-const Names kApiBudgetKeys = {"requestsPerSecond", "maxConcurrent", "startsPerConnection"};
-const Names kDataSourceKeys = {"name", "namespace"};
 const Names kScenarioKeys = {"name", "placement"};
 const Names kPlacementKeys = {"host", "vms"};
-const Names kStormKeys = {"mode", "timeout", "settle", "perSecond", "powerOn", "startConcurrency"};
-const Names kStormModes = {"simultaneous", "ramp"};
-const Names kReadyKeys = {"signal", "port", "beacon"};
-const Names kBeaconKeys = {"listen", "advertiseUrl"};
-const Names kSloKeys = {"milestone", "stat", "max", "min"};
-const Names kSloMilestones = {"ready",       "start_requested", "start_acknowledged", "scheduled", "running",
-                              "guest_agent", "ip_assigned",     "port_open",          "beacon"};
-const Names kSloStats = {"mean",          "p50", "p90", "p95", "p99", "max", "min", "time_to_all_ready",
-                         "ready_fraction"};
-const Names kCleanupPolicies = {"always", "on-success", "never"};
-
-constexpr const char* kApiVersion = "bootstorm.io/v1";
-constexpr const char* kKind = "StormPlan";
-
 // Platform-specific keys and rules are the registered kinds' own (PlatformRules): the loader names no kind.
 class Loader : public yaml::FieldReader {
  public:
@@ -62,25 +44,11 @@ class Loader : public yaml::FieldReader {
 
   StormPlan load(const YAML::Node& root) {
     StormPlan plan;
-    MapView top = map_view(root, "plan", "", kRootKeys);
+    MapView top = map_view(root, "plan", "", root_fields().keys());
     if (!top.valid) return plan;
     require(top, {"apiVersion", "kind", "name", "platform", "golden", "scenarios"});
+    root_fields().read(*this, top, plan);
 
-    if (auto v = get_string(top, "apiVersion")) {
-      if (*v != kApiVersion) {
-        error(top.value("apiVersion"),
-              "unsupported apiVersion '" + *v + "' (this version of bootstorm reads " + kApiVersion + ")");
-      }
-      plan.api_version = *v;
-    }
-    if (auto v = get_string(top, "kind")) {
-      if (*v != kKind) error(top.value("kind"), "kind must be " + std::string(kKind) + ", got '" + *v + "'");
-      plan.kind = *v;
-    }
-    if (auto v = get_string(top, "name")) {
-      check_plan_name(top.value("name"), *v);
-      plan.name = *v;
-    }
     if (top.has("platform")) load_platform(top.value("platform"), plan.platform);
     const std::string& kind = plan.platform.kind;  // empty when missing or invalid: kind checks are skipped
 
@@ -92,71 +60,42 @@ class Loader : public yaml::FieldReader {
                     kinds_.kinds_where([](const api::PlatformDescriptor& d) { return d.has_namespace; }));
         } else {
           check_dns_label(top.value("namespace"), "namespace", *v);
+          section_.namespace_ = *v;
         }
-        plan.namespace_ = *v;
       }
     }
-    if (top.has("golden")) load_golden(top.value("golden"), kind, plan);
+    std::optional<MapView> golden;
+    if (top.has("golden")) golden = load_golden(top.value("golden"), kind);
     if (top.has("scenarios")) load_scenarios(top.value("scenarios"), plan.scenarios);
     load_storm(top.has("storm") ? top.value("storm") : YAML::Node(YAML::NodeType::Map), kind, plan.storm);
+    read_kind_settings(kind, golden, plan.platform);
     if (top.has("ready")) {
       load_ready(top.value("ready"), kind, plan.ready);
     } else {
       plan.ready.signal = "guest_agent";
     }
-    if (auto v = get_int(top, "repeat")) {
-      if (*v <= 0) {
-        error(top.value("repeat"), "repeat must be greater than 0, got " + std::to_string(*v));
-      }
-      plan.repeat = static_cast<int>(*v);
-    }
     if (top.has("slo")) load_slos(top.value("slo"), plan.slo);
     if (top.has("telemetry")) load_telemetry(top.value("telemetry"), kind, plan.telemetry);
-    if (auto v = get_string(top, "cleanup")) {
-      check_enum(top.value("cleanup"), "cleanup", *v, kCleanupPolicies);
-      plan.cleanup = *v;
-    }
-    if (auto v = get_string(top, "output")) {
-      if (v->empty()) error(top.value("output"), "output must name a directory, got an empty string");
-      plan.output = *v;
-    }
     return plan;
   }
 
  private:
   PlatformRules kinds_;
+  // The kind's part of the plan as the generic keys leave it, for the kind's own reader.
+  api::KindPlanSection section_;
 
-  // --- checks ------------------------------------------------------------------------------------------
-
-  void check_plan_name(const YAML::Node& node, const std::string& name) {
-    // The name becomes part of the run directory and of every VM name, so it must be path- and DNS-friendly.
-    bool ok = !name.empty() && name.size() <= 63 && name.front() != '.' && name.front() != '-';
-    for (char c : name) {
-      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) ok = false;
-    }
-    if (!ok) {
-      error(node, "name '" + name +
-                      "' must be 1-63 characters of letters, digits, '-', '_' and '.', not starting with '.' "
-                      "or '-' (it names the run directory)");
-    }
-  }
-
-  void check_dns_label(const YAML::Node& node, const std::string& what, const std::string& value) {
-    if (!is_dns_label(value)) {
-      error(node,
-            what + " '" + value +
-                "' is not a valid Kubernetes namespace (1-63 lowercase letters, digits and '-', starting "
-                "and ending with a letter or digit)");
-    }
-  }
-
-  void check_env_name(const YAML::Node& node, const std::string& what, const std::string& value) {
-    bool ok = !value.empty() && !std::isdigit(static_cast<unsigned char>(value.front()));
-    for (char c : value) {
-      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) ok = false;
-    }
-    if (!ok)
-      error(node, what + " '" + value + "' is not an environment variable name (letters, digits, '_')");
+  // The kind reads its own keys into its typed settings (a kind without a reader keeps none).
+  void read_kind_settings(const std::string& kind, const std::optional<MapView>& golden, Platform& platform) {
+    const api::PlatformDescriptor* descriptor = kinds_.find(kind);
+    if (!descriptor || !descriptor->read_settings) return;
+    section_.reader = this;
+    section_.golden = golden && golden->valid ? &*golden : nullptr;
+    if (section_.clone.empty()) section_.clone = descriptor->default_clone;
+    if (section_.platform_api.empty()) section_.platform_api = descriptor->default_platform_api;
+    if (section_.power_on.empty()) section_.power_on = descriptor->default_power_on;
+    platform.settings = descriptor->read_settings(section_);
+    section_.reader = nullptr;
+    section_.golden = nullptr;
   }
 
   // --- sections ----------------------------------------------------------------------------------------
@@ -198,67 +137,50 @@ class Loader : public yaml::FieldReader {
                                         descriptor->https_endpoint_needs_credentials + ")");
     }
     if (view.has("tls")) {
-      MapView tls = map_view(view.value("tls"), "platform.tls", "platform.tls.", kTlsKeys);
-      if (tls.valid) {
-        if (auto v = get_string(tls, "caFile")) platform.tls.ca_file = *v;
-        if (auto v = get_bool(tls, "insecureSkipVerify")) platform.tls.insecure_skip_verify = *v;
-      }
+      MapView tls = map_view(view.value("tls"), "platform.tls", "platform.tls.", tls_fields().keys());
+      tls_fields().read(*this, tls, platform.tls);
     }
     if (view.has("apiBudget")) {
-      MapView budget =
-          map_view(view.value("apiBudget"), "platform.apiBudget", "platform.apiBudget.", kApiBudgetKeys);
-      if (budget.valid) {
-        if (auto v = get_number(budget, "requestsPerSecond")) {
-          if (*v <= 0) {
-            error(budget.value("requestsPerSecond"),
-                  "platform.apiBudget.requestsPerSecond must be greater than 0, got " +
-                      budget.value("requestsPerSecond").Scalar());
-          }
-          platform.api_budget.requests_per_second = *v;
-        }
-        if (auto v = get_int(budget, "maxConcurrent")) {
-          if (*v <= 0) {
-            error(budget.value("maxConcurrent"),
-                  "platform.apiBudget.maxConcurrent must be greater than 0, got " + std::to_string(*v));
-          }
-          platform.api_budget.max_concurrent = static_cast<int>(*v);
-        }
-        if (auto v = get_int(budget, "startsPerConnection")) {
-          if (*v < 1 || *v > kMaxStartsPerConnection) {
-            error(budget.value("startsPerConnection"),
-                  "platform.apiBudget.startsPerConnection must be between 1 and " +
-                      std::to_string(kMaxStartsPerConnection) + ", got " + std::to_string(*v));
-          } else if (descriptor && !descriptor->starts_per_connection_refusal.empty()) {
-            error(budget.value("startsPerConnection"),
-                  "platform.apiBudget.startsPerConnection applies only to " +
-                      kinds_.kinds_where([](const api::PlatformDescriptor& d) {
-                        return d.starts_per_connection_refusal.empty();
-                      }) +
-                      " (" + descriptor->starts_per_connection_refusal + ")");
-          }
-          platform.api_budget.starts_per_connection = static_cast<int>(*v);
-        }
-      }
+      const auto budget_fields = api_budget_fields(descriptor);
+      MapView budget = map_view(view.value("apiBudget"), "platform.apiBudget", "platform.apiBudget.",
+                                budget_fields.keys());
+      budget_fields.read(*this, budget, platform.api_budget);
     }
-    if (descriptor) platform.api = descriptor->default_platform_api;
     if (auto v = get_string(view, "api")) {
-      one_of_kind(view, "api", "platform.api", *v, descriptor, &api::PlatformDescriptor::platform_apis);
-      platform.api = *v;
+      if (one_of_kind(view, "api", "platform.api", *v, descriptor, &api::PlatformDescriptor::platform_apis))
+        section_.platform_api = *v;
     }
   }
 
+  // startsPerConnection is refused by a kind whose starts cannot share a connection.
+  yaml::FieldTable<ApiBudget> api_budget_fields(const api::PlatformDescriptor* descriptor) const {
+    auto refused_by_kind = [this, descriptor](const int&, const yaml::FieldAt& at) -> std::string {
+      if (!descriptor || descriptor->starts_per_connection_refusal.empty()) return "";
+      return at.name + " applies only to " + kinds_.kinds_where([](const api::PlatformDescriptor& d) {
+        return d.starts_per_connection_refusal.empty();
+      }) + " (" +
+             descriptor->starts_per_connection_refusal + ")";
+    };
+    return yaml::FieldTable<ApiBudget>()
+        .field("requestsPerSecond", &ApiBudget::requests_per_second, {yaml::positive<double>()})
+        .field("maxConcurrent", &ApiBudget::max_concurrent, {yaml::positive<int>()})
+        .field("startsPerConnection", &ApiBudget::starts_per_connection,
+               {yaml::between(1, kMaxStartsPerConnection), refused_by_kind});
+  }
+
   // `value` of `key` must be one of the kind's choices (`choices`); a kind without any refuses the key.
-  void one_of_kind(const MapView& view, const std::string& key, const std::string& field,
+  bool one_of_kind(const MapView& view, const std::string& key, const std::string& field,
                    const std::string& value, const api::PlatformDescriptor* platform,
                    std::vector<std::string> api::PlatformDescriptor::*choices) {
-    if (!platform) return;
+    if (!platform) return false;
     if ((platform->*choices).empty()) {
       error(view.key_node(key),
             field + " applies only to " +
                 kinds_.kinds_where([&](const api::PlatformDescriptor& d) { return !(d.*choices).empty(); }));
-      return;
+      return false;
     }
-    check_enum(view.value(key), field, value, platform->*choices, " for platform kind " + platform->kind);
+    return check_enum(view.value(key), field, value, platform->*choices,
+                      " for platform kind " + platform->kind);
   }
 
   // https://vc.example.com/sdk: the provider would ask at /sdk/sdk. Names the address to give instead.
@@ -304,26 +226,7 @@ class Loader : public yaml::FieldReader {
     MapView view =
         map_view(node, "platform.credentials", "platform.credentials.", kinds_.credential_keys(kind), note);
     if (!view.valid) return;
-    if (auto v = get_string(view, "usernameEnv")) {
-      check_env_name(view.value("usernameEnv"), "platform.credentials.usernameEnv", *v);
-      credentials.username_env = *v;
-    }
-    if (auto v = get_string(view, "passwordEnv")) {
-      check_env_name(view.value("passwordEnv"), "platform.credentials.passwordEnv", *v);
-      credentials.password_env = *v;
-    }
-    if (auto v = get_string(view, "file")) {
-      check_non_empty(view.value("file"), "platform.credentials.file", *v);
-      credentials.file = *v;
-    }
-    if (auto v = get_string(view, "kubeconfig")) {
-      check_non_empty(view.value("kubeconfig"), "platform.credentials.kubeconfig", *v);
-      credentials.kubeconfig = *v;
-    }
-    if (auto v = get_string(view, "context")) {
-      check_non_empty(view.value("context"), "platform.credentials.context", *v);
-      credentials.context = *v;
-    }
+    credential_fields().read(*this, view, credentials);
     if (view.has("usernameEnv") != view.has("passwordEnv")) {
       const char* present = view.has("usernameEnv") ? "usernameEnv" : "passwordEnv";
       const char* missing = view.has("usernameEnv") ? "passwordEnv" : "usernameEnv";
@@ -336,69 +239,20 @@ class Loader : public yaml::FieldReader {
     }
   }
 
-  void load_golden(const YAML::Node& node, const std::string& kind, StormPlan& plan) {
-    Golden& golden = plan.golden;
+  // The generic rules of golden: the kind's keys, its golden source, its clone kinds. The kind reads the rest
+  // (read_kind_settings).
+  std::optional<MapView> load_golden(const YAML::Node& node, const std::string& kind) {
     const api::PlatformDescriptor* platform = kinds_.find(kind);
     std::string note = kind.empty() ? "" : " for " + kind;
     MapView view = map_view(node, "golden", "golden.", kinds_.golden_keys(kind), note);
-    if (platform) golden.clone = platform->default_clone;
-    if (!view.valid) return;
+    if (!view.valid) return std::nullopt;
     if (platform) require_golden_source(view, *platform);
-    if (view.has("dataSource") && view.has("pvc")) {
-      error(view.key_node("pvc"), "golden.pvc and golden.dataSource are mutually exclusive: use one");
-    }
-    if (auto v = get_string(view, "vm")) {
-      check_non_empty(view.value("vm"), "golden.vm", *v);
-      golden.vm = *v;
-    }
-    if (auto v = get_string(view, "datastore")) {
-      check_non_empty(view.value("datastore"), "golden.datastore", *v);
-      golden.datastore = *v;
-    }
     if (auto v = get_string(view, "clone")) {
-      if (platform) {
-        check_enum(view.value("clone"), "golden.clone", *v, platform->clone_kinds,
-                   " for platform kind " + kind);
-      }
-      golden.clone = *v;
+      if (platform && check_enum(view.value("clone"), "golden.clone", *v, platform->clone_kinds,
+                                 " for platform kind " + kind))
+        section_.clone = *v;
     }
-    if (auto v = get_non_empty(view, "snapshot")) {
-      if (golden.clone != "linked") {
-        error(view.key_node("snapshot"),
-              "golden.snapshot applies only to golden.clone linked (the snapshot "
-              "linked clones share); golden.clone is " +
-                  golden.clone);
-      }
-      golden.snapshot = *v;
-    }
-    bool datasource_namespace_given = false;
-    if (view.has("dataSource")) {
-      MapView ds =
-          map_view(view.value("dataSource"), "golden.dataSource", "golden.dataSource.", kDataSourceKeys);
-      if (ds.valid) {
-        require(ds, {"name"});
-        if (auto v = get_string(ds, "name")) {
-          check_non_empty(ds.value("name"), "golden.dataSource.name", *v);
-          golden.datasource_name = *v;
-        }
-        if (auto v = get_string(ds, "namespace")) {
-          check_dns_label(ds.value("namespace"), "golden.dataSource.namespace", *v);
-          golden.datasource_namespace = *v;
-          datasource_namespace_given = true;
-        }
-      }
-    }
-    if (auto v = get_string(view, "pvc")) {
-      auto slash = v->find('/');
-      if (slash == std::string::npos || slash == 0 || slash + 1 == v->size() ||
-          v->find('/', slash + 1) != std::string::npos) {
-        error(view.value("pvc"), "golden.pvc must be 'namespace/name', got '" + *v + "'");
-      }
-      golden.pvc = *v;
-    }
-    // The DataSource lives next to the test VMs unless the plan says otherwise. The top-level namespace is
-    // read before golden (see load()), so it is final here.
-    if (view.has("dataSource") && !datasource_namespace_given) golden.datasource_namespace = plan.namespace_;
+    return view;
   }
 
   // The golden image the kind clones from: one key it needs (vm), or one of several (dataSource or pvc).
@@ -512,36 +366,13 @@ class Loader : public yaml::FieldReader {
 
   void load_storm(const YAML::Node& node, const std::string& kind, Storm& storm) {
     const api::PlatformDescriptor* platform = kinds_.find(kind);
-    if (platform) storm.power_on = platform->default_power_on;
-    MapView view = map_view(node, "storm", "storm.", kStormKeys);
+    MapView view = map_view(node, "storm", "storm.", storm_fields().keys());
     if (!view.valid) return;
+    storm_fields().read(*this, view, storm);
     if (auto v = get_string(view, "powerOn")) {
-      one_of_kind(view, "powerOn", "storm.powerOn", *v, platform, &api::PlatformDescriptor::power_on_modes);
-      storm.power_on = *v;
-    }
-    if (auto v = get_string(view, "mode")) {
-      check_enum(view.value("mode"), "storm.mode", *v, kStormModes);
-      storm.mode = *v;
-    }
-    if (auto v = get_duration(view, "timeout")) {
-      if (v->count() <= 0) error(view.value("timeout"), "storm.timeout must be greater than 0s");
-      storm.timeout = *v;
-    }
-    if (auto v = get_duration(view, "settle")) storm.settle = *v;
-    if (auto v = get_number(view, "perSecond")) {
-      if (*v <= 0) {
-        error(view.value("perSecond"),
-              "storm.perSecond must be greater than 0, got " + view.value("perSecond").Scalar());
-      }
-      storm.ramp_per_second = *v;
-    }
-    if (auto v = get_int(view, "startConcurrency")) {
-      if (*v < 1) {
-        error(view.value("startConcurrency"), "storm.startConcurrency must be at least 1, got " +
-                                                  std::to_string(*v) +
-                                                  " (leave it out to send every start of the burst at once)");
-      }
-      storm.start_concurrency = static_cast<int>(std::clamp<long long>(*v, 0, 1'000'000'000));
+      if (one_of_kind(view, "powerOn", "storm.powerOn", *v, platform,
+                      &api::PlatformDescriptor::power_on_modes))
+        section_.power_on = *v;
     }
     if (storm.mode == "ramp" && !view.has("perSecond")) {
       error(view.value("mode"), "storm.mode ramp needs storm.perSecond (VMs started per second)");
@@ -553,8 +384,9 @@ class Loader : public yaml::FieldReader {
 
   void load_telemetry(const YAML::Node& node, const std::string& kind, Telemetry& telemetry) {
     const api::PlatformDescriptor* platform = kinds_.find(kind);
-    MapView view = map_view(node, "telemetry", "telemetry.", kTelemetryKeys);
+    MapView view = map_view(node, "telemetry", "telemetry.", telemetry_fields().keys());
     if (!view.valid) return;
+    telemetry_fields().read(*this, view, telemetry);
     if (auto v = get_string(view, "source")) {
       Names choices = {"auto", "none"};
       if (platform) {
@@ -563,10 +395,6 @@ class Loader : public yaml::FieldReader {
       check_enum(view.value("source"), "telemetry.source", *v, choices,
                  platform ? " for platform kind " + platform->kind : std::string());
       telemetry.source = *v;
-    }
-    if (auto v = get_duration(view, "interval")) {
-      if (v->count() < 1000) error(view.value("interval"), "telemetry.interval must be at least 1s");
-      telemetry.interval = *v;
     }
     const bool none = telemetry.source == "none";
     for (const char* key : {"endpoint", "tokenFile", "caFile"}) {
@@ -603,34 +431,17 @@ class Loader : public yaml::FieldReader {
   }
 
   void load_ready(const YAML::Node& node, const std::string& kind, Ready& ready) {
-    MapView view = map_view(node, "ready", "ready.", kReadyKeys);
+    MapView view = map_view(node, "ready", "ready.", ready_fields().keys());
     if (!view.valid) {
       ready.signal = "guest_agent";
       return;
     }
-    if (auto v = get_int(view, "port")) {
-      if (*v < 1 || *v > 65535) {
-        error(view.value("port"), "ready.port must be between 1 and 65535, got " + std::to_string(*v));
-      }
-      ready.port = static_cast<int>(*v);
-    }
+    ready_fields().read(*this, view, ready);
     if (view.has("beacon")) {
       ready.beacon.enabled = true;
-      MapView beacon = map_view(view.value("beacon"), "ready.beacon", "ready.beacon.", kBeaconKeys);
-      if (beacon.valid) {
-        if (auto v = get_string(beacon, "listen")) {
-          check_listen(beacon.value("listen"), *v);
-          ready.beacon.listen = *v;
-        }
-        if (auto v = get_string(beacon, "advertiseUrl")) {
-          if (!((v->rfind("http://", 0) == 0 && v->size() > 7) ||
-                (v->rfind("https://", 0) == 0 && v->size() > 8))) {
-            error(beacon.value("advertiseUrl"),
-                  "ready.beacon.advertiseUrl must be an http:// or https:// URL, got '" + *v + "'");
-          }
-          ready.beacon.advertise_url = *v;
-        }
-      }
+      MapView beacon =
+          map_view(view.value("beacon"), "ready.beacon", "ready.beacon.", beacon_fields().keys());
+      beacon_fields().read(*this, beacon, ready.beacon);
     }
     ready.signal = ready.beacon.enabled ? "beacon" : "guest_agent";
     if (auto v = get_string(view, "signal")) {
@@ -649,21 +460,6 @@ class Loader : public yaml::FieldReader {
     }
   }
 
-  void check_listen(const YAML::Node& node, const std::string& listen) {
-    auto colon = listen.rfind(':');
-    bool ok = colon != std::string::npos && colon > 0 && colon + 1 < listen.size();
-    if (ok) {
-      int port = -1;
-      const char* first = listen.data() + colon + 1;
-      const char* last = listen.data() + listen.size();
-      auto [end, ec] = std::from_chars(first, last, port);
-      ok = ec == std::errc() && end == last && port >= 0 && port <= 65535;
-    }
-    if (!ok) {
-      error(node, "ready.beacon.listen must be host:port (port 0 picks a free one), got '" + listen + "'");
-    }
-  }
-
   void load_slos(const YAML::Node& node, std::vector<Slo>& slos) {
     if (!node.IsSequence()) {
       error(node,
@@ -672,18 +468,11 @@ class Loader : public yaml::FieldReader {
     }
     for (std::size_t i = 0; i < node.size(); ++i) {
       std::string context = "slo[" + std::to_string(i) + "]";
-      MapView view = map_view(node[i], context, context + ".", kSloKeys);
+      MapView view = map_view(node[i], context, context + ".", slo_fields().keys());
       Slo slo;
       if (view.valid) {
         require(view, {"stat"});
-        if (auto v = get_string(view, "milestone")) {
-          check_enum(view.value("milestone"), context + ".milestone", *v, kSloMilestones);
-          slo.milestone = *v;
-        }
-        if (auto v = get_string(view, "stat")) {
-          check_enum(view.value("stat"), context + ".stat", *v, kSloStats);
-          slo.stat = *v;
-        }
+        slo_fields().read(*this, view, slo);
         if (slo.stat == "ready_fraction") {
           slo.is_min = true;
           if (view.has("max")) {
@@ -719,51 +508,16 @@ class Loader : public yaml::FieldReader {
 
 }  // namespace
 
-std::string Diagnostic::to_string() const {
-  if (line <= 0) return file + ": " + message;
-  return file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + message;
-}
-
 LoadResult load_plan_text(const std::string& text, const std::string& path_for_messages) {
   LoadResult result;
   Loader loader(path_for_messages);
-  if (const std::size_t bad = yaml::invalid_utf8_offset(text); bad != std::string_view::npos) {
-    const std::size_t line_start = text.rfind('\n', bad);  // text[bad] >= 0x80: not the newline itself
-    YAML::Mark at;
-    at.pos = static_cast<int>(bad);
-    at.line =
-        static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(bad), '\n'));
-    at.column = static_cast<int>(line_start == std::string::npos ? bad : bad - line_start - 1);
-    static constexpr char hex[] = "0123456789ABCDEF";
-    const auto byte = static_cast<unsigned char>(text[bad]);
-    loader.error_at(at, std::string("the plan is not valid UTF-8 (byte 0x") + hex[byte >> 4] +
-                            hex[byte & 15] + "): save the file as UTF-8");
+  const std::optional<YAML::Node> document = loader.read_document(
+      text, "plan", "the plan is empty (expected a StormPlan: apiVersion, kind, name, platform, ...)");
+  if (!document) {
     result.diagnostics = std::move(loader.diagnostics);
     return result;
   }
-  std::vector<YAML::Mark> starts;
-  YAML::Node document;
-  try {
-    starts = yaml::document_starts(text);
-    document = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    loader.error_at(e.mark, "syntax error: " + e.msg);
-    result.diagnostics = std::move(loader.diagnostics);
-    return result;
-  }
-  if (starts.empty() || (starts.size() == 1 && document.IsNull())) {
-    YAML::Mark start;
-    start.line = 0;
-    start.column = 0;
-    loader.error_at(start, "the plan is empty (expected a StormPlan: apiVersion, kind, name, platform, ...)");
-    result.diagnostics = std::move(loader.diagnostics);
-    return result;
-  }
-  if (starts.size() > 1) {
-    loader.error_at(starts[1],
-                    "a plan file holds exactly one YAML document, found " + std::to_string(starts.size()));
-  }
-  StormPlan plan = loader.load(document);
+  StormPlan plan = loader.load(*document);
   plan.source_path = path_for_messages;
   loader.sort_diagnostics();
   result.diagnostics = std::move(loader.diagnostics);

@@ -6,25 +6,23 @@
 #include <string>
 #include <vector>
 
+#include "common/diagnostic.hpp"
 #include "common/expected.hpp"
+#include "providers/api/kind_settings.hpp"
 
 namespace bootstorm::plan {
 
-// Where a value was written in its plan file (1-based; 0 when it was not read from a file), so that a check
-// made after loading (plan/size_bounds.hpp) still points at the line to edit. Not part of the plan's meaning:
-// plans that differ only in where their values were written compare equal.
-struct SourcePos {
-  int line = 0;
-  int column = 0;
+// Where a value was written in its plan file, so that a check made after loading (plan/size_bounds.hpp)
+// still points at the line to edit; plans that differ only there compare equal.
+using SourcePos = yaml::SourcePos;
 
-  bool operator==(const SourcePos&) const { return true; }
-};
-
+// platform.credentials: the keys of both credential forms (api::CredentialForm); a kind's descriptor says
+// which it accepts, and the engine resolves them.
 struct Credentials {
-  std::string username_env;  // vsphere
+  std::string username_env;  // username_password
   std::string password_env;
-  std::string file;        // vsphere: a file with "username: ...\npassword: ..." (YAML)
-  std::string kubeconfig;  // kubevirt
+  std::string file;        // username_password: a file with "username: ...\npassword: ..." (YAML)
+  std::string kubeconfig;  // kubeconfig
   std::string context;
 
   bool operator==(const Credentials&) const = default;
@@ -59,30 +57,17 @@ struct ApiBudget {
 };
 
 struct Platform {
-  std::string kind;                   // vsphere | kubevirt
+  std::string kind;                   // a registered platform kind (providers/<kind>/descriptor.cpp)
   std::string endpoint = "embedded";  // embedded | https://... | kubeconfig | in-cluster | lab:<state-dir>
   std::string lab;                    // embedded only: name in simulator/labs or a path
   Credentials credentials;
   Tls tls;
   ApiBudget api_budget;
-  std::string api;  // vsphere: auto | rest | vim25 (default auto); empty for kinds with one API
+  // The kind's own part of the plan (its golden image, its options), read and typed by the kind's descriptor.
+  api::PlatformSettings settings;
   SourcePos lab_at;
 
   bool operator==(const Platform&) const = default;
-};
-
-struct Golden {
-  std::string vm;  // vsphere
-  std::string clone =
-      "linked";           // vsphere: full | linked | instant; kubevirt: auto | copy | snapshot | csi-clone
-  std::string datastore;  // vsphere, optional
-  std::string
-      snapshot;  // vsphere linked clones: an existing snapshot of the golden VM (empty: the run's own)
-  std::string datasource_name;       // kubevirt: golden.dataSource.name
-  std::string datasource_namespace;  // kubevirt: golden.dataSource.namespace
-  std::string pvc;                   // kubevirt alternative: "namespace/name"
-
-  bool operator==(const Golden&) const = default;
 };
 
 struct Placement {
@@ -111,7 +96,6 @@ struct Storm {
   double ramp_per_second = 0;         // ramp only
   std::chrono::milliseconds timeout{std::chrono::minutes(10)};
   std::chrono::milliseconds settle{0};
-  std::string power_on;  // vsphere: multi | each (default multi); empty for kinds with one way to start
   // Start requests in flight at once during the burst; 0 (the default) = as the platform sends a burst:
   // KubeVirt every start at once (pipelined), vim25 one PowerOnMultiVM, REST within vCenter's operation
   // limit.
@@ -162,8 +146,6 @@ struct StormPlan {
   std::string kind = "StormPlan";
   std::string name;
   Platform platform;
-  Golden golden;
-  std::string namespace_ = "bootstorm";  // kubevirt only
   std::vector<Scenario> scenarios;
   Storm storm;
   Ready ready;
@@ -183,14 +165,8 @@ struct StormPlan {
   bool operator==(const StormPlan&) const = default;
 };
 
-// One problem found in a plan: file:line:col: message (line/col are 1-based; 0 when unknown).
-struct Diagnostic {
-  std::string file;
-  int line = 0;
-  int column = 0;
-  std::string message;
-  std::string to_string() const;  // "plans/x.yaml:12:5: message"
-};
+// One problem found in a plan: file:line:col: message.
+using Diagnostic = yaml::Diagnostic;
 
 struct LoadResult {
   std::optional<StormPlan> plan;        // set when there are no diagnostics

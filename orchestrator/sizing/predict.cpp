@@ -18,6 +18,7 @@
 #include "orchestrator/engine/shard.hpp"
 #include "orchestrator/sizing/predicted_telemetry.hpp"
 #include "orchestrator/sizing/virtual_storm.hpp"
+#include "providers/api/platform_descriptor.hpp"
 #include "results/telemetry_json.hpp"
 
 namespace bootstorm::sizing {
@@ -54,15 +55,19 @@ namespace {
 
 Expected<VirtualStormOptions> storm_options_of(const plan::StormPlan& plan) {
   VirtualStormOptions storm_options;
-  storm_options.platform = plan.platform.kind;
-  if (plan.platform.kind == "vsphere") {
-    auto kind = vsphere_clone_kind(plan.golden.clone);
+  // The lab model plays the kind through the front its descriptor names.
+  const auto descriptor = api::find_platform_descriptor(plan.platform.kind);
+  if (!descriptor) {
+    return make_error(
+        ErrorKind::invalid_input,
+        fmt::format("predict models registered platform kinds, and '{}' is none.", plan.platform.kind));
+  }
+  storm_options.front = descriptor->lab_front;
+  if (storm_options.front == api::LabFront::vcenter) {
+    auto kind = vcenter_clone_kind(plan.platform.settings.clone_kind());
     if (!kind) return kind.error();
     storm_options.clone_kind = *kind;
-    storm_options.golden_vm = plan.golden.vm;
-  } else if (plan.platform.kind != "kubevirt") {
-    return make_error(ErrorKind::invalid_input,
-                      fmt::format("predict models vSphere and KubeVirt, not '{}'.", plan.platform.kind));
+    storm_options.golden_vm = plan.platform.settings.golden_image();
   }
   storm_options.ramp_mode = plan.storm.mode;
   storm_options.ramp_per_second = plan.storm.ramp_per_second;
@@ -90,7 +95,7 @@ void add_run_header(EventList& out, const PredictedRun& run, const plan::StormPl
                   {"cleanup", plan.cleanup},
                   {"dryRun", false},
                   {fields::plan_yaml, options.plan_yaml},
-                  {fields::clone_kind, plan.golden.clone},
+                  {fields::clone_kind, plan.platform.settings.clone_kind()},
                   {"planDigest", engine::plan_digest(options.plan_yaml)},
                   {fields::slo, engine::slo_json(plan)},
                   {fields::prediction, {{"lab", lab_name}, {"seed", seed}, {"overrides", overrides}}}};

@@ -63,12 +63,12 @@ class Provisioner : public std::enable_shared_from_this<Provisioner> {
 
   Expected<void> run() {
     const model::Vm* golden = nullptr;
-    if (options_.platform == "vsphere") {
+    if (options_.front == api::LabFront::vcenter) {
       golden = lab_.find_vm_by_name(options_.golden_vm);
       if (!golden) {
         return make_error(ErrorKind::not_found,
                           fmt::format("The lab has no golden VM '{}' to clone.", options_.golden_vm),
-                          "Set golden.vm to one of the lab profile's goldenVMs.");
+                          "Name one of the lab profile's goldenVMs as the plan's golden image.");
       }
       golden_id_ = golden->id;
       if (options_.clone_kind == model::CloneKind::instant &&
@@ -120,7 +120,7 @@ class Provisioner : public std::enable_shared_from_this<Provisioner> {
       const std::string host_id = host ? host->id : std::string();
       const double asked = lab_.now();
       auto start = [self = shared_from_this(), index, host_id, asked] { self->clone(index, host_id, asked); };
-      if (options_.platform != "vsphere" ||
+      if (options_.front != api::LabFront::vcenter ||
           admission_.admit(host_id, lab_.spec().vcenter.clone_cost, start)) {
         start();
       }
@@ -131,7 +131,7 @@ class Provisioner : public std::enable_shared_from_this<Provisioner> {
     VirtualVm& vm = vms_[index];
     model::CloneRequest request;
     request.name = vm.model_name;
-    if (options_.platform == "vsphere") {
+    if (options_.front == api::LabFront::vcenter) {
       request.kind = options_.clone_kind;
       request.source_vm_id = golden_id_;
       request.host_id = host_id;
@@ -151,7 +151,8 @@ class Provisioner : public std::enable_shared_from_this<Provisioner> {
       } else {
         done.failure = "the clone failed: " + result.error().message;
       }
-      if (options_.platform == "vsphere") admission_.release(host_id, lab_.spec().vcenter.clone_cost);
+      if (options_.front == api::LabFront::vcenter)
+        admission_.release(host_id, lab_.spec().vcenter.clone_cost);
       --in_flight_;
       launch();
     };
@@ -181,7 +182,7 @@ void start_vm(const std::shared_ptr<StormState>& state, std::size_t i) {
   vm.start = lab.now();
   vm.milestones[api::Milestone::start_requested] = lab.now();
   vm.milestones[api::Milestone::start_acknowledged] = lab.now();
-  if (state->options.platform == "vsphere") {
+  if (state->options.front == api::LabFront::vcenter) {
     const model::Vm* model_vm = lab.find_vm(vm.id);
     const std::string host_id = model_vm ? model_vm->host_id : std::string();
     const int cost = lab.spec().vcenter.power_cost;
@@ -211,13 +212,14 @@ void start_vm(const std::shared_ptr<StormState>& state, std::size_t i) {
 
 }  // namespace
 
-Expected<model::CloneKind> vsphere_clone_kind(const std::string& clone) {
+Expected<model::CloneKind> vcenter_clone_kind(const std::string& clone) {
   if (clone == "full") return model::CloneKind::full;
   if (clone == "linked") return model::CloneKind::linked;
   if (clone == "instant") return model::CloneKind::instant;
   return make_error(
       ErrorKind::invalid_input,
-      fmt::format("golden.clone '{}' is not a vSphere clone kind (full, linked, instant).", clone));
+      fmt::format("golden.clone '{}' is not a clone kind of the lab's vCenter (full, linked, instant).",
+                  clone));
 }
 
 Expected<VirtualStorm> run_virtual_storm(model::Lab& lab, const std::vector<VirtualVmSpec>& specs,
@@ -234,11 +236,11 @@ Expected<VirtualStorm> run_virtual_storm(model::Lab& lab, const std::vector<Virt
   auto state = std::make_shared<StormState>(lab, options);
   state->vms.reserve(specs.size());
   for (const auto& spec : specs) {
-    const bool vsphere = options.platform == "vsphere";
-    if (vsphere ? lab.find_host(spec.host) == nullptr : lab.find_node(spec.host) == nullptr) {
+    const bool vcenter = options.front == api::LabFront::vcenter;
+    if (vcenter ? lab.find_host(spec.host) == nullptr : lab.find_node(spec.host) == nullptr) {
       return make_error(ErrorKind::invalid_input,
                         fmt::format("The plan places VMs on '{}', which the lab has no {} of.", spec.host,
-                                    vsphere ? "host" : "node"),
+                                    vcenter ? "host" : "node"),
                         "Use the lab profile's host and node names in the plan's placement.");
     }
     VirtualVm vm;
@@ -282,7 +284,7 @@ Expected<VirtualStorm> run_virtual_storm(model::Lab& lab, const std::vector<Virt
   for (auto& vm : state->vms) {
     const model::Vm* model_vm = vm.id.empty() ? nullptr : lab.find_vm(vm.id);
     if (!model_vm) continue;
-    if (options.platform == "kubevirt" && !model_vm->node.empty()) vm.host = model_vm->node;
+    if (options.front == api::LabFront::kubernetes && !model_vm->node.empty()) vm.host = model_vm->node;
     for (std::size_t m = 0; m < model::kMilestoneCount; ++m) {
       const auto& at = model_vm->milestones[m];
       if (!at || *at > deadline) continue;

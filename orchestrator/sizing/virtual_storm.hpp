@@ -15,6 +15,7 @@
 
 #include "common/expected.hpp"
 #include "providers/api/milestone.hpp"
+#include "providers/api/platform_descriptor.hpp"
 #include "simulator/model/lab.hpp"
 
 namespace bootstorm::sizing {
@@ -28,10 +29,11 @@ struct VirtualVmSpec {
 };
 
 struct VirtualStormOptions {
-  std::string platform;                                              // vsphere | kubevirt
-  sim::model::CloneKind clone_kind = sim::model::CloneKind::linked;  // vSphere: full | linked | instant
-  std::string golden_vm;                                             // vSphere: the golden VM's name
-  std::string namespace_ = "storm";                                  // KubeVirt: the VMs' namespace
+  // The lab model's front that plays the plan's platform kind (its descriptor's lab_front).
+  api::LabFront front = api::LabFront::vcenter;
+  sim::model::CloneKind clone_kind = sim::model::CloneKind::linked;  // vcenter: full | linked | instant
+  std::string golden_vm;                                             // vcenter: the golden VM's name
+  std::string namespace_ = "storm";                                  // kubernetes: the VMs' namespace
   std::string ramp_mode = "simultaneous";                            // simultaneous | ramp
   double ramp_per_second = 0;
   double timeout_s = 600;
@@ -64,7 +66,8 @@ Expected<VirtualStorm> run_virtual_storm(sim::model::Lab& lab, const std::vector
                                          const VirtualStormOptions& options);
 void delete_vms(sim::model::Lab& lab, const VirtualStorm& storm);
 
-// The model's clone kind for a plan's golden.clone on vSphere (full | linked | instant); an error otherwise.
-Expected<sim::model::CloneKind> vsphere_clone_kind(const std::string& clone);
+// The model's clone kind for a plan's golden.clone on the lab's vCenter front (full | linked | instant); an
+// error otherwise.
+Expected<sim::model::CloneKind> vcenter_clone_kind(const std::string& clone);
 
 }  // namespace bootstorm::sizing

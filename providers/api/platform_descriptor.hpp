@@ -5,15 +5,19 @@
 // lab simulator. Each kind describes itself in its own folder (providers/<kind>/descriptor.cpp); a third
 // platform adds a folder and a registration, and touches no loader or engine file.
 //
-// Pure data, free of Asio and of any provider: the plan library (bootstorm::plan) validates plans with it
-// without linking a provider. The factory that builds a kind's api::Provider is registered next to its
-// descriptor by api::register_platform (provider.hpp).
+// Free of Asio and of any provider: the plan library (bootstorm::plan) validates plans with it without
+// linking a provider. The kind's own plan keys (its golden image, its options) it reads itself, into its own
+// typed settings (read_settings, kind_settings.hpp). The factory that builds a kind's api::Provider is
+// registered next to its descriptor by api::register_platform (provider.hpp).
 //
 // Registration is explicit (the executable's composition root, cli/engine_wiring.cpp, and tests call the
 // kinds' register functions): static initialisers in static libraries are dropped by the linker.
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "providers/api/kind_settings.hpp"
 
 namespace bootstorm::api {
 
@@ -86,6 +90,10 @@ struct PlatformDescriptor {
   // start_acknowledged (every start call reports it) and port_open and beacon (the engine observes them on
   // any platform) they are the ready.signal values the kind offers.
   std::vector<std::string> observed_milestones;
+
+  // Reads the kind's part of a plan into its typed settings (kind_settings.hpp), reporting what is wrong
+  // through section.reader. Called once per plan, after the generic keys, also when those had problems.
+  std::function<PlatformSettings(const KindPlanSection& section)> read_settings;
 };
 
 // Adds a kind, or replaces the descriptor of a kind registered before (registering twice is harmless).

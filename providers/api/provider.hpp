@@ -45,10 +45,10 @@ struct ProviderConfig {
   std::string kind;        // platform.kind: a registered PlatformDescriptor's kind
   std::string endpoint;    // https URL, "kubeconfig", "in-cluster"; for embedded: the lab's URL
   bool simulated = false;  // endpoint was the embedded lab / a lab serve state dir
-  // vSphere credentials (resolved from env or file by the engine; registered as secrets before use)
+  // CredentialForm::username_password: resolved from env or file by the engine, registered as secrets
   std::string username;
   std::string password;
-  // Kubernetes: kubeconfig path and context ("" = current-context)
+  // CredentialForm::kubeconfig: kubeconfig path and context ("" = current-context)
   std::string kubeconfig;
   std::string context;
   // TLS
@@ -59,19 +59,10 @@ struct ProviderConfig {
   double requests_per_second = 50;
   int max_concurrent = 64;
   int starts_per_connection = 0;  // KubeVirt start burst: pipelined starts per connection; 0 = automatic
-  // Golden image
-  std::string golden_vm;  // vSphere: VM name
-  std::string clone_type =
-      "linked";  // vSphere: full | linked | instant; kubevirt: copy | snapshot | csi-clone | auto
-  std::string golden_datasource;  // kubevirt: DataSource name
-  std::string golden_datasource_namespace;
-  std::string golden_pvc;       // kubevirt: alternative PVC source "ns/name"
-  std::string datastore;        // vSphere: target datastore (empty: the golden VM's)
-  std::string golden_snapshot;  // vSphere vim25: the snapshot linked clones share ("": the run makes one)
-  std::string vsphere_api = "auto";  // vSphere: auto | rest | vim25 (platform.api)
-  std::string power_on = "multi";    // vSphere vim25: multi | each (storm.powerOn)
-  std::string namespace_;            // kubevirt
-  std::string run_id;                // 6 hex; every object created carries it
+  // The kind's own part of the plan (its golden image, its options), typed by the kind: its provider reads
+  // it (providers/<kind>/settings.hpp); the engine hands it on unopened.
+  PlatformSettings settings;
+  std::string run_id;  // 6 hex; every object created carries it
   // Beacon: URL and per-VM token handed to guests (cloud-init / guestinfo); empty URL = no beacon
   std::string beacon_url;
   std::function<std::string(const std::string& vm_name)> beacon_token;

@@ -1,5 +1,7 @@
 #include "providers/kubevirt/descriptor.hpp"
 
+#include "providers/kubevirt/settings.hpp"
+
 namespace bootstorm::kubevirt {
 
 api::PlatformDescriptor descriptor() {
@@ -26,6 +28,7 @@ api::PlatformDescriptor descriptor() {
   d.telemetry_endpoint = true;
   // One list + watch of VirtualMachineInstances (kubevirt_provider.cpp).
   d.observed_milestones = {"scheduled", "running", "guest_agent", "ip_assigned"};
+  d.read_settings = read_settings;
   return d;
 }
 

@@ -96,11 +96,11 @@ awaitable<Expected<api::CheckResult>> ProviderImpl::check_nodes(
 }
 
 awaitable<Expected<api::CheckResult>> ProviderImpl::check_golden() {
-  const std::string& ns = config_.namespace_;
-  if (!config_.golden_datasource.empty()) {
-    std::string dsns = config_.golden_datasource_namespace.empty() ? ns : config_.golden_datasource_namespace;
-    std::string what = "reading DataSource " + dsns + "/" + config_.golden_datasource;
-    auto resp = co_await call("GET", datasource_path(dsns, config_.golden_datasource), {}, what);
+  const std::string& ns = settings_.namespace_;
+  if (!settings_.datasource_name.empty()) {
+    std::string dsns = settings_.datasource_namespace.empty() ? ns : settings_.datasource_namespace;
+    std::string what = "reading DataSource " + dsns + "/" + settings_.datasource_name;
+    auto resp = co_await call("GET", datasource_path(dsns, settings_.datasource_name), {}, what);
     if (!resp) co_return resp.error();
     if (resp->status == 404) {
       std::string names;
@@ -113,7 +113,7 @@ awaitable<Expected<api::CheckResult>> ProviderImpl::check_golden() {
         }
       }
       co_return make_error(ErrorKind::not_found,
-                           "golden DataSource " + dsns + "/" + config_.golden_datasource + " does not exist",
+                           "golden DataSource " + dsns + "/" + settings_.datasource_name + " does not exist",
                            "DataSources in " + dsns + ": " + (names.empty() ? "(none)" : names));
     }
     if (resp->status != 200) co_return kube::status_error(resp->status, resp->body, what);
@@ -123,7 +123,7 @@ awaitable<Expected<api::CheckResult>> ProviderImpl::check_golden() {
       for (const auto& c : ds["status"]["conditions"]) {
         if (c.is_object() && c.value("type", "") == "Ready" && c.value("status", "") == "False") {
           co_return make_error(ErrorKind::invalid_input,
-                               "golden DataSource " + dsns + "/" + config_.golden_datasource +
+                               "golden DataSource " + dsns + "/" + settings_.datasource_name +
                                    " is not Ready (" + c.value("reason", "") + ": " + c.value("message", "") +
                                    ")",
                                "wait for its source PVC/snapshot to be ready");
@@ -131,10 +131,10 @@ awaitable<Expected<api::CheckResult>> ProviderImpl::check_golden() {
       }
     }
     co_return api::check_result("golden image", api::CheckStatus::pass,
-                                "DataSource " + dsns + "/" + config_.golden_datasource + " is Ready");
+                                "DataSource " + dsns + "/" + settings_.datasource_name + " is Ready");
   }
-  if (!config_.golden_pvc.empty()) {
-    std::string pns = ns, pname = config_.golden_pvc;
+  if (!settings_.pvc.empty()) {
+    std::string pns = ns, pname = settings_.pvc;
     if (auto slash = pname.find('/'); slash != std::string::npos) {
       pns = pname.substr(0, slash);
       pname = pname.substr(slash + 1);
@@ -156,7 +156,7 @@ awaitable<Expected<api::CheckResult>> ProviderImpl::check_golden() {
 }
 
 awaitable<Expected<api::CheckResult>> ProviderImpl::check_namespace() {
-  const std::string& ns = config_.namespace_;
+  const std::string& ns = settings_.namespace_;
   auto resp = co_await call("GET", "/api/v1/namespaces/" + ns, {}, "reading namespace " + ns);
   if (!resp) co_return resp.error();
   if (resp->status != 200 && resp->status != 404)

@@ -17,7 +17,10 @@ namespace detail {
 
 ProviderImpl::ProviderImpl(asio::any_io_executor executor, api::ProviderConfig config,
                            std::shared_ptr<kube::KubeApi> api)
-    : executor_(std::move(executor)), config_(std::move(config)), api_(std::move(api)) {
+    : executor_(std::move(executor)),
+      config_(std::move(config)),
+      settings_(settings_of(config_.settings)),
+      api_(std::move(api)) {
   log::register_secret(config_.password);
   if (api_) server_ = api_->server();
 }
@@ -40,8 +43,8 @@ awaitable<Expected<void>> ProviderImpl::connect() {
   if (!api_) {
     auto resolved = kube::resolve_client_config(config_);
     if (!resolved) co_return resolved.error();
-    if (config_.namespace_.empty()) {
-      config_.namespace_ = resolved->default_namespace.empty() ? "default" : resolved->default_namespace;
+    if (settings_.namespace_.empty()) {
+      settings_.namespace_ = resolved->default_namespace.empty() ? "default" : resolved->default_namespace;
     }
     kube::HttpKubeOptions options;
     options.requests_per_second = config_.requests_per_second;
@@ -59,8 +62,8 @@ awaitable<Expected<void>> ProviderImpl::connect() {
     options.on_gone = config_.platform_gone;
     api_ = std::make_shared<kube::HttpKubeApi>(executor_, std::move(*resolved), std::move(options));
     server_ = api_->server();
-  } else if (config_.namespace_.empty()) {
-    config_.namespace_ = "default";
+  } else if (settings_.namespace_.empty()) {
+    settings_.namespace_ = "default";
   }
   // Named first: g++ 12 miscompiles aggregate temporaries inside a co_await expression.
   const kube::ConnectProbe probe{
@@ -68,8 +71,8 @@ awaitable<Expected<void>> ProviderImpl::connect() {
       "install KubeVirt / OpenShift Virtualization, or check that the context points at the right cluster"};
   auto connected = co_await api_->connect(probe);
   if (!connected) co_return connected.error();
-  datavolumes_ = std::make_shared<DataVolumeWaiter>(executor_, api_, config_.namespace_, config_.run_id);
-  spdlog::info("connected to {}, namespace {}", server_, config_.namespace_);
+  datavolumes_ = std::make_shared<DataVolumeWaiter>(executor_, api_, settings_.namespace_, config_.run_id);
+  spdlog::info("connected to {}, namespace {}", server_, settings_.namespace_);
   co_await learn_platform();
   co_return Expected<void>();
 }

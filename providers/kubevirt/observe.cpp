@@ -28,7 +28,7 @@ awaitable<void> ProviderImpl::observe(std::vector<api::VmHandle> vms, api::Miles
   // Unschedulable VMIs never boot: say so (at most every 10 s, with the scheduler's own message) rather
   // than leave the user watching a stalled progress line until the storm timeout.
   auto unschedulable_told = std::make_shared<std::pair<std::size_t, steady_clock::time_point>>();
-  auto tell_unschedulable = [tracker, unschedulable_told, ns = config_.namespace_] {
+  auto tell_unschedulable = [tracker, unschedulable_told, ns = settings_.namespace_] {
     const auto& pending = tracker->unschedulable();
     auto& [told, when] = *unschedulable_told;
     const auto now = steady_clock::now();
@@ -51,7 +51,7 @@ awaitable<void> ProviderImpl::observe(std::vector<api::VmHandle> vms, api::Miles
   h.on_alive = [tracker](kube::ClientInstant at) { tracker->note_stream_alive(at); };
   h.done = [tracker] { return tracker->complete(); };
   kube::ListWatchRequest request;
-  request.collection = vmis_path(config_.namespace_);
+  request.collection = vmis_path(settings_.namespace_);
   request.query = "labelSelector=" + run_selector_query(config_.run_id);
   request.what = "VirtualMachineInstances";
   request.decode = kube::WatchDecode::milestone_fields;
@@ -67,7 +67,7 @@ awaitable<void> ProviderImpl::observe(std::vector<api::VmHandle> vms, api::Miles
   } stop_probe{request.lateness};
   (void)co_await kube::list_watch(*api_, std::move(request), std::move(h), stop);
   for (const auto& name : tracker->failed()) {
-    spdlog::warn("VMI {}/{} ended (Failed/Succeeded) before reaching every milestone", config_.namespace_,
+    spdlog::warn("VMI {}/{} ended (Failed/Succeeded) before reaching every milestone", settings_.namespace_,
                  name);
   }
 }

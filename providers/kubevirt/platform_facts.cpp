@@ -74,12 +74,11 @@ awaitable<void> ProviderImpl::learn_platform() {
 
 awaitable<void> ProviderImpl::learn_storage() {
   // The golden volume: a DataSource's PVC, or the plan's PVC.
-  std::string pvc_ns = config_.namespace_, pvc_name = config_.golden_pvc;
-  if (!config_.golden_datasource.empty()) {
-    const std::string dsns = config_.golden_datasource_namespace.empty()
-                                 ? config_.namespace_
-                                 : config_.golden_datasource_namespace;
-    const json ds = co_await read_object(datasource_path(dsns, config_.golden_datasource),
+  std::string pvc_ns = settings_.namespace_, pvc_name = settings_.pvc;
+  if (!settings_.datasource_name.empty()) {
+    const std::string dsns =
+        settings_.datasource_namespace.empty() ? settings_.namespace_ : settings_.datasource_namespace;
+    const json ds = co_await read_object(datasource_path(dsns, settings_.datasource_name),
                                          "reading the golden DataSource");
     pvc_ns = text_at(ds, {"spec", "source", "pvc", "namespace"});
     if (pvc_ns.empty()) pvc_ns = dsns;

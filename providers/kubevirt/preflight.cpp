@@ -25,7 +25,7 @@ api::CheckResult from(const Expected<api::CheckResult>& checked, const std::stri
 }  // namespace
 
 awaitable<api::CheckResult> ProviderImpl::check_access() {
-  const std::string& ns = config_.namespace_;
+  const std::string& ns = settings_.namespace_;
   std::vector<kube::Access> needed = {
       {"create", "kubevirt.io", "virtualmachines", "", ns},
       {"get", "kubevirt.io", "virtualmachines", "", ns},
@@ -38,9 +38,8 @@ awaitable<api::CheckResult> ProviderImpl::check_access() {
       {"watch", "cdi.kubevirt.io", "datavolumes", "", ns},
       {"list", "", "nodes", "", ""},
   };
-  if (!config_.golden_datasource.empty()) {
-    const std::string dsns =
-        config_.golden_datasource_namespace.empty() ? ns : config_.golden_datasource_namespace;
+  if (!settings_.datasource_name.empty()) {
+    const std::string dsns = settings_.datasource_namespace.empty() ? ns : settings_.datasource_namespace;
     needed.push_back({"get", "cdi.kubevirt.io", "datasources", "", dsns});
     // CDI lets a DataVolume clone from another namespace only for a user who may create datavolumes/source
     // there.
@@ -54,7 +53,7 @@ awaitable<api::CheckResult> ProviderImpl::check_access() {
 }
 
 awaitable<api::CheckResult> ProviderImpl::check_quota(std::size_t vms) {
-  const std::string& ns = config_.namespace_;
+  const std::string& ns = settings_.namespace_;
   if (namespace_missing_)
     co_return api::check_result("resource quota", api::CheckStatus::pass,
                                 "namespace " + ns + " is new: no quota");

@@ -24,11 +24,12 @@ awaitable<Expected<void>> ProviderImpl::ensure_namespace() {
     namespace_waiters_.push_back(timer);
     co_await timer->async_wait(asio::as_tuple(asio::use_awaitable));
     if (namespace_ready_) co_return Expected<void>();
-    co_return make_error(ErrorKind::api, "creating namespace " + config_.namespace_ + " failed (see above)");
+    co_return make_error(ErrorKind::api,
+                         "creating namespace " + settings_.namespace_ + " failed (see above)");
   }
   namespace_creating_ = true;
   Expected<void> result;
-  const std::string& ns = config_.namespace_;
+  const std::string& ns = settings_.namespace_;
   bool create = namespace_missing_;
   if (!namespace_known_) {
     auto resp = co_await call("GET", "/api/v1/namespaces/" + ns, {}, "reading namespace " + ns);
@@ -63,38 +64,38 @@ awaitable<Expected<api::VmHandle>> ProviderImpl::provision(const api::VmSpec& sp
   if (auto ns = co_await ensure_namespace(); !ns) co_return ns.error();
   VmBuild build;
   build.name = spec.name;
-  build.namespace_ = config_.namespace_;
+  build.namespace_ = settings_.namespace_;
   build.run_id = config_.run_id;
   build.scenario = spec.scenario;
   build.host = spec.host;
-  build.datasource_name = config_.golden_datasource;
-  build.datasource_namespace = config_.golden_datasource_namespace;
-  build.pvc = config_.golden_pvc;
-  build.clone_strategy = config_.clone_type;
+  build.datasource_name = settings_.datasource_name;
+  build.datasource_namespace = settings_.datasource_namespace;
+  build.pvc = settings_.pvc;
+  build.clone_strategy = settings_.clone;
   if (!config_.beacon_url.empty()) {
     build.beacon_url = config_.beacon_url;
     build.beacon_token = config_.beacon_token ? config_.beacon_token(spec.name) : std::string();
     log::register_secret(build.beacon_token);
   }
   const std::string body = build_virtual_machine(build).dump();
-  const std::string what = "creating VirtualMachine " + config_.namespace_ + "/" + spec.name;
-  api::VmHandle handle{spec.name, config_.namespace_ + "/" + spec.name, spec.host, spec.scenario};
+  const std::string what = "creating VirtualMachine " + settings_.namespace_ + "/" + spec.name;
+  api::VmHandle handle{spec.name, settings_.namespace_ + "/" + spec.name, spec.host, spec.scenario};
   // POST is not retried by the HTTP client; a create is safe to repeat here because a duplicate answers 409
   // and is then checked for our run label.
   for (int attempt = 1;; ++attempt) {
-    auto resp = co_await call("POST", vms_path(config_.namespace_), body, what,
+    auto resp = co_await call("POST", vms_path(settings_.namespace_), body, what,
                               attempt > 1 ? kube::Budget::paced : kube::Budget::unpaced);
     if (!resp) co_return resp.error();
     if (resp->status == 200 || resp->status == 201) co_return handle;
     if (resp->status == 409) {
       auto existing =
-          co_await call("GET", vm_path(config_.namespace_, spec.name), {}, "reading " + spec.name);
+          co_await call("GET", vm_path(settings_.namespace_, spec.name), {}, "reading " + spec.name);
       if (existing && existing->status == 200 &&
           label_of(json::parse(existing->body, nullptr, false), kRunLabel) == config_.run_id) {
         co_return handle;  // created by an earlier attempt of this run
       }
       co_return make_error(ErrorKind::conflict,
-                           "VirtualMachine " + config_.namespace_ + "/" + spec.name +
+                           "VirtualMachine " + settings_.namespace_ + "/" + spec.name +
                                " already exists and does not belong to run " + config_.run_id,
                            "delete it or use another namespace", 409);
     }

@@ -43,8 +43,8 @@ std::size_t ProviderImpl::start_connections(std::size_t concurrent_starts) const
 }
 
 awaitable<Expected<api::StartResult>> ProviderImpl::start(const api::VmHandle& vm) {
-  const std::string what = "starting VirtualMachine " + config_.namespace_ + "/" + vm.name;
-  const std::string path = vm_subresource_path(config_.namespace_, vm.name, "start");
+  const std::string what = "starting VirtualMachine " + settings_.namespace_ + "/" + vm.name;
+  const std::string path = vm_subresource_path(settings_.namespace_, vm.name, "start");
   Expected<http::Response> resp = make_error(ErrorKind::internal, what + ": not sent");
   if (start_depth() > 1 && !config_.dry_run) {
     resp = co_await start_pipelined(path, what);

@@ -14,7 +14,7 @@ awaitable<Expected<std::optional<json>>> ProviderImpl::fetch_owned(const api::Vm
   if (config_.run_id.empty()) {
     co_return make_error(ErrorKind::invalid_input, "refusing to " + action + " " + vm.name + ": no run id");
   }
-  std::string ns = config_.namespace_, name = vm.name;
+  std::string ns = settings_.namespace_, name = vm.name;
   if (auto slash = vm.id.find('/'); slash != std::string::npos) ns = vm.id.substr(0, slash);
   auto resp = co_await call("GET", vm_path(ns, name), {}, "reading VirtualMachine " + ns + "/" + name);
   if (!resp) co_return resp.error();
@@ -75,7 +75,7 @@ awaitable<Expected<void>> ProviderImpl::destroy(const api::VmHandle& vm) {
 
 awaitable<Expected<std::vector<api::VmHandle>>> ProviderImpl::list_run_vms(const std::string& run_id) {
   if (!api_) co_return make_error(ErrorKind::internal, "listing VirtualMachines before connect");
-  auto listed = co_await kube::list_objects(*api_, vms_path(config_.namespace_),
+  auto listed = co_await kube::list_objects(*api_, vms_path(settings_.namespace_),
                                             "labelSelector=" + run_selector_query(run_id),
                                             "listing VirtualMachines of run " + run_id);
   if (!listed) co_return listed.error();
@@ -85,7 +85,7 @@ awaitable<Expected<std::vector<api::VmHandle>>> ProviderImpl::list_run_vms(const
     api::VmHandle h;
     h.name = name_of(item);
     const json& md = item["metadata"];
-    h.id = md.value("namespace", config_.namespace_) + "/" + h.name;
+    h.id = md.value("namespace", settings_.namespace_) + "/" + h.name;
     if (md.contains("annotations") && md["annotations"].is_object()) {
       h.scenario = md["annotations"].value(kScenarioNameAnnotation, "");
     }
@@ -101,6 +101,6 @@ awaitable<Expected<std::vector<api::VmHandle>>> ProviderImpl::list_run_vms(const
 
 std::string ProviderImpl::vm_namespace(const api::VmHandle& vm) const {
   if (auto slash = vm.id.find('/'); slash != std::string::npos) return vm.id.substr(0, slash);
-  return config_.namespace_;
+  return settings_.namespace_;
 }
 }  // namespace bootstorm::kubevirt::detail

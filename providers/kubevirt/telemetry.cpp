@@ -108,7 +108,7 @@ Expected<std::unique_ptr<api::TelemetrySource>> ProviderImpl::telemetry_source(
     co_return endpoint;
   };
   prometheus::PrometheusSourceOptions options;
-  options.namespace_ = config_.namespace_;
+  options.namespace_ = settings_.namespace_;
   options.grid_s = settings.interval_s;
   options.timeout = config_.request_timeout;
   return std::unique_ptr<api::TelemetrySource>(std::make_unique<prometheus::PrometheusStorageSource>(

@@ -1,5 +1,7 @@
 #include "providers/vsphere/descriptor.hpp"
 
+#include "providers/vsphere/settings.hpp"
+
 namespace bootstorm::vsphere {
 
 api::PlatformDescriptor descriptor() {
@@ -32,6 +34,7 @@ api::PlatformDescriptor descriptor() {
   d.default_power_on = "multi";
   // Power state from a filtered list poll, Tools and guest identity from per-VM polls (vsphere_observe.cpp).
   d.observed_milestones = {"running", "guest_agent", "ip_assigned"};
+  d.read_settings = read_settings;
   return d;
 }
 

@@ -120,9 +120,9 @@ asio::awaitable<Expected<void>> VsphereProvider::check_inventory(const api::Inve
                          "fix the plan's placement host names");
 
   // Golden VM: exists, in the right power state for the clone type.
-  if (config_.golden_vm.empty())
+  if (settings_.vm.empty())
     co_return make_error(ErrorKind::invalid_input, "the plan names no golden VM (golden.vm)");
-  const std::string golden_target = session_.paths().vm_list(ListFilter{{"names", {config_.golden_vm}}});
+  const std::string golden_target = session_.paths().vm_list(ListFilter{{"names", {settings_.vm}}});
   auto golden = co_await get_json(golden_target, "looking up golden VM");
   if (!golden) co_return golden.error();
   if (!golden->is_array() || golden->empty()) {
@@ -134,38 +134,38 @@ asio::awaitable<Expected<void>> VsphereProvider::check_inventory(const api::Inve
       listing = "; VMs: " + join_names(names);
     }
     co_return make_error(ErrorKind::not_found,
-                         "golden VM " + config_.golden_vm + " not found in vCenter " + url + listing,
+                         "golden VM " + settings_.vm + " not found in vCenter " + url + listing,
                          "fix golden.vm in the plan");
   }
   if (golden->size() > 1)
     co_return make_error(ErrorKind::invalid_input,
-                         "golden VM name " + config_.golden_vm + " is ambiguous in vCenter " + url + ": " +
+                         "golden VM name " + settings_.vm + " is ambiguous in vCenter " + url + ": " +
                              std::to_string(golden->size()) + " VMs carry it",
                          "rename the duplicates or name a unique golden VM");
   golden_id_ = str_field((*golden)[0], "vm");
   const auto golden_power = str_field((*golden)[0], "power_state");
   if (instant() && golden_power != "POWERED_ON")
     co_return make_error(ErrorKind::invalid_input,
-                         "golden VM " + config_.golden_vm + " is " + golden_power + " in vCenter " + url +
+                         "golden VM " + settings_.vm + " is " + golden_power + " in vCenter " + url +
                              "; instant clones need a powered-on source",
                          "power the golden VM on, or use golden.clone: full");
   if (instant()) {
     // Instant clones run on the source's host: every placement host must be the golden VM's host.
     for (const auto& name : wanted) {
       const std::string target =
-          session_.paths().vm_list(ListFilter{{"names", {config_.golden_vm}}, {"hosts", {host_ids_[name]}}});
+          session_.paths().vm_list(ListFilter{{"names", {settings_.vm}}, {"hosts", {host_ids_[name]}}});
       auto on_host = co_await get_json(target, "locating the golden VM's host");
       if (!on_host) co_return on_host.error();
       if (!on_host->is_array() || on_host->empty())
         co_return make_error(ErrorKind::invalid_input,
-                             "instant clones of " + config_.golden_vm + " cannot be placed on host " + name +
+                             "instant clones of " + settings_.vm + " cannot be placed on host " + name +
                                  ": the vCenter REST instant-clone spec has no host placement, so clones run "
                                  "on the golden VM's host, and " +
-                                 config_.golden_vm + " is not on " + name,
+                                 settings_.vm + " is not on " + name,
                              "place the scenario on the golden VM's host or use golden.clone: full");
     }
   }
-  if (config_.clone_type == "linked" && !warned_linked_) {
+  if (settings_.clone == "linked" && !warned_linked_) {
     warned_linked_ = true;
     spdlog::warn(
         "golden.clone: linked — the vCenter REST API has no linked-clone option (VM.CloneSpec); "
@@ -177,7 +177,7 @@ asio::awaitable<Expected<void>> VsphereProvider::check_inventory(const api::Inve
   // the first one vCenter lists; then room for the clones.
   auto golden_info = co_await get_json(session_.paths().vm(golden_id_), "reading the golden VM");
   if (golden_info) golden_guest_os_ = str_field(*golden_info, "guest_OS");
-  std::string wanted_store = config_.datastore;
+  std::string wanted_store = settings_.datastore;
   if (wanted_store.empty() && golden_info) wanted_store = datastore_of_first_disk(*golden_info);
   auto stores = co_await get_json(session_.paths().datastore_list(), "listing datastores");
   if (!stores) co_return stores.error();
@@ -188,12 +188,12 @@ asio::awaitable<Expected<void>> VsphereProvider::check_inventory(const api::Inve
       all_stores.push_back(str_field(d, "name"));
       if (!chosen && (wanted_store.empty() || str_field(d, "name") == wanted_store)) chosen = &d;
     }
-    if (!chosen && config_.datastore.empty() && !stores->empty()) chosen = &(*stores)[0];
+    if (!chosen && settings_.datastore.empty() && !stores->empty()) chosen = &(*stores)[0];
   }
   if (!chosen)
     co_return make_error(ErrorKind::not_found,
-                         (config_.datastore.empty() ? std::string("no datastore found")
-                                                    : "datastore " + config_.datastore + " not found") +
+                         (settings_.datastore.empty() ? std::string("no datastore found")
+                                                      : "datastore " + settings_.datastore + " not found") +
                              " in vCenter " + url + "; datastores: " + join_names(all_stores),
                          "fix golden.datastore in the plan");
   datastore_id_ = str_field(*chosen, "datastore");
@@ -203,7 +203,7 @@ asio::awaitable<Expected<void>> VsphereProvider::check_inventory(const api::Inve
     const auto& info = golden_info;
     if (!info) {
       spdlog::warn("could not size the clones of {} ({}); checking only that datastore {} has free space",
-                   config_.golden_vm, info.error().what(), datastore_name_);
+                   settings_.vm, info.error().what(), datastore_name_);
       if (free <= 0)
         co_return make_error(ErrorKind::invalid_input,
                              "datastore " + datastore_name_ + " in vCenter " + url + " has no free space");
@@ -215,14 +215,14 @@ asio::awaitable<Expected<void>> VsphereProvider::check_inventory(const api::Inve
             fmt::format(
                 "datastore {} in vCenter {} has {:.1f} GiB free; {} {} clones of {} need about {:.1f} GiB",
                 datastore_name_, url, free / kGiB, request.total_vms, instant() ? "instant" : "full",
-                config_.golden_vm, need / kGiB),
+                settings_.vm, need / kGiB),
             "free space, name a larger datastore (golden.datastore) or run fewer VMs");
     }
   }
   inventory_checked_ = true;
   checked_request_ = request;
   spdlog::info("vCenter inventory ok: {} host(s), golden VM {} ({}, {}), datastore {}", wanted.size(),
-               config_.golden_vm, golden_id_, golden_power, datastore_name_);
+               settings_.vm, golden_id_, golden_power, datastore_name_);
   co_return Expected<void>{};
 }
 

@@ -25,6 +25,7 @@ VsphereProvider::VsphereProvider(asio::any_io_executor executor, api::ProviderCo
                                  std::unique_ptr<Transport> transport)
     : executor_(executor),
       config_(std::move(config)),
+      settings_(settings_of(config_.settings)),
       transport_(std::move(transport)),
       session_(
           executor, *transport_,
@@ -123,7 +124,7 @@ asio::awaitable<std::vector<api::CheckResult>> VsphereProvider::check(const api:
   auto checked = co_await check_inventory(inventory);
   out.push_back(checked ? api::check_result("inventory", api::CheckStatus::pass,
                                             "the placement hosts are connected, the golden VM " +
-                                                config_.golden_vm + " and datastore " + datastore_name_ +
+                                                settings_.vm + " and datastore " + datastore_name_ +
                                                 " are there, with room for the clones")
                         : api::failed_check("inventory", checked.error()));
   out.push_back(api::check_result(

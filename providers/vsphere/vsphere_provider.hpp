@@ -36,6 +36,7 @@
 #include "providers/api/provider.hpp"
 #include "providers/vsphere/clone_slots.hpp"
 #include "providers/vsphere/session.hpp"
+#include "providers/vsphere/settings.hpp"
 #include "providers/vsphere/transport.hpp"
 
 namespace bootstorm::vsphere {
@@ -128,10 +129,11 @@ class VsphereProvider final : public api::Provider {
   Error refuse_foreign(const std::string& verb, const std::string& name) const;
   void log_dry_run(const std::string& method, const std::string& target, const std::string& body) const;
   double estimated_clone_bytes(const nlohmann::json& golden_info) const;
-  bool instant() const { return config_.clone_type == "instant"; }
+  bool instant() const { return settings_.clone == "instant"; }
 
   boost::asio::any_io_executor executor_;
   api::ProviderConfig config_;
+  Settings settings_;  // the kind's own part of the plan (config_.settings, typed)
   std::unique_ptr<Transport> transport_;
   Session session_;
   Tuning tuning_;

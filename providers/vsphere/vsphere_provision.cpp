@@ -62,7 +62,7 @@ asio::awaitable<Expected<api::VmHandle>> VsphereProvider::provision(const api::V
   options.idempotent = false;
   // A clone call blocks for the whole copy; a deadline shorter than that would abandon a running clone.
   options.timeout = std::max(config_.request_timeout, std::chrono::milliseconds(std::chrono::hours(1)));
-  const std::string what = std::string(instant() ? "instant clone" : "clone") + " of " + config_.golden_vm +
+  const std::string what = std::string(instant() ? "instant clone" : "clone") + " of " + settings_.vm +
                            " to " + spec.name + " on host " + spec.host;
   // A clone is not idempotent, so the HTTP layer does not retry it. A 503 SERVICE_UNAVAILABLE means vCenter
   // did not take the call; retry it a few times with backoff. Before each retry, look the name up: if an
@@ -144,7 +144,7 @@ asio::awaitable<Expected<void>> VsphereProvider::hand_over_beacon(const api::VmH
           "ready: beacon on vSphere — golden VM {} is a Windows guest ({}): bootstorm hands the beacon URL "
           "and token to Linux guests only (cloud-init guest customization). The Windows agent must read them "
           "from guestinfo set in the golden image; see deploy/guest/README.md, \"vSphere\"",
-          config_.golden_vm, golden_guest_os_);
+          settings_.vm, golden_guest_os_);
     }
     co_return Expected<void>{};
   }

@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "providers/vsphere/dialect.hpp"
+#include "providers/vsphere/settings.hpp"
 #include "providers/vsphere/vcenter_error.hpp"
 #include "providers/vsphere/vsphere_provider.hpp"
 
@@ -93,8 +94,10 @@ void decode_one(const std::uint8_t* data, std::size_t size) {
   config.endpoint = "https://vcenter.fuzz";
   config.username = "administrator@vsphere.local";
   config.password = "fuzz-pass";
-  config.golden_vm = "golden-win11";
-  config.clone_type = "full";
+  vsphere::Settings settings;
+  settings.vm = "golden-win11";
+  settings.clone = "full";
+  config.settings = api::make_settings(settings);
   config.run_id = "3f9a2c";
   config.requests_per_second = 1e6;
   vsphere::VsphereProvider provider(io.get_executor(), config,

@@ -25,6 +25,7 @@
 #include "providers/kubevirt/detail/datavolume_waiter.hpp"
 #include "providers/kubevirt/detail/start_pipeline.hpp"
 #include "providers/kubevirt/kube_objects.hpp"
+#include "providers/kubevirt/settings.hpp"
 
 namespace bootstorm::kubevirt::detail {
 
@@ -124,6 +125,7 @@ class ProviderImpl : public std::enable_shared_from_this<ProviderImpl> {
 
   boost::asio::any_io_executor executor_;
   api::ProviderConfig config_;
+  Settings settings_;  // the kind's own part of the plan (config_.settings, typed)
   std::shared_ptr<kube::KubeApi> api_;
   std::string server_;  // the API server URL, for messages
 

@@ -21,12 +21,12 @@ void register_provider() {
 }
 
 ApiChoosingProvider::ApiChoosingProvider(asio::any_io_executor executor, api::ProviderConfig config)
-    : executor_(std::move(executor)), config_(std::move(config)) {}
+    : executor_(std::move(executor)), config_(std::move(config)), settings_(settings_of(config_.settings)) {}
 
 ApiChoosingProvider::~ApiChoosingProvider() = default;
 
 asio::awaitable<Expected<void>> ApiChoosingProvider::choose() {
-  std::string api = config_.vsphere_api.empty() ? std::string("auto") : config_.vsphere_api;
+  std::string api = settings_.api.empty() ? std::string("auto") : settings_.api;
   if (api == "auto") {
     // RetrieveServiceContent needs no session: whether /sdk speaks vim25 at all.
     auto transport = make_http_transport(executor_, config_);
@@ -57,20 +57,21 @@ asio::awaitable<Expected<void>> ApiChoosingProvider::choose() {
     why_ = "platform.api " + api;
   }
   if (api == "vim25") {
-    chosen_ =
-        std::make_unique<vim25::Vim25Provider>(executor_, config_, make_http_transport(executor_, config_));
+    set_target(
+        std::make_unique<vim25::Vim25Provider>(executor_, config_, make_http_transport(executor_, config_)));
   } else {
-    chosen_ = std::make_unique<VsphereProvider>(executor_, config_, make_http_transport(executor_, config_));
+    set_target(
+        std::make_unique<VsphereProvider>(executor_, config_, make_http_transport(executor_, config_)));
   }
   co_return Expected<void>{};
 }
 
-Error ApiChoosingProvider::not_connected() const {
+Error ApiChoosingProvider::missing_target() const {
   return make_error(ErrorKind::internal, "the vSphere provider was used before connect()");
 }
 
 api::Capabilities ApiChoosingProvider::capabilities() const {
-  if (!chosen_) {
+  if (!target()) {
     // Before connect(): what every vSphere API observes (the descriptor's list).
     api::Capabilities c;
     for (const auto& name : descriptor().observed_milestones)
@@ -78,98 +79,18 @@ api::Capabilities ApiChoosingProvider::capabilities() const {
     c.start_blocks_until_powered_on = true;
     return c;
   }
-  api::Capabilities c = chosen_->capabilities();
+  api::Capabilities c = target()->capabilities();
   if (c.api.empty()) c.api = "REST (/api)";
   c.api += " — " + why_;
   return c;
 }
 
 asio::awaitable<Expected<void>> ApiChoosingProvider::connect() {
-  if (!chosen_) {
+  if (!target()) {
     auto chosen = co_await choose();
     if (!chosen) co_return chosen;
   }
-  co_return co_await chosen_->connect();
-}
-
-asio::awaitable<Expected<void>> ApiChoosingProvider::check_inventory(const api::InventoryRequest& request) {
-  if (!chosen_) co_return not_connected();
-  co_return co_await chosen_->check_inventory(request);
-}
-
-asio::awaitable<Expected<api::VmHandle>> ApiChoosingProvider::provision(const api::VmSpec& spec) {
-  if (!chosen_) co_return not_connected();
-  co_return co_await chosen_->provision(spec);
-}
-
-asio::awaitable<Expected<void>> ApiChoosingProvider::wait_startable(const api::VmHandle& vm,
-                                                                    std::chrono::milliseconds timeout) {
-  if (!chosen_) co_return not_connected();
-  co_return co_await chosen_->wait_startable(vm, timeout);
-}
-
-asio::awaitable<Expected<void>> ApiChoosingProvider::prepare_storm(std::size_t expected_starts) {
-  if (!chosen_) co_return not_connected();
-  co_return co_await chosen_->prepare_storm(expected_starts);
-}
-
-asio::awaitable<Expected<api::StartResult>> ApiChoosingProvider::start(const api::VmHandle& vm) {
-  if (!chosen_) co_return not_connected();
-  co_return co_await chosen_->start(vm);
-}
-
-asio::awaitable<void> ApiChoosingProvider::observe(std::vector<api::VmHandle> vms, api::MilestoneSink sink,
-                                                   CancelSignal stop) {
-  if (!chosen_) co_return;
-  co_await chosen_->observe(std::move(vms), std::move(sink), std::move(stop));
-}
-
-asio::awaitable<Expected<void>> ApiChoosingProvider::stop(const api::VmHandle& vm) {
-  if (!chosen_) co_return not_connected();
-  co_return co_await chosen_->stop(vm);
-}
-
-asio::awaitable<Expected<void>> ApiChoosingProvider::destroy(const api::VmHandle& vm) {
-  if (!chosen_) co_return not_connected();
-  co_return co_await chosen_->destroy(vm);
-}
-
-asio::awaitable<Expected<std::vector<api::VmHandle>>> ApiChoosingProvider::list_run_vms(
-    const std::string& run_id) {
-  if (!chosen_) co_return not_connected();
-  co_return co_await chosen_->list_run_vms(run_id);
-}
-
-asio::awaitable<Expected<void>> ApiChoosingProvider::remove_run_artifacts(const std::string& run_id) {
-  if (!chosen_) co_return not_connected();
-  co_return co_await chosen_->remove_run_artifacts(run_id);
-}
-
-asio::awaitable<void> ApiChoosingProvider::disconnect() {
-  if (chosen_) co_await chosen_->disconnect();
-}
-
-api::ApiStats ApiChoosingProvider::stats() const {
-  return chosen_ ? chosen_->stats() : api::ApiStats{};
-}
-
-api::PlatformFacts ApiChoosingProvider::facts() const {
-  return chosen_ ? chosen_->facts() : api::PlatformFacts{};
-}
-
-std::string ApiChoosingProvider::clone_method(const api::VmHandle& vm) const {
-  return chosen_ ? chosen_->clone_method(vm) : std::string();
-}
-
-Expected<std::unique_ptr<api::TelemetrySource>> ApiChoosingProvider::telemetry_source(
-    const api::TelemetrySettings& settings) {
-  if (!chosen_) return not_connected();
-  return chosen_->telemetry_source(settings);
-}
-
-asio::awaitable<std::vector<api::CheckResult>> ApiChoosingProvider::check(const api::CheckRequest& request) {
-  if (!chosen_) co_return std::vector<api::CheckResult>{api::failed_check("API", not_connected())};
-  co_return co_await chosen_->check(request);
+  co_return co_await ForwardingProvider::connect();
 }
 
 }  // namespace bootstorm::vsphere

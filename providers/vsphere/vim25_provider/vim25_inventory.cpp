@@ -111,11 +111,11 @@ asio::awaitable<Expected<void>> Vim25Provider::resolve_inventory(const api::Inve
   for (const auto& vm : *vms) {
     const Value* n = vm.prop("name");
     if (!n) continue;
-    if (n->text == config_.golden_vm) golden = &vm;
+    if (n->text == settings_.vm) golden = &vm;
     if (!n->text.starts_with("bs-") && similar.size() < 20) similar.insert(n->text);
   }
   if (!golden) {
-    co_return make_error(ErrorKind::not_found, "golden VM " + config_.golden_vm + " is not in " + where,
+    co_return make_error(ErrorKind::not_found, "golden VM " + settings_.vm + " is not in " + where,
                          "set golden.vm to one of: " + joined(similar));
   }
   golden_ = golden->obj;
@@ -135,10 +135,10 @@ asio::awaitable<Expected<void>> Vim25Provider::resolve_inventory(const api::Inve
     const Value* n = d.prop("name");
     if (!n) continue;
     datastore_names.insert(n->text);
-    if (!config_.datastore.empty() && n->text == config_.datastore) datastore_ = d.obj;
+    if (!settings_.datastore.empty() && n->text == settings_.datastore) datastore_ = d.obj;
   }
-  if (!config_.datastore.empty() && datastore_.empty()) {
-    co_return make_error(ErrorKind::not_found, "datastore " + config_.datastore + " is not in " + where,
+  if (!settings_.datastore.empty() && datastore_.empty()) {
+    co_return make_error(ErrorKind::not_found, "datastore " + settings_.datastore + " is not in " + where,
                          "set golden.datastore to one of: " + joined(datastore_names));
   }
   if (datastore_.empty()) {
@@ -149,25 +149,25 @@ asio::awaitable<Expected<void>> Vim25Provider::resolve_inventory(const api::Inve
   // What the clone kind needs.
   const std::string power =
       golden->prop("runtime.powerState") ? golden->prop("runtime.powerState")->text : "";
-  if (config_.clone_type == "linked") {
+  if (settings_.clone == "linked") {
     std::vector<SnapshotEntry> snapshots;
     if (const Value* info = golden->prop("snapshot")) snapshots = snapshots_of(*info);
-    if (!config_.golden_snapshot.empty()) {
+    if (!settings_.snapshot.empty()) {
       snapshot_ = {};
       std::set<std::string> names;
       for (const auto& [name, ref] : snapshots) {
         names.insert(name);
-        if (name == config_.golden_snapshot) snapshot_ = ref;
+        if (name == settings_.snapshot) snapshot_ = ref;
       }
       if (snapshot_.empty()) {
         co_return make_error(ErrorKind::conflict,
-                             "golden VM " + config_.golden_vm + " in " + where + " has no snapshot named " +
-                                 config_.golden_snapshot + " (it has: " + joined(names) + ")",
+                             "golden VM " + settings_.vm + " in " + where + " has no snapshot named " +
+                                 settings_.snapshot + " (it has: " + joined(names) + ")",
                              "set golden.snapshot to one of its snapshots, or leave it out and the run takes "
                              "its own snapshot");
       }
     }
-  } else if (config_.clone_type == "instant") {
+  } else if (settings_.clone == "instant") {
     const std::string version = session_.service_content().about.api_version;
     if (lower_version(version, "6.7") != "6.7") {
       co_return make_error(ErrorKind::conflict,
@@ -176,7 +176,7 @@ asio::awaitable<Expected<void>> Vim25Provider::resolve_inventory(const api::Inve
     }
     if (power != "poweredOn") {
       co_return make_error(ErrorKind::conflict,
-                           "golden VM " + config_.golden_vm + " in " + where + " is " + power +
+                           "golden VM " + settings_.vm + " in " + where + " is " + power +
                                "; an instant clone forks a running VM",
                            "power the golden VM on (and let its guest settle) before the run");
     }

@@ -55,7 +55,7 @@ asio::awaitable<Expected<void>> Vim25Provider::prepare_storm(std::size_t expecte
   }
   expected_starts_ = expected_starts;
   // `multi` sends one call; `each` one call per VM, concurrently.
-  const std::size_t connections = config_.power_on == "multi" ? 2 : expected_starts;
+  const std::size_t connections = settings_.power_on == "multi" ? 2 : expected_starts;
   co_return co_await open_storm_connections(*transport_, connections, config_.endpoint);
 }
 
@@ -64,14 +64,14 @@ asio::awaitable<Expected<api::StartResult>> Vim25Provider::start(const api::VmHa
     co_return refuse_foreign("start", vm.name, "its name does not carry run id " + config_.run_id);
   ++starts_requested_;
   if (config_.dry_run) {
-    log_dry_run(config_.power_on == "multi" ? "PowerOnMultiVM_Task" : "PowerOnVM_Task", vm.name);
+    log_dry_run(settings_.power_on == "multi" ? "PowerOnMultiVM_Task" : "PowerOnVM_Task", vm.name);
     api::StartResult r;
     r.written_mono = r.acknowledged_mono = steady::now();
     r.written_wall = r.acknowledged_wall = wall::now();
     co_return r;
   }
   Ack& ack = ack_of(vm.id);
-  if (config_.power_on == "multi") {
+  if (settings_.power_on == "multi") {
     multi_batch_.push_back(vm.id);
     if (!multi_flush_scheduled_) {
       multi_flush_scheduled_ = true;

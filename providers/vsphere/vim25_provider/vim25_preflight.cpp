@@ -86,7 +86,7 @@ boost::asio::awaitable<std::vector<api::CheckResult>> Vim25Provider::check_golde
   auto vm = co_await read(golden, vm_type, vm_paths);
   if (!vm || vm->empty()) {
     out.push_back(api::check_result("golden VM Tools", api::CheckStatus::unknown,
-                                    "the golden VM " + config_.golden_vm + " could not be read",
+                                    "the golden VM " + settings_.vm + " could not be read",
                                     vm ? std::string() : vm.error().what()));
     out.push_back(
         api::check_result("datastore space", api::CheckStatus::unknown, "the golden VM's size is unknown"));
@@ -100,10 +100,10 @@ boost::asio::awaitable<std::vector<api::CheckResult>> Vim25Provider::check_golde
   if (!tools || tools->text.empty()) {
     out.push_back(api::check_result(
         "golden VM Tools", api::CheckStatus::unknown,
-        "vCenter does not say whether VMware Tools are installed in " + config_.golden_vm,
+        "vCenter does not say whether VMware Tools are installed in " + settings_.vm,
         needs_tools ? "without them no clone reaches " + request.ready_signal : std::string()));
   } else if (tools->text == "guestToolsNotInstalled") {
-    const std::string finding = config_.golden_vm + " has no VMware Tools (" + tools->text +
+    const std::string finding = settings_.vm + " has no VMware Tools (" + tools->text +
                                 "): its clones will report no guest_agent and no IP address";
     out.push_back(needs_tools
                       ? api::check_result("golden VM Tools", api::CheckStatus::fail, finding,
@@ -114,7 +114,7 @@ boost::asio::awaitable<std::vector<api::CheckResult>> Vim25Provider::check_golde
                                               " does not need them; guest milestones will be missing"));
   } else {
     out.push_back(api::check_result("golden VM Tools", api::CheckStatus::pass,
-                                    config_.golden_vm + ": VMware Tools installed (" + tools->text + ")"));
+                                    settings_.vm + ": VMware Tools installed (" + tools->text + ")"));
   }
 
   // Free space: a full clone copies the golden VM's disks; every clone but an instant one gets a swap file
@@ -130,18 +130,17 @@ boost::asio::awaitable<std::vector<api::CheckResult>> Vim25Provider::check_golde
   const std::optional<double> memory_mb = number_of(g, "summary.config.memorySizeMB");
   const std::optional<double> committed = number_of(g, "summary.storage.committed");
   std::optional<double> per_clone;
-  if (config_.clone_type == "instant") {
+  if (settings_.clone == "instant") {
     per_clone = 1.0 * kGiB;
-  } else if (memory_mb && config_.clone_type == "linked") {
+  } else if (memory_mb && settings_.clone == "linked") {
     per_clone = *memory_mb * 1024 * 1024 + 1.0 * kGiB;
   } else if (memory_mb && committed) {
     per_clone = *memory_mb * 1024 * 1024 + *committed;
   }
   if (!free || !per_clone) {
     out.push_back(api::check_result("datastore space", api::CheckStatus::unknown,
-                                    !free
-                                        ? "datastore " + ds_name + " did not say how much space it has free"
-                                        : "the size of " + config_.golden_vm + "'s clones could not be read",
+                                    !free ? "datastore " + ds_name + " did not say how much space it has free"
+                                          : "the size of " + settings_.vm + "'s clones could not be read",
                                     "check that datastore " + ds_name + " has room for the clones yourself"));
     co_return out;
   }
@@ -150,7 +149,7 @@ boost::asio::awaitable<std::vector<api::CheckResult>> Vim25Provider::check_golde
   const std::string finding =
       fmt::format("datastore {} has {:.1f} GiB free{}; {} {} clone{} need about {:.1f} GiB", ds_name,
                   *free / kGiB, capacity ? fmt::format(" of {:.1f} GiB", *capacity / kGiB) : std::string(),
-                  request.total_vms, config_.clone_type, request.total_vms == 1 ? "" : "s", need / kGiB);
+                  request.total_vms, settings_.clone, request.total_vms == 1 ? "" : "s", need / kGiB);
   if (need > *free) {
     out.push_back(
         api::check_result("datastore space", api::CheckStatus::fail, finding,
@@ -178,10 +177,10 @@ boost::asio::awaitable<std::vector<api::CheckResult>> Vim25Provider::check(const
     out.push_back(api::failed_check("inventory", resolved.error()));
     co_return out;
   }
-  std::string golden = "golden VM " + config_.golden_vm;
-  if (config_.clone_type == "linked")
-    golden += config_.golden_snapshot.empty() ? " (the run takes its own snapshot for linked clones)"
-                                              : " with snapshot " + config_.golden_snapshot;
+  std::string golden = "golden VM " + settings_.vm;
+  if (settings_.clone == "linked")
+    golden += settings_.snapshot.empty() ? " (the run takes its own snapshot for linked clones)"
+                                         : " with snapshot " + settings_.snapshot;
   out.push_back(api::check_result("inventory", api::CheckStatus::pass,
                                   fmt::format("{} host{} connected and out of maintenance; {}", hosts_.size(),
                                               hosts_.size() == 1 ? "" : "s", golden)));

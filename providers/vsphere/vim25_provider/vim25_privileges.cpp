@@ -22,10 +22,10 @@ std::vector<Vim25Provider::NeededPrivilege> Vim25Provider::needed_privileges() c
   auto need = [&](const MoRef& entity, std::string what, std::string privilege) {
     if (!entity.empty()) needed.push_back({entity, std::move(what), std::move(privilege)});
   };
-  const std::string golden = "golden VM " + config_.golden_vm;
+  const std::string golden = "golden VM " + settings_.vm;
   const std::string folder = "the clones' folder " + vm_folder_.value + " (they inherit its permissions)";
   need(golden_, golden, "VirtualMachine.Provisioning.Clone");
-  if (config_.clone_type == "instant") {
+  if (settings_.clone == "instant") {
     need(golden_, golden, "VirtualMachine.Inventory.CreateFromExisting");
     need(vm_folder_, folder, "VirtualMachine.Interact.PowerOn");
   } else {
@@ -33,12 +33,12 @@ std::vector<Vim25Provider::NeededPrivilege> Vim25Provider::needed_privileges() c
     // The clone spec writes the run id into the new VM's extraConfig.
     need(vm_folder_, folder, "VirtualMachine.Config.AdvancedConfig");
   }
-  if (config_.clone_type == "linked" && config_.golden_snapshot.empty()) {
+  if (settings_.clone == "linked" && settings_.snapshot.empty()) {
     // The run's own snapshot, taken at the first clone and removed at the end.
     need(golden_, golden, "VirtualMachine.State.CreateSnapshot");
     need(golden_, golden, "VirtualMachine.State.RemoveSnapshot");
   }
-  need(datastore_, "datastore " + (config_.datastore.empty() ? datastore_.value : config_.datastore),
+  need(datastore_, "datastore " + (settings_.datastore.empty() ? datastore_.value : settings_.datastore),
        "Datastore.AllocateSpace");
   for (const auto& [name, host] : hosts_) {
     if (!host.pool.empty())

@@ -26,6 +26,7 @@ Vim25Provider::Vim25Provider(asio::any_io_executor executor, api::ProviderConfig
                              std::unique_ptr<Transport> transport)
     : executor_(executor),
       config_(std::move(config)),
+      settings_(vsphere::settings_of(config_.settings)),
       transport_(std::move(transport)),
       // Paced at 95 % of the budget, as the REST provider's polls: the storm's starts are urgent (never
       // throttled) but charged.
@@ -52,7 +53,7 @@ api::Capabilities Vim25Provider::capabilities() const {
                 {api::Milestone::guest_agent, 0.01},
                 {api::Milestone::ip_assigned, 0.01}};
   c.start_blocks_until_powered_on = true;
-  c.starts_batched = config_.power_on == "multi";
+  c.starts_batched = settings_.power_on == "multi";
   return c;
 }
 

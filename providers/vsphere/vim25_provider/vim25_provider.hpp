@@ -31,6 +31,7 @@
 #include "common/async/token_bucket.hpp"
 #include "providers/api/provider.hpp"
 #include "providers/vsphere/clone_slots.hpp"
+#include "providers/vsphere/settings.hpp"
 #include "providers/vsphere/transport.hpp"
 #include "providers/vsphere/vim25/session.hpp"
 #include "providers/vsphere/vim25_provider/task_watcher.hpp"
@@ -70,7 +71,7 @@ class Vim25Provider final : public api::Provider {
   api::PlatformFacts facts() const override { return facts_; }
   // The kind of clone task that made it: vCenter fails a linked clone it cannot make (no snapshot) rather
   // than copy the disks.
-  std::string clone_method(const api::VmHandle&) const override { return config_.clone_type; }
+  std::string clone_method(const api::VmHandle&) const override { return settings_.clone; }
   // "auto" and "vsphere-perf": vCenter's real-time statistics (Vim25PerfSource, vim25_telemetry.hpp), read
   // through this provider's session. "prometheus" and "none" are errors saying why there is none.
   Expected<std::unique_ptr<api::TelemetrySource>> telemetry_source(
@@ -178,6 +179,7 @@ class Vim25Provider final : public api::Provider {
 
   boost::asio::any_io_executor executor_;
   api::ProviderConfig config_;
+  vsphere::Settings settings_;  // the kind's own part of the plan (config_.settings, typed)
   std::unique_ptr<Transport> transport_;
   async::RateLimiter limiter_;
   Session session_;

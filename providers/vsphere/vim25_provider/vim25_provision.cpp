@@ -80,16 +80,16 @@ asio::awaitable<Expected<void>> Vim25Provider::prepare_clones() {
                    config_.endpoint);
     }
   }
-  if (config_.clone_type == "linked" && snapshot_.empty()) {
+  if (settings_.clone == "linked" && snapshot_.empty()) {
     const std::string name = run_snapshot_name(config_.run_id);
     const std::string method = "CreateSnapshot_Task";
     const std::string element = create_snapshot_task(
         golden_, name, "bootstorm run " + config_.run_id + ": the base of its linked clones", false, false);
     if (config_.dry_run) {
-      log_dry_run(method, name + " of " + config_.golden_vm);
+      log_dry_run(method, name + " of " + settings_.vm);
       snapshot_ = {"VirtualMachineSnapshot", "dry-run"};
     } else {
-      auto taken = co_await run_task(method, element, "taking snapshot " + name + " of " + config_.golden_vm);
+      auto taken = co_await run_task(method, element, "taking snapshot " + name + " of " + settings_.vm);
       if (!taken) co_return taken.error();
       if (taken->error) co_return *taken->error;
       if (!taken->result) {
@@ -98,7 +98,7 @@ asio::awaitable<Expected<void>> Vim25Provider::prepare_clones() {
       }
       snapshot_ = taken->result->moref();
       spdlog::info("took snapshot {} ({}) of {}: the base of the linked clones", name, snapshot_.value,
-                   config_.golden_vm);
+                   settings_.vm);
     }
   }
   prepared_ = true;
@@ -141,9 +141,9 @@ asio::awaitable<Expected<api::VmHandle>> Vim25Provider::provision(const api::VmS
   auto prepared = co_await prepare_clones();
   if (!prepared) co_return prepared.error();
   const Host& host = hosts_.at(spec.host);
-  const bool instant = config_.clone_type == "instant";
+  const bool instant = settings_.clone == "instant";
   const std::string what =
-      config_.clone_type + " clone of " + config_.golden_vm + " to " + spec.name + " on host " + spec.host;
+      settings_.clone + " clone of " + settings_.vm + " to " + spec.name + " on host " + spec.host;
   std::string method, element;
   if (instant) {
     InstantCloneSpec clone;
@@ -158,7 +158,7 @@ asio::awaitable<Expected<api::VmHandle>> Vim25Provider::provision(const api::VmS
     clone.location.datastore = datastore_;
     clone.location.host = MoRef{"HostSystem", host.id};
     if (!host.pool.empty()) clone.location.pool = MoRef{"ResourcePool", host.pool};
-    if (config_.clone_type == "linked") {
+    if (settings_.clone == "linked") {
       clone.location.disk_move_type = "createNewChildDiskBacking";
       clone.snapshot = snapshot_;
     }

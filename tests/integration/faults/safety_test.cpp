@@ -6,7 +6,9 @@
 
 #include "providers/api/provider.hpp"
 #include "providers/kubevirt/kubevirt_provider.hpp"
+#include "providers/kubevirt/settings.hpp"
 #include "providers/vsphere/platform/api_choice.hpp"
+#include "providers/vsphere/settings.hpp"
 #include "tests/integration/faults/lab_harness.hpp"
 #include "tests/support/run_task.hpp"
 
@@ -45,14 +47,18 @@ class SafetyInterlocks : public LabFixture, public ::testing::WithParamInterface
       c.endpoint = endpoints_["vcenter"].get<std::string>();
       c.username = endpoints_["username"].get<std::string>();
       c.password = endpoints_["password"].get<std::string>();
-      c.golden_vm = "tiny-golden";
+      vsphere::Settings settings;
+      settings.vm = "tiny-golden";
+      c.settings = api::make_settings(settings);
     } else {
       c.endpoint = "kubeconfig";
       c.kubeconfig = endpoints_["kubeconfig"].get<std::string>();
-      c.namespace_ = kNamespace;
-      c.golden_datasource = "fedora-golden";
-      c.golden_datasource_namespace = "golden";
-      c.clone_type = "auto";
+      kubevirt::Settings settings;
+      settings.namespace_ = kNamespace;
+      settings.datasource_name = "fedora-golden";
+      settings.datasource_namespace = "golden";
+      settings.clone = "auto";
+      c.settings = api::make_settings(settings);
     }
     return api::create_provider(c.kind, io.get_executor(), c);
   }

@@ -30,9 +30,11 @@
 #include "protocol/http/client.hpp"
 #include "protocol/http/server.hpp"
 #include "providers/kube/kube_config.hpp"
+#include "providers/kubevirt/settings.hpp"
 #include "simulator/kube/kube_front.hpp"
 #include "simulator/model/lab.hpp"
 #include "tests/support/sanitizers.hpp"
+#include "tests/support/scratch_dir.hpp"
 #include "tests/unit/providers/kubevirt/swagger_validator.hpp"
 
 namespace bootstorm::kubevirt {
@@ -119,11 +121,13 @@ class KubeLab {
     c.simulated = true;
     c.password = token_;
     c.ca_data = pki_.ca_cert_pem;
-    c.namespace_ = "bootstorm";
     c.run_id = run_id;
-    c.golden_datasource = "tiny-golden";
-    c.golden_datasource_namespace = "golden";
-    c.clone_type = "auto";
+    kubevirt::Settings settings;
+    settings.namespace_ = "bootstorm";
+    settings.datasource_name = "tiny-golden";
+    settings.datasource_namespace = "golden";
+    settings.clone = "auto";
+    c.settings = api::make_settings(settings);
     c.requests_per_second = 2000;
     c.max_concurrent = 64;
     c.request_timeout = 15s;
@@ -512,9 +516,8 @@ TEST(KubevirtProvider, TokenAuthStormMatchesTruthAndCleansUp) {
 TEST(KubevirtProvider, ClientCertificateFromKubeconfig) {
   KubeLab lab;
   auto [cert, key] = http::generate_client_cert(lab.pki(), "alice");
-  std::string dir = std::filesystem::temp_directory_path() / ("bs-kv-cc-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  std::string path = dir + "/config";
+  const test_support::ScratchDir dir("kv-cc");
+  std::string path = dir.string() + "/config";
   std::ofstream(path)
       << "apiVersion: v1\nkind: Config\ncurrent-context: lab\n"
       << "clusters:\n- name: lab\n  cluster:\n    server: " << lab.url()
@@ -535,16 +538,14 @@ TEST(KubevirtProvider, ClientCertificateFromKubeconfig) {
     EXPECT_TRUE(listed) << (listed ? "" : listed.error().what());
     co_await provider->disconnect();
   });
-  std::filesystem::remove_all(dir);
 }
 
 TEST(KubevirtProvider, ExecPluginTokenAndRejectedToken) {
   sim::kube::KubeFrontOptions fo;
   fo.tokens = {"exec-tok-alpha"};
   KubeLab lab({}, fo);
-  std::string dir = std::filesystem::temp_directory_path() / ("bs-kv-exec-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  std::string path = dir + "/config";
+  const test_support::ScratchDir dir("kv-exec");
+  std::string path = dir.string() + "/config";
   std::ofstream(path)
       << "apiVersion: v1\nkind: Config\ncurrent-context: lab\n"
       << "clusters:\n- name: lab\n  cluster:\n    server: " << lab.url()
@@ -573,7 +574,6 @@ TEST(KubevirtProvider, ExecPluginTokenAndRejectedToken) {
     EXPECT_EQ(denied.error().kind, ErrorKind::auth);
     EXPECT_EQ(denied.error().status, 401);
   });
-  std::filesystem::remove_all(dir);
 }
 
 TEST(KubevirtProvider, WrongCaFailsWithAClearMessage) {

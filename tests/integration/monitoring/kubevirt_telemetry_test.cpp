@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "providers/kubevirt/kubevirt_provider.hpp"
+#include "providers/kubevirt/settings.hpp"
 #include "providers/prometheus/prometheus_source.hpp"
 #include "simulator/lab/lab_server.hpp"
 
@@ -51,7 +52,9 @@ class KubevirtTelemetryTest : public ::testing::Test {
     c.endpoint = lab_->endpoints().kube_url;
     c.password = lab_->endpoints().kube_token;
     c.ca_data = lab_->endpoints().ca_pem;
-    c.namespace_ = "storm";
+    kubevirt::Settings settings;
+    settings.namespace_ = "storm";
+    c.settings = api::make_settings(settings);
     c.run_id = "a1b2c3";
     c.request_timeout = 2s;
     return c;

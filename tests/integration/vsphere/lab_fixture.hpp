@@ -1,7 +1,7 @@
 #pragma once
 // The vSphere providers against the lab simulator's vCenter front over HTTPS on loopback (real sockets, port
 // 0, certificate verification against the lab's CA): the lab, a provider of kind "vsphere" speaking the API
-// the test chooses (config.vsphere_api), and a small storm checked against the simulator's ground truth
+// the test chooses (settings.api), and a small storm checked against the simulator's ground truth
 // within each milestone's stated resolution. Shared by the REST tests (vsphere_lab_test.cpp) and the vim25
 // tests (vim25_lab_test.cpp).
 #include <gtest/gtest.h>
@@ -22,6 +22,7 @@
 #include "orchestrator/beacon/listener.hpp"
 #include "protocol/http/client.hpp"
 #include "providers/vsphere/platform/api_choice.hpp"
+#include "providers/vsphere/settings.hpp"
 #include "simulator/lab/lab_server.hpp"
 #include "tests/support/run_task.hpp"
 
@@ -60,22 +61,28 @@ class VsphereLabTest : public ::testing::Test {
     ASSERT_TRUE(lab) << lab.error().what();
     lab_ = std::move(*lab);
     config.kind = "vsphere";
-    config.vsphere_api = api;
+    settings.api = api;
     config.endpoint = lab_->endpoints().vcenter_url;
     config.simulated = true;
     config.username = lab_->endpoints().username;
     config.password = lab_->endpoints().password;
     config.ca_data = lab_->endpoints().ca_pem;
-    config.golden_vm = "tiny-golden";
-    config.clone_type = "full";
+    settings.vm = "tiny-golden";
+    settings.clone = "full";
     config.run_id = kRun;
     config.requests_per_second = 50;
     config.max_concurrent = 16;
     config.request_timeout = 30s;
   }
 
+  // `config` with `settings` in it, as the engine hands a provider its plan.
+  const api::ProviderConfig& provider_config() {
+    config.settings = api::make_settings(settings);
+    return config;
+  }
+
   std::unique_ptr<api::Provider> make_provider() {
-    auto p = api::create_provider("vsphere", io.get_executor(), config);
+    auto p = api::create_provider("vsphere", io.get_executor(), provider_config());
     EXPECT_NE(p, nullptr);
     return p;
   }
@@ -225,6 +232,7 @@ class VsphereLabTest : public ::testing::Test {
 
   asio::io_context io;
   api::ProviderConfig config;
+  vsphere::Settings settings;  // the plan's vSphere keys, handed to each provider make_provider() builds
   std::unique_ptr<sim::LabServer> lab_;
 };
 

@@ -10,6 +10,7 @@
 
 #include "protocol/http/server.hpp"
 #include "providers/vsphere/platform/api_choice.hpp"
+#include "providers/vsphere/settings.hpp"
 #include "providers/vsphere/vsphere_provider.hpp"
 #include "tests/support/run_task.hpp"
 #include "tests/unit/providers/vsphere/fake_vcenter.hpp"
@@ -47,13 +48,15 @@ TEST(VsphereLegacyRestWire, DetectsRestAndRunsTheWholeLifecycleOverHttps) {
 
   api::ProviderConfig config;
   config.kind = "vsphere";
-  config.vsphere_api = "rest";  // the REST dialects themselves (auto would first ask /sdk)
+  vsphere::Settings settings;
+  settings.api = "rest";  // the REST dialects themselves (auto would first ask /sdk)
   config.endpoint = server.base_url();
   config.username = fake.user;
   config.password = fake.password;
   config.ca_data = pki.ca_cert_pem;
-  config.golden_vm = "golden";
-  config.clone_type = "full";
+  settings.vm = "golden";
+  settings.clone = "full";
+  config.settings = api::make_settings(settings);
   config.run_id = "1e9ac7";
   config.requests_per_second = 100;
   auto provider = api::create_provider("vsphere", io.get_executor(), config);

@@ -22,7 +22,7 @@ class Vim25LabTest : public VsphereLabTest {
   void SetUp() override { api = "vim25"; }
   void start_vim25_lab(const std::string& clone = "linked") {
     start_lab(slowed_small_lab());
-    config.clone_type = clone;
+    settings.clone = clone;
   }
   std::uint64_t route(const json& stats, const std::string& name) {
     const auto& by_route = stats["byRoute"];
@@ -32,7 +32,7 @@ class Vim25LabTest : public VsphereLabTest {
 
 TEST_F(Vim25LabTest, LinkedClonesStartedWithOneMultiCallMatchTheTruth) {
   start_vim25_lab();
-  config.power_on = "multi";
+  settings.power_on = "multi";
   auto p = make_provider();
   auto truth = storm_against_truth(*p, 8);
   EXPECT_EQ(truth.size(), 8u);
@@ -59,7 +59,7 @@ TEST_F(Vim25LabTest, LinkedClonesStartedWithOneMultiCallMatchTheTruth) {
 
 TEST_F(Vim25LabTest, EachVmStartedWithItsOwnPowerOnTaskMatchesTheTruth) {
   start_vim25_lab("full");
-  config.power_on = "each";
+  settings.power_on = "each";
   auto p = make_provider();
   auto truth = storm_against_truth(*p, 6);
   EXPECT_EQ(truth.size(), 6u);
@@ -71,7 +71,7 @@ TEST_F(Vim25LabTest, EachVmStartedWithItsOwnPowerOnTaskMatchesTheTruth) {
 
 TEST_F(Vim25LabTest, AutoChoosesVim25WhenSdkAnswers) {
   start_vim25_lab();
-  config.vsphere_api = "auto";
+  settings.api = "auto";
   auto p = make_provider();
   ASSERT_TRUE(run(p->connect()));
   const std::string chosen = p->capabilities().api;
@@ -83,7 +83,7 @@ TEST_F(Vim25LabTest, AutoChoosesVim25WhenSdkAnswers) {
 
 TEST_F(Vim25LabTest, ANamedSnapshotThatDoesNotExistIsAnErrorBeforeAnythingIsCreated) {
   start_vim25_lab();
-  config.golden_snapshot = "no-such-snapshot";
+  settings.snapshot = "no-such-snapshot";
   auto p = make_provider();
   ASSERT_TRUE(run(p->connect()));
   auto inv = run(p->check_inventory(api::InventoryRequest{{"host-01"}, 1}));

@@ -74,7 +74,7 @@ TEST_F(VsphereLabTest, InventoryErrorsNameTheMissingObjectAndListWhatExists) {
   EXPECT_EQ(r.error().kind, ErrorKind::not_found);
   EXPECT_EQ(r.error().message, "host r740-09 not found in vCenter " + config.endpoint +
                                    "; hosts: host-01, host-02, host-03, host-04");
-  config.golden_vm = "win10-golden";
+  settings.vm = "win10-golden";
   auto p2 = make_provider();
   ASSERT_TRUE(run(p2->connect()));
   auto g = run(p2->check_inventory(api::InventoryRequest{{"host-01"}, 1}));
@@ -103,7 +103,7 @@ TEST_F(VsphereLabTest, LegacyRestVcenterRunsTheWholeStormThroughRest) {
   start_lab(spec);
   // The REST provider itself (not through the API choice), to read the dialect it settled on.
   auto p = std::make_unique<vsphere::VsphereProvider>(
-      io.get_executor(), config, vsphere::make_http_transport(io.get_executor(), config));
+      io.get_executor(), provider_config(), vsphere::make_http_transport(io.get_executor(), config));
   auto* provider = p.get();
   ASSERT_TRUE(run(p->connect()));
   EXPECT_EQ(provider->dialect(), vsphere::Dialect::rest);

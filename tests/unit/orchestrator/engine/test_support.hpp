@@ -1,5 +1,5 @@
 #pragma once
-// Helpers shared by the engine tests: a small plan for the fake platform and a scratch directory.
+// Helpers shared by the engine tests: a small plan for the fake platform, the suite's scratch directory.
 #include <unistd.h>
 
 #include <filesystem>
@@ -8,6 +8,7 @@
 #include <string>
 
 #include "orchestrator/plan/plan.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 namespace bootstorm::test {
 
@@ -17,7 +18,6 @@ inline plan::StormPlan small_plan(int vms_per_host = 3, int hosts = 2) {
   p.platform.kind = "fake";
   p.platform.endpoint = "https://fake.example";
   p.platform.api_budget.max_concurrent = 64;
-  p.golden.vm = "golden";
   plan::Scenario s;
   s.name = "Fake Scenario #1";
   for (int h = 1; h <= hosts; ++h) s.placement.push_back({"host-0" + std::to_string(h), vms_per_host});
@@ -28,21 +28,8 @@ inline plan::StormPlan small_plan(int vms_per_host = 3, int hosts = 2) {
   return p;
 }
 
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "bootstorm-engine-test-XXXXXX").string();
-    path_ = ::mkdtemp(tmpl.data());
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+// The suite's temporary directory (tests/support/scratch_dir.hpp).
+using ScratchDir = test_support::ScratchDir;
 
 inline std::string read_file(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);

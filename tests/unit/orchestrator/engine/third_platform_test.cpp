@@ -45,6 +45,10 @@ class ThirdPlatform : public ::testing::Test {
   static plan::StormPlan fakecloud_plan() {
     auto plan = test::small_plan(2, 1);
     plan.platform.kind = "fakecloud";
+    test_support::FakeCloudSettings settings;
+    settings.image = "desk-11";
+    settings.flavor = "large";
+    plan.platform.settings = api::make_settings(settings);
     return plan;
   }
 
@@ -68,6 +72,8 @@ TEST_F(ThirdPlatform, EngineBuildsItsProviderThroughTheRegisteredFactory) {
   EXPECT_EQ(result.exit_code, 0) << (result.error ? result.error->what() : "");
   EXPECT_EQ(result.vms_ready, 2u);
   EXPECT_EQ(built_with_.kind, "fakecloud");
+  // Its own typed settings, handed on unopened.
+  EXPECT_EQ(built_with_.settings.as<test_support::FakeCloudSettings>().flavor, "large");
   // Its descriptor names the lab's vCenter front and a user/password login.
   EXPECT_EQ(built_with_.endpoint, "https://127.0.0.1:1234");
   EXPECT_EQ(built_with_.username, "lab-admin");

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include "orchestrator/plan/plan.hpp"
+#include "providers/kubevirt/settings.hpp"
+#include "providers/vsphere/settings.hpp"
 #include "tests/unit/orchestrator/plan/plan_test_util.hpp"
 
 namespace bootstorm::plan {
@@ -11,6 +13,14 @@ using namespace std::chrono_literals;
 using testing::example_plans_dir;
 using testing::plan_files;
 using testing::valid_plans_dir;
+
+const vsphere::Settings& vsphere_of(const StormPlan& plan) {
+  return vsphere::settings_of(plan.platform.settings);
+}
+
+const kubevirt::Settings& kubevirt_of(const StormPlan& plan) {
+  return kubevirt::settings_of(plan.platform.settings);
+}
 
 StormPlan load_ok(const std::filesystem::path& path) {
   LoadResult result = load_plan_file(path.string());
@@ -58,8 +68,8 @@ TEST(ExamplePlans, ConsolidationPlanMatchesTheDesign) {
   EXPECT_EQ(p.platform.lab, "tolly-2024");
   EXPECT_EQ(p.platform.credentials.username_env, "VSPHERE_USER");
   EXPECT_EQ(p.platform.credentials.password_env, "VSPHERE_PASSWORD");
-  EXPECT_EQ(p.golden.vm, "win10-golden");
-  EXPECT_EQ(p.golden.clone, "linked");
+  EXPECT_EQ(vsphere_of(p).vm, "win10-golden");
+  EXPECT_EQ(p.platform.settings.clone_kind(), "linked");
   ASSERT_EQ(p.scenarios.size(), 2u);
   EXPECT_EQ(p.scenarios[0].name, "4x R740 16GFC");
   ASSERT_EQ(p.scenarios[0].placement.size(), 4u);
@@ -90,10 +100,10 @@ TEST(ExamplePlans, KubevirtDensityPlan) {
   StormPlan p = load_ok(example_plans_dir() / "kubevirt-density.yaml");
   EXPECT_EQ(p.platform.kind, "kubevirt");
   EXPECT_EQ(p.platform.lab, "small");
-  EXPECT_EQ(p.golden.datasource_name, "fedora-golden");
-  EXPECT_EQ(p.golden.datasource_namespace, "golden");
-  EXPECT_EQ(p.golden.clone, "auto");
-  EXPECT_EQ(p.namespace_, "bootstorm-density");
+  EXPECT_EQ(kubevirt_of(p).datasource_name, "fedora-golden");
+  EXPECT_EQ(kubevirt_of(p).datasource_namespace, "golden");
+  EXPECT_EQ(p.platform.settings.clone_kind(), "auto");
+  EXPECT_EQ(kubevirt_of(p).namespace_, "bootstorm-density");
   ASSERT_EQ(p.scenarios.size(), 2u);
   EXPECT_EQ(p.scenarios[0].total_vms(), 30);
   EXPECT_EQ(p.scenarios[1].total_vms(), 30);
@@ -109,7 +119,7 @@ TEST(Defaults, MinimalVspherePlanGetsEveryDefault) {
   EXPECT_DOUBLE_EQ(p.platform.api_budget.requests_per_second, 50);
   EXPECT_EQ(p.platform.api_budget.max_concurrent, 64);
   EXPECT_FALSE(p.platform.tls.insecure_skip_verify);
-  EXPECT_EQ(p.golden.clone, "linked");
+  EXPECT_EQ(p.platform.settings.clone_kind(), "linked");
   EXPECT_EQ(p.storm.mode, "simultaneous");
   EXPECT_EQ(p.storm.timeout, 10min);
   EXPECT_EQ(p.storm.settle, 0ms);
@@ -128,15 +138,15 @@ TEST(Defaults, KubevirtCloneNamespaceAndDataSourceNamespace) {
       "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: kv\nplatform: {kind: kubevirt}\n"
       "namespace: storm-ns\ngolden: {dataSource: {name: img}}\n"
       "scenarios: [{name: s, placement: [{host: worker-0, vms: 1}]}]\n");
-  EXPECT_EQ(p.golden.clone, "auto");
-  EXPECT_EQ(p.namespace_, "storm-ns");
-  EXPECT_EQ(p.golden.datasource_namespace, "storm-ns");
+  EXPECT_EQ(p.platform.settings.clone_kind(), "auto");
+  EXPECT_EQ(kubevirt_of(p).namespace_, "storm-ns");
+  EXPECT_EQ(kubevirt_of(p).datasource_namespace, "storm-ns");
 
   StormPlan q = load_text_ok(
       "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: kv\nplatform: {kind: kubevirt}\n"
       "golden: {dataSource: {name: img}}\nscenarios: [{name: s, placement: [{host: worker-0, vms: 1}]}]\n");
-  EXPECT_EQ(q.namespace_, "bootstorm");
-  EXPECT_EQ(q.golden.datasource_namespace, "bootstorm");
+  EXPECT_EQ(kubevirt_of(q).namespace_, "bootstorm");
+  EXPECT_EQ(kubevirt_of(q).datasource_namespace, "bootstorm");
 }
 
 TEST(Defaults, TelemetryIsAutoAndAKubevirtPlanNamesItsPrometheusAndRoundTrips) {
@@ -182,8 +192,8 @@ TEST(Fields, EverythingSetMapsToTheModel) {
   EXPECT_TRUE(p.platform.tls.insecure_skip_verify);
   EXPECT_DOUBLE_EQ(p.platform.api_budget.requests_per_second, 12.5);
   EXPECT_EQ(p.platform.api_budget.max_concurrent, 8);
-  EXPECT_EQ(p.golden.clone, "full");
-  EXPECT_EQ(p.golden.datastore, "ds-fc-01");
+  EXPECT_EQ(p.platform.settings.clone_kind(), "full");
+  EXPECT_EQ(vsphere_of(p).datastore, "ds-fc-01");
   EXPECT_EQ(p.scenarios[0].name, "ramp: 4 hosts");
   EXPECT_EQ(p.total_vms(), 15);
   EXPECT_EQ(p.storm.mode, "ramp");
@@ -250,8 +260,8 @@ TEST(Json, JsonPlanLoadsLikeTheEquivalentYaml) {
   EXPECT_EQ(json.platform.credentials.context, "lab");
   EXPECT_EQ(json.platform.api_budget.max_concurrent, 4000);
   EXPECT_EQ(json.platform.api_budget.starts_per_connection, 8);
-  EXPECT_EQ(json.golden.pvc, "golden/fedora-root");
-  EXPECT_EQ(json.golden.clone, "csi-clone");
+  EXPECT_EQ(kubevirt_of(json).pvc, "golden/fedora-root");
+  EXPECT_EQ(json.platform.settings.clone_kind(), "csi-clone");
   EXPECT_EQ(json.ready.signal, "scheduled");
   EXPECT_EQ(json.repeat, 2);
   EXPECT_EQ(json.storm.timeout, 15min);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "orchestrator/plan/plan.hpp"
+#include "providers/vsphere/settings.hpp"
 #include "tests/unit/orchestrator/plan/plan_test_util.hpp"
 
 namespace bootstorm::plan {
@@ -52,9 +53,11 @@ TEST(RoundTrip, ProgrammaticPlanWithAwkwardStrings) {
   p.platform.kind = "vsphere";
   p.platform.credentials.username_env = "U";
   p.platform.credentials.password_env = "P";
-  p.platform.api = "vim25";
-  p.storm.power_on = "each";
-  p.golden.vm = "true";  // a string that looks like a boolean
+  vsphere::Settings golden;
+  golden.api = "vim25";
+  golden.power_on = "each";
+  golden.vm = "true";  // a string that looks like a boolean
+  p.platform.settings = api::make_settings(golden);
   Scenario s;
   s.name = "#1: 'quoted' \"both\" - yes";
   s.placement = {{"123", 4}, {"null", 1}};

@@ -1,6 +1,7 @@
-// A third platform kind, registered next to vsphere and kubevirt, brings its own plan rules: its plans load
-// with its keys, clone kinds and defaults, its mistakes are reported in its own terms, and the built-in
-// kinds' messages name it where it shares a rule with them. Nothing in orchestrator/plan names it.
+// A third platform kind, registered next to vsphere and kubevirt, brings its own plan rules and its own plan
+// section: its plans load with its keys (golden.image and golden.flavor, which no built-in kind has) into its
+// own typed settings, its mistakes are reported in its own terms, and the built-in kinds' messages name it
+// where it shares a rule with them. Nothing in orchestrator/plan names it.
 #include <gtest/gtest.h>
 
 #include "orchestrator/plan/plan.hpp"
@@ -31,37 +32,50 @@ class ThirdPlatform : public ::testing::Test {
 TEST_F(ThirdPlatform, ItsPlansLoadWithItsDefaults) {
   LoadResult result = load_plan_text(std::string(kHeader) +
                                          "platform: {kind: fakecloud, endpoint: metadata-service}\n"
-                                         "golden: {pvc: images/desk}\nnamespace: desks\n"
+                                         "golden: {image: desk-11, flavor: large}\nnamespace: desks\n"
                                          "ready: {signal: running}\n" +
                                          kScenarios,
                                      "inline.yaml");
   for (const auto& d : result.diagnostics) ADD_FAILURE() << d.to_string();
   ASSERT_TRUE(result.plan);
   EXPECT_EQ(result.plan->platform.kind, "fakecloud");
-  EXPECT_EQ(result.plan->golden.clone, "thin");
-  EXPECT_EQ(result.plan->namespace_, "desks");
+  const auto& settings = result.plan->platform.settings.as<test_support::FakeCloudSettings>();
+  EXPECT_EQ(settings.image, "desk-11");
+  EXPECT_EQ(settings.flavor, "large");
+  EXPECT_EQ(settings.clone, "thin");
+  EXPECT_EQ(settings.namespace_, "desks");
+  EXPECT_EQ(result.plan->platform.settings.golden_image(), "desk-11");
 
   // The resolved plan keeps its namespace (the kind has one) and loads again to the same plan.
   const std::string yaml = to_yaml(*result.plan);
   EXPECT_NE(yaml.find("namespace: desks"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("flavor: large"), std::string::npos) << yaml;
   LoadResult again = load_plan_text(yaml, "inline.yaml");
   ASSERT_TRUE(again.plan) << yaml;
   EXPECT_EQ(*again.plan, *result.plan);
 }
 
 TEST_F(ThirdPlatform, ItsOwnRulesReportItsMistakes) {
-  EXPECT_EQ(messages_of("platform: {kind: fakecloud, credentials: {file: c.yaml}}\ngolden: {vm: g}\n"),
+  EXPECT_EQ(messages_of("platform: {kind: fakecloud, credentials: {file: c.yaml}}\ngolden: {image: g}\n"),
             std::vector<std::string>{"inline.yaml:4:43: unknown key 'file' in platform.credentials (allowed "
                                      "for fakecloud: usernameEnv, passwordEnv)"});
   EXPECT_EQ(messages_of("platform: {kind: fakecloud}\ngolden: {clone: linked}\n"),
             (std::vector<std::string>{
-                "inline.yaml:5:9: golden needs vm or pvc for platform kind fakecloud",
+                "inline.yaml:5:9: missing required key 'image' in golden (the image to clone)",
                 "inline.yaml:5:17: golden.clone must be one of thin, thick for platform kind fakecloud, got "
                 "'linked'"}));
-  EXPECT_EQ(messages_of("platform: {kind: fakecloud, endpoint: \"https://fake.example\"}\ngolden: {vm: g}\n"),
-            std::vector<std::string>{"inline.yaml:4:39: endpoint https://fake.example needs "
-                                     "platform.credentials (usernameEnv and passwordEnv)"});
-  EXPECT_EQ(messages_of("platform: {kind: fakecloud}\ngolden: {vm: g}\nready: {signal: guest_agent}\n"),
+  // Its own section's keys, read by its own reader; the built-in kinds' golden keys are not its.
+  EXPECT_EQ(
+      messages_of("platform: {kind: fakecloud}\ngolden: {image: g, flavor: huge}\n"),
+      std::vector<std::string>{"inline.yaml:5:28: golden.flavor must be one of small, large, got 'huge'"});
+  EXPECT_EQ(messages_of("platform: {kind: fakecloud}\ngolden: {image: g, vm: w}\n"),
+            std::vector<std::string>{"inline.yaml:5:20: unknown key 'vm' in golden (allowed for fakecloud: "
+                                     "image, flavor, clone)"});
+  EXPECT_EQ(
+      messages_of("platform: {kind: fakecloud, endpoint: \"https://fake.example\"}\ngolden: {image: g}\n"),
+      std::vector<std::string>{"inline.yaml:4:39: endpoint https://fake.example needs "
+                               "platform.credentials (usernameEnv and passwordEnv)"});
+  EXPECT_EQ(messages_of("platform: {kind: fakecloud}\ngolden: {image: g}\nready: {signal: guest_agent}\n"),
             std::vector<std::string>{"inline.yaml:6:17: ready.signal must be one of start_acknowledged, "
                                      "running, port_open, beacon for platform kind fakecloud, got "
                                      "'guest_agent'"});

@@ -13,6 +13,7 @@
 #include "providers/kubevirt/detail/datavolume_waiter.hpp"
 #include "providers/kubevirt/kube_objects.hpp"
 #include "providers/kubevirt/kubevirt_provider.hpp"
+#include "providers/kubevirt/settings.hpp"
 #include "tests/support/run_task.hpp"
 #include "tests/unit/providers/kube/fake_kube_api.hpp"
 
@@ -29,10 +30,12 @@ constexpr const char* kNs = "desktops";
 api::ProviderConfig config() {
   api::ProviderConfig c;
   c.kind = "kubevirt";
-  c.namespace_ = kNs;
   c.run_id = kRun;
-  c.golden_datasource = "win10";
-  c.golden_datasource_namespace = "golden";
+  Settings settings;
+  settings.namespace_ = kNs;
+  settings.datasource_name = "win10";
+  settings.datasource_namespace = "golden";
+  c.settings = api::make_settings(settings);
   c.max_concurrent = 64;
   return c;
 }

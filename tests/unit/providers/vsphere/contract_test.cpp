@@ -9,6 +9,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "fake_vcenter.hpp"
+#include "providers/vsphere/settings.hpp"
 #include "providers/vsphere/vsphere_provider.hpp"
 #include "swagger_validator.hpp"
 #include "tests/support/run_task.hpp"
@@ -44,8 +45,10 @@ std::vector<bootstorm::vsphere::testing::RecordedRequest> lifecycle(const std::s
   config.endpoint = "https://vc.test";
   config.username = "admin";
   config.password = "s3cret-pass";
-  config.golden_vm = "golden";
-  config.clone_type = clone_type;
+  Settings settings;
+  settings.vm = "golden";
+  settings.clone = clone_type;
+  config.settings = api::make_settings(settings);
   config.run_id = "c0ffee";
   config.requests_per_second = 200;
   config.beacon_url = "http://192.0.2.10:8443/v1/ready";

@@ -10,6 +10,7 @@
 
 #include "fake_vcenter.hpp"
 #include "providers/vsphere/descriptor.hpp"
+#include "providers/vsphere/settings.hpp"
 #include "providers/vsphere/vsphere_provider.hpp"
 #include "tests/support/run_task.hpp"
 
@@ -31,8 +32,8 @@ class VsphereProviderTest : public ::testing::Test {
     config.endpoint = "https://vc.test:443";
     config.username = "admin";
     config.password = "s3cret-pass";
-    config.golden_vm = "golden";
-    config.clone_type = "full";
+    settings.vm = "golden";
+    settings.clone = "full";
     config.run_id = kRun;
     config.requests_per_second = 100;
     config.max_concurrent = 16;
@@ -42,8 +43,10 @@ class VsphereProviderTest : public ::testing::Test {
   }
 
   VsphereProvider& provider() {
-    if (!provider_)
+    if (!provider_) {
+      config.settings = api::make_settings(settings);
       provider_ = std::make_unique<VsphereProvider>(io.get_executor(), config, std::move(pending_transport));
+    }
     return *provider_;
   }
 
@@ -71,6 +74,7 @@ class VsphereProviderTest : public ::testing::Test {
 
   asio::io_context io;
   api::ProviderConfig config;
+  Settings settings;  // the plan's vSphere keys, handed to the provider when provider() builds it
   FakeVcenter* fake = nullptr;
   std::unique_ptr<FakeVcenter> pending_transport;
   std::unique_ptr<VsphereProvider> provider_;
@@ -144,7 +148,7 @@ TEST_F(VsphereProviderTest, DisconnectedHostIsRefused) {
 }
 
 TEST_F(VsphereProviderTest, MissingGoldenVmListsTheVms) {
-  config.golden_vm = "win10-golden";
+  settings.vm = "win10-golden";
   ASSERT_TRUE(run(provider().connect()));
   auto r = run(provider().check_inventory(api::InventoryRequest{{"esx-01"}, 1}));
   ASSERT_FALSE(r);
@@ -154,7 +158,7 @@ TEST_F(VsphereProviderTest, MissingGoldenVmListsTheVms) {
 }
 
 TEST_F(VsphereProviderTest, InstantCloneNeedsAPoweredOnGolden) {
-  config.clone_type = "instant";
+  settings.clone = "instant";
   ASSERT_TRUE(run(provider().connect()));
   auto r = run(provider().check_inventory(api::InventoryRequest{{"esx-01"}, 1}));
   ASSERT_FALSE(r);
@@ -163,7 +167,7 @@ TEST_F(VsphereProviderTest, InstantCloneNeedsAPoweredOnGolden) {
 }
 
 TEST_F(VsphereProviderTest, InstantClonesMustBePlacedOnTheGoldenVmsHost) {
-  config.clone_type = "instant";
+  settings.clone = "instant";
   fake->vms["vm-golden"].power = "POWERED_ON";
   ASSERT_TRUE(run(provider().connect()));
   auto r = run(provider().check_inventory(api::InventoryRequest{{"esx-02"}, 1}));
@@ -173,7 +177,7 @@ TEST_F(VsphereProviderTest, InstantClonesMustBePlacedOnTheGoldenVmsHost) {
 }
 
 TEST_F(VsphereProviderTest, UnknownDatastoreListsTheDatastores) {
-  config.datastore = "fc-64g";
+  settings.datastore = "fc-64g";
   ASSERT_TRUE(run(provider().connect()));
   auto r = run(provider().check_inventory(api::InventoryRequest{{"esx-01"}, 1}));
   ASSERT_FALSE(r);
@@ -192,7 +196,7 @@ TEST_F(VsphereProviderTest, DatastoreWithoutRoomForTheClonesIsRefused) {
 }
 
 TEST_F(VsphereProviderTest, NamedDatastoreIsUsedWhenThePlanNamesOne) {
-  config.datastore = "local-ds";
+  settings.datastore = "local-ds";
   connect_and_check();
   ASSERT_TRUE(run(provider().provision(spec(1))));
   std::size_t clones = 0;
@@ -269,7 +273,7 @@ TEST_F(VsphereProviderTest, WindowsGoldenGetsNoCloudInitCustomization) {
 }
 
 TEST_F(VsphereProviderTest, LinkedIsAFullCloneBecauseRestHasNoLinkedClone) {
-  config.clone_type = "linked";
+  settings.clone = "linked";
   connect_and_check();
   ASSERT_TRUE(run(provider().provision(spec(1))));
   EXPECT_EQ(fake->count("POST", "/api/vcenter/vm?action=clone"), 1u);
@@ -277,7 +281,7 @@ TEST_F(VsphereProviderTest, LinkedIsAFullCloneBecauseRestHasNoLinkedClone) {
 }
 
 TEST_F(VsphereProviderTest, InstantCloneIsPoweredOffForTheStorm) {
-  config.clone_type = "instant";
+  settings.clone = "instant";
   fake->vms["vm-golden"].power = "POWERED_ON";
   connect_and_check();
   auto h = run(provider().provision(spec(1)));

@@ -1,6 +1,7 @@
-// The field readers behind both plan loaders (see yaml_fields.hpp). The messages here are what users read
-// for every plan kind: changing one changes the diagnostics of StormPlans and MigrationPlans alike.
-#include "orchestrator/plan/yaml_fields.hpp"
+// The field readers behind the strict loaders (see yaml_fields.hpp). The messages here are what users read
+// for every plan kind: changing one changes the diagnostics of StormPlans, MigrationPlans and the platform
+// kinds' plan sections alike.
+#include "common/yaml_fields.hpp"
 
 #include <yaml-cpp/eventhandler.h>
 
@@ -13,7 +14,12 @@
 
 #include "common/duration.hpp"
 
-namespace bootstorm::plan::yaml {
+namespace bootstorm::yaml {
+
+std::string Diagnostic::to_string() const {
+  if (line <= 0) return file + ": " + message;
+  return file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + message;
+}
 
 std::string join(const Names& names) {
   std::string out;
@@ -113,6 +119,44 @@ void FieldReader::sort_diagnostics() {
   std::stable_sort(diagnostics.begin(), diagnostics.end(), [](const auto& a, const auto& b) {
     return std::tie(a.line, a.column) < std::tie(b.line, b.column);
   });
+}
+
+std::optional<YAML::Node> FieldReader::read_document(const std::string& text, const std::string& what,
+                                                     const std::string& empty_message) {
+  if (const std::size_t bad = invalid_utf8_offset(text); bad != std::string_view::npos) {
+    const std::size_t line_start = text.rfind('\n', bad);  // text[bad] >= 0x80: not the newline itself
+    YAML::Mark at;
+    at.pos = static_cast<int>(bad);
+    at.line =
+        static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(bad), '\n'));
+    at.column = static_cast<int>(line_start == std::string::npos ? bad : bad - line_start - 1);
+    static constexpr char hex[] = "0123456789ABCDEF";
+    const auto byte = static_cast<unsigned char>(text[bad]);
+    error_at(at, "the " + what + " is not valid UTF-8 (byte 0x" + hex[byte >> 4] + hex[byte & 15] +
+                     "): save the file as UTF-8");
+    return std::nullopt;
+  }
+  std::vector<YAML::Mark> starts;
+  YAML::Node document;
+  try {
+    starts = document_starts(text);
+    document = YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    error_at(e.mark, "syntax error: " + e.msg);
+    return std::nullopt;
+  }
+  if (starts.empty() || (starts.size() == 1 && document.IsNull())) {
+    YAML::Mark start;
+    start.line = 0;
+    start.column = 0;
+    error_at(start, empty_message);
+    return std::nullopt;
+  }
+  if (starts.size() > 1) {
+    error_at(starts[1],
+             "a " + what + " file holds exactly one YAML document, found " + std::to_string(starts.size()));
+  }
+  return document;
 }
 
 MapView FieldReader::map_view(const YAML::Node& node, std::string context, std::string prefix,
@@ -292,4 +336,12 @@ std::size_t invalid_utf8_offset(std::string_view text) {
   return std::string_view::npos;
 }
 
-}  // namespace bootstorm::plan::yaml
+void FieldReader::check_dns_label(const YAML::Node& node, const std::string& what, const std::string& value) {
+  if (!is_dns_label(value)) {
+    error(node, what + " '" + value +
+                    "' is not a valid Kubernetes namespace (1-63 lowercase letters, digits and '-', starting "
+                    "and ending with a letter or digit)");
+  }
+}
+
+}  // namespace bootstorm::yaml

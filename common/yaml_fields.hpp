@@ -1,8 +1,9 @@
 #pragma once
-// Strict reading of YAML plan files, shared by the StormPlan loader (orchestrator/plan/load.cpp) and the
-// MigrationPlan loader (orchestrator/migrate/load.cpp): mappings with allowed and required keys, typed
-// scalar fields, and diagnostics at the line and column of the offending node, so that both plan kinds
-// report problems in the same words.
+// Strict reading of YAML files, shared by the StormPlan loader (orchestrator/plan/load.cpp), the platform
+// kinds' plan sections (providers/<kind>/descriptor.cpp, through api::KindPlanSection) and the MigrationPlan
+// loader (orchestrator/migrate/load.cpp): mappings with allowed and required keys, typed scalar fields, and
+// diagnostics at the line and column of the offending node, so that every plan reports problems in the same
+// words.
 #include <yaml-cpp/yaml.h>
 
 #include <chrono>
@@ -13,9 +14,9 @@
 #include <utility>
 #include <vector>
 
-#include "orchestrator/plan/plan.hpp"
+#include "common/diagnostic.hpp"
 
-namespace bootstorm::plan::yaml {
+namespace bootstorm::yaml {
 
 using Names = std::vector<std::string>;
 
@@ -73,7 +74,12 @@ class FieldReader {
   // Diagnostics in file order (line, then column; the order of discovery among equals).
   void sort_diagnostics();
 
- protected:
+  // The one YAML document of `text` (a `what`: "plan"), or nullopt with a diagnostic when there is nothing to
+  // read: bytes that are not UTF-8, a syntax error, an empty text (`empty_message`). A second document is
+  // reported and the first returned.
+  std::optional<YAML::Node> read_document(const std::string& text, const std::string& what,
+                                          const std::string& empty_message);
+
   // `node` as a mapping whose keys must be in `allowed` (`allowed_note` qualifies the list in the message,
   // e.g. " for kind vsphere"). Not valid, with a diagnostic, when `node` is not a mapping.
   MapView map_view(const YAML::Node& node, std::string context, std::string prefix, const Names& allowed,
@@ -99,9 +105,11 @@ class FieldReader {
   bool check_enum(const YAML::Node& node, const std::string& what, const std::string& value,
                   const Names& allowed, const std::string& qualifier = "");
   void check_non_empty(const YAML::Node& node, const std::string& what, const std::string& value);
+  // A Kubernetes namespace name (is_dns_label); a diagnostic at `node` naming `what` when not.
+  void check_dns_label(const YAML::Node& node, const std::string& what, const std::string& value);
 
  private:
   std::string path_;
 };
 
-}  // namespace bootstorm::plan::yaml
+}  // namespace bootstorm::yaml
