@@ -1,34 +1,17 @@
 // Fuzz target: kubeconfig parsing and resolution (load_kubeconfig on the input as a file, current-context and
 // a named context), the exec-plugin ExecCredential decoder and the RFC 3339 timestamps they contain.
-#include <unistd.h>
-
 #include <cstdint>
-#include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "providers/kube/kube_config.hpp"
-
-namespace {
-
-namespace fs = std::filesystem;
-
-// One scratch directory per process, removed at exit; relative references in the input resolve inside it.
-struct Scratch {
-  fs::path dir = fs::temp_directory_path() / ("bootstorm-fuzz-kubeconfig-" + std::to_string(::getpid()));
-  Scratch() { fs::create_directories(dir); }
-  ~Scratch() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-};
-
-}  // namespace
+#include "tests/support/scratch_dir.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static Scratch scratch;
+  // One scratch directory per process, removed at exit; relative references in the input resolve inside it.
+  static const bootstorm::test_support::ScratchDir scratch("fuzz-kubeconfig");
   const std::string text(reinterpret_cast<const char*>(data), size);
-  const std::string path = (scratch.dir / "config").string();
+  const std::string path = (scratch / "config").string();
   {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out << text;

@@ -4,10 +4,8 @@
 // and /api as a client would (tests/integration/vcenter_front) derive from it and add their sessions; a
 // subclass that holds sessions on transport_ resets them before calling ServedLabVcenter::TearDown().
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
-#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -17,18 +15,14 @@
 #include "providers/vsphere/transport.hpp"
 #include "tests/support/lab_process.hpp"
 #include "tests/support/run_task.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 namespace bootstorm::test_support {
 
 class ServedLabVcenter : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("bootstorm-served-lab-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-    lab_ = std::make_unique<LabProcess>("small", dir_ / "state", dir_);
+    lab_ = std::make_unique<LabProcess>("small", dir_ / "state", dir_.path());
     ASSERT_TRUE(lab_->wait_ready());
     config_.kind = "vsphere";
     config_.endpoint = lab_->endpoints().at("vcenter").get<std::string>();
@@ -39,7 +33,6 @@ class ServedLabVcenter : public ::testing::Test {
   void TearDown() override {
     transport_.reset();
     lab_.reset();
-    std::filesystem::remove_all(dir_);
   }
 
   // The lab's administrator, as endpoints.json names them.
@@ -62,7 +55,7 @@ class ServedLabVcenter : public ::testing::Test {
   }
 
   boost::asio::io_context io_;
-  std::filesystem::path dir_;
+  ScratchDir dir_{"served-lab"};
   std::unique_ptr<LabProcess> lab_;
   api::ProviderConfig config_;
   std::unique_ptr<vsphere::Transport> transport_;

@@ -1,7 +1,6 @@
 // The bootstorm executable as users run it: help, version, validate on the example and invalid plans,
 // exit codes. Each test runs the binary as a child process with stdout and stderr captured to files.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -10,6 +9,7 @@
 #include <sstream>
 
 #include "tests/support/lab_process.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 namespace {
 
@@ -17,29 +17,12 @@ namespace fs = std::filesystem;
 
 using Result = bootstorm::test_support::CliRun;
 using bootstorm::test_support::read_file;
-
-class Scratch {
- public:
-  Scratch() {
-    dir_ = fs::temp_directory_path() /
-           ("bootstorm-cli-e2e-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
-    fs::create_directories(dir_);
-  }
-  ~Scratch() {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  const fs::path& dir() const { return dir_; }
-
- private:
-  static inline int counter_ = 0;
-  fs::path dir_;
-};
+using bootstorm::test_support::ScratchDir;
 
 // Runs `bootstorm ARGS...` in `cwd`.
 Result run(const std::vector<std::string>& args, const fs::path& cwd = fs::current_path()) {
-  Scratch scratch;
-  return bootstorm::test_support::run_cli(args, scratch.dir() / "cmd", std::chrono::seconds(120), {}, cwd);
+  const ScratchDir scratch("cli-e2e");
+  return bootstorm::test_support::run_cli(args, scratch / "cmd", std::chrono::seconds(120), {}, cwd);
 }
 
 std::vector<std::string> lines_of(const std::string& text) {
@@ -164,7 +147,7 @@ TEST(CliE2e, ValidateMissingFileExitsTwo) {
 }
 
 TEST(CliE2e, ValidatePrintWritesAResolvedPlanThatValidatesAgain) {
-  Scratch scratch;
+  const ScratchDir scratch("cli-e2e");
   const auto plans = files_in(kPlans, {".yaml"});
   ASSERT_GE(plans.size(), 3u);
   for (const auto& plan : plans) {
@@ -176,7 +159,7 @@ TEST(CliE2e, ValidatePrintWritesAResolvedPlanThatValidatesAgain) {
         << r.out;
     EXPECT_NE(r.out.find("requestsPerSecond: 50"), std::string::npos) << r.out;
     EXPECT_NE(r.err.find(": valid ("), std::string::npos) << r.err;  // the summary stays off stdout
-    fs::path resolved = scratch.dir() / plan.filename();
+    fs::path resolved = scratch.path() / plan.filename();
     std::ofstream(resolved) << r.out;
     Result again = run({"validate", "--print", resolved.string()});
     EXPECT_EQ(again.exit_code, 0) << again.err;

@@ -3,13 +3,14 @@
 // involved (a lab that exists only in the prefix is served). The package itself is checked by
 // deploy/package/check in CI (it installs with apt, as root).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include "tests/support/lab_process.hpp"
+#include "tests/support/scratch_dir.hpp"
 #include "tests/support/tools.hpp"
 
 namespace {
@@ -20,15 +21,14 @@ using namespace bootstorm::test_support;
 class Installed : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    prefix_ = fs::temp_directory_path() / ("bootstorm-install-" + std::to_string(::getpid()));
-    fs::remove_all(prefix_);
-    fs::create_directories(prefix_);
+    scratch_.emplace("install");
+    prefix_ = scratch_->path();
     const auto cmake = find_tool("cmake");  // the build's own tool: always there
     ASSERT_TRUE(cmake) << "no cmake on PATH";
     install_ = run_process({cmake->string(), "--install", BOOTSTORM_BINARY_DIR, "--prefix", prefix_.string()},
                            prefix_ / "install", std::chrono::seconds(120));
   }
-  static void TearDownTestSuite() { fs::remove_all(prefix_); }
+  static void TearDownTestSuite() { scratch_.reset(); }
   void SetUp() override { ASSERT_EQ(install_.exit_code, 0) << install_.out << install_.err; }
 
   // The installed binary, with an environment that names no lab directory.
@@ -37,6 +37,7 @@ class Installed : public ::testing::Test {
     return run_process(args, prefix_ / capture, std::chrono::seconds(60), {"BOOTSTORM_LABS_DIR="}, prefix_);
   }
 
+  static inline std::optional<ScratchDir> scratch_;  // the prefix, for the whole suite
   static inline fs::path prefix_;
   static inline CliRun install_;
 };

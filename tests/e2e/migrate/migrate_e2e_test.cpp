@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "tests/support/lab_fixture.hpp"
+#include "tests/support/plan_yaml.hpp"
 
 namespace {
 
@@ -37,6 +38,7 @@ using Clock = std::chrono::steady_clock;
 
 using Result = bootstorm::test_support::CliRun;
 
+using bootstorm::test_support::PlanYaml;
 using bootstorm::test_support::read_file;
 using bootstorm::test_support::write_file;
 
@@ -244,14 +246,14 @@ TEST_F(MigrateE2E, DiskTransferFaultFailsOneVmAndCleanupKeepsTheSources) {
   ASSERT_FALSE(HasFailure());
   // A vSphere storm that keeps its three clones: the source VMs.
   const fs::path storm_plan = dir_ / "storm.yaml";
-  write_file(storm_plan,
-             "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: sources\nplatform:\n  kind: vsphere\n"
-             "  endpoint: lab:" +
-                 state_.string() +
-                 "\n"
-                 "golden: {vm: tiny-golden, clone: linked}\n"
-                 "scenarios:\n  - name: desktops\n    placement: [{host: host-01, vms: 3}]\n"
-                 "storm: {mode: simultaneous, timeout: 2m}\nready: {signal: guest_agent}\ncleanup: never\n");
+  PlanYaml{.name = "sources",
+           .platform = {.kind = "vsphere", .endpoint = "lab:" + state_.string()},
+           .golden = "{vm: tiny-golden, clone: linked}",
+           .scenarios = {{"desktops", {{"host-01", 3}}}},
+           .storm = "{mode: simultaneous, timeout: 2m}",
+           .ready = "{signal: guest_agent}",
+           .cleanup = "never"}
+      .write(storm_plan);
   Result sr = bootstorm({"run", storm_plan.string(), "--out", (dir_ / "storms").string()});
   ASSERT_EQ(sr.exit_code, 0) << sr.out << sr.err;
   auto storm_runs = subdirs(dir_ / "storms");

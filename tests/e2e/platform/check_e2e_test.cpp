@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tests/support/lab_fixture.hpp"
+#include "tests/support/plan_yaml.hpp"
 #include "tests/support/run_files.hpp"
 #include "tests/support/tools.hpp"
 
@@ -19,6 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using bootstorm::test_support::LabCliTest;
+using bootstorm::test_support::PlanYaml;
 using bootstorm::test_support::read_file;
 using bootstorm::test_support::write_file;
 using nlohmann::json;
@@ -27,17 +29,19 @@ class CheckE2E : public LabCliTest {
  protected:
   CheckE2E() : LabCliTest("check-e2e", "small") {}
 
-  // A KubeVirt plan on the served lab: `golden` names the DataSource, `placement` and `storm` as in a plan.
-  fs::path plan(const std::string& name, const std::string& golden, const std::string& placement,
+  // A KubeVirt plan on the served lab: `golden` names the DataSource, `vms` are placed on worker-0.
+  fs::path plan(const std::string& name, const std::string& golden, int vms,
                 const std::string& storm = "{mode: simultaneous, timeout: 2m}") {
     const fs::path path = dir_ / (name + ".yaml");
-    write_file(path, "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: " + name +
-                         "\nplatform: {kind: kubevirt, endpoint: \"lab:" + state_.string() +
-                         "\"}\ngolden: {dataSource: {name: " + golden +
-                         ", namespace: golden}}\nnamespace: bootstorm-check\nscenarios:\n  - name: one\n"
-                         "    placement: " +
-                         placement + "\nstorm: " + storm +
-                         "\nready: {signal: guest_agent}\noutput: " + (dir_ / "runs").string() + "\n");
+    PlanYaml{.name = name,
+             .platform = {.kind = "kubevirt", .endpoint = "lab:" + state_.string()},
+             .golden = "{dataSource: {name: " + golden + ", namespace: golden}}",
+             .ns = "bootstorm-check",
+             .scenarios = {{"one", {{"worker-0", vms}}}},
+             .storm = storm,
+             .ready = "{signal: guest_agent}",
+             .output = (dir_ / "runs").string()}
+        .write(path);
     return path;
   }
 
@@ -83,7 +87,7 @@ TEST_F(CheckE2E, TheExamplePlansPassOnTheEmbeddedLabs) {
 }
 
 TEST_F(CheckE2E, AMissingGoldenImageFailsNamingWhatExistsAndCreatesNothing) {
-  auto r = bootstorm({"check", plan("no-golden", "no-such-golden", "[{host: worker-0, vms: 3}]").string()});
+  auto r = bootstorm({"check", plan("no-golden", "no-such-golden", 3).string()});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   const std::string golden = line_of(r.out, "golden image");
   EXPECT_EQ(golden.rfind("FAIL", 0), 0u) << r.out;
@@ -108,7 +112,7 @@ TEST_F(CheckE2E, ARoleWithoutVirtualMachinesStartFailsNamingTheVerbAndCreatesNot
       {"create", "--raw", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", "-f", review.string()});
   EXPECT_EQ(answer["status"]["allowed"], false) << answer.dump();
 
-  auto r = bootstorm({"check", plan("no-start", "fedora-golden", "[{host: worker-0, vms: 3}]").string()});
+  auto r = bootstorm({"check", plan("no-start", "fedora-golden", 3).string()});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   const std::string permissions = line_of(r.out, "permissions");
   EXPECT_EQ(permissions.rfind("FAIL", 0), 0u) << r.out;
@@ -124,8 +128,7 @@ TEST_F(CheckE2E, ARoleWithoutVirtualMachinesStartFailsNamingTheVerbAndCreatesNot
 TEST_F(CheckE2E, APlacementBeyondTheNodesMemoryFailsWithHowManyFit) {
   // small's worker-0 allocates 64 TiB: 17,000 VMs of 4 GiB do not fit, 16,384 would.
   // Beyond run's count bound too: --max-vms lets check weigh the nodes.
-  auto r = bootstorm({"check", plan("too-dense", "fedora-golden", "[{host: worker-0, vms: 17000}]").string(),
-                      "--max-vms", "17000"});
+  auto r = bootstorm({"check", plan("too-dense", "fedora-golden", 17000).string(), "--max-vms", "17000"});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   const std::string nodes = line_of(r.out, "nodes");
   EXPECT_EQ(nodes.rfind("FAIL", 0), 0u) << r.out;
@@ -149,9 +152,8 @@ TEST_F(CheckE2E, AVirtControllerLimitThatPacesTheLaunchPastTheTimeoutFailsWithTh
             2)
       << kv.dump();
 
-  auto r = bootstorm({"check", plan("slow-controller", "fedora-golden", "[{host: worker-0, vms: 30}]",
-                                    "{mode: simultaneous, timeout: 1m}")
-                                   .string()});
+  auto r = bootstorm(
+      {"check", plan("slow-controller", "fedora-golden", 30, "{mode: simultaneous, timeout: 1m}").string()});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   const std::string pacing = line_of(r.out, "launch pacing");
   EXPECT_EQ(pacing.rfind("FAIL", 0), 0u) << r.out;
@@ -167,7 +169,7 @@ TEST_F(CheckE2E, AHostAssistedCloneIsAWarningWithTheDataItMovesAndASnapshotClass
   // The small lab's storage profile says snapshot, and no VolumeSnapshotClass serves its driver: CDI would
   // fall back to a host-assisted copy.
   ASSERT_NO_FATAL_FAILURE(restart_lab_with("small", "\nkube:\n", "\nkube:\n  cloneStrategy: snapshot\n"));
-  const fs::path p = plan("snapshot-without-class", "fedora-golden", "[{host: worker-0, vms: 30}]");
+  const fs::path p = plan("snapshot-without-class", "fedora-golden", 30);
   auto r = bootstorm({"check", p.string()});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   const std::string clone = line_of(r.out, "clone strategy");
@@ -198,7 +200,7 @@ TEST_F(CheckE2E, AHostAssistedCloneIsAWarningWithTheDataItMovesAndASnapshotClass
 }
 
 TEST_F(CheckE2E, AHeldBackStartBurstIsAWarningNotAFailure) {
-  auto r = bootstorm({"check", plan("held-back", "fedora-golden", "[{host: worker-0, vms: 12}]",
+  auto r = bootstorm({"check", plan("held-back", "fedora-golden", 12,
                                     "{mode: simultaneous, timeout: 2m, startConcurrency: 4}")
                                    .string()});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
@@ -220,13 +222,14 @@ TEST_F(CheckE2E, VsphereGoldenWithoutToolsAFullDatastoreMaintenanceAndUnaskableP
   auto vsphere_plan = [&](const std::string& name, const std::string& clone, int vms,
                           const std::string& signal) {
     const fs::path path = dir_ / (name + ".yaml");
-    write_file(path, "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: " + name +
-                         "\nplatform: {kind: vsphere, api: vim25, endpoint: \"lab:" + state_.string() +
-                         "\"}\ngolden: {vm: tiny-golden, clone: " + clone +
-                         "}\nscenarios:\n  - name: one\n    placement: [{host: host-01, vms: " +
-                         std::to_string(vms) +
-                         "}]\nstorm: {mode: simultaneous, timeout: 2m}\nready: {signal: " + signal +
-                         "}\noutput: " + (dir_ / "runs").string() + "\n");
+    PlanYaml{.name = name,
+             .platform = {.kind = "vsphere", .endpoint = "lab:" + state_.string(), .extra = {"api: vim25"}},
+             .golden = "{vm: tiny-golden, clone: " + clone + "}",
+             .scenarios = {{"one", {{"host-01", vms}}}},
+             .storm = "{mode: simultaneous, timeout: 2m}",
+             .ready = "{signal: " + signal + "}",
+             .output = (dir_ / "runs").string()}
+        .write(path);
     return path;
   };
   // Tools: the guest_agent signal cannot be reached; with `running` they are not needed.
@@ -277,7 +280,7 @@ TEST_F(CheckE2E, VsphereGoldenWithoutToolsAFullDatastoreMaintenanceAndUnaskableP
 }
 
 TEST_F(CheckE2E, RunAsksTheChecksFirstJournalsThemAndStopsBeforeCreatingAnything) {
-  const fs::path bad = plan("run-no-golden", "no-such-golden", "[{host: worker-0, vms: 3}]");
+  const fs::path bad = plan("run-no-golden", "no-such-golden", 3);
   auto r = bootstorm({"run", bad.string(), "--yes"});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE((r.out + r.err)

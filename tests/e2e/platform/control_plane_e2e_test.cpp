@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tests/support/lab_fixture.hpp"
+#include "tests/support/plan_yaml.hpp"
 #include "tests/support/run_files.hpp"
 #include "tests/support/tools.hpp"
 
@@ -23,8 +24,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using bootstorm::test_support::LabCliTest;
+using bootstorm::test_support::PlanYaml;
 using bootstorm::test_support::read_file;
-using bootstorm::test_support::write_file;
 using nlohmann::json;
 
 std::string fmt_throttled(std::uint64_t throttled, std::uint64_t answers) {
@@ -44,17 +45,16 @@ TEST_F(ControlPlaneE2E, AThrottledVirtControllerIsReportedAsDelayByTheControlPla
   if (!have_kubectl()) BOOTSTORM_MISSING_KUBECTL("it reads the lab's ground truth");
   const fs::path out = dir_ / "out";
   const fs::path plan = dir_ / "throttled.yaml";
-  write_file(plan,
-             "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: throttled\n"
-             "platform: {kind: kubevirt, endpoint: \"lab:" +
-                 state_.string() +
-                 "\"}\n"
-                 "golden: {dataSource: {name: fedora-golden, namespace: golden}}\n"
-                 "namespace: bootstorm-throttled\n"
-                 "scenarios:\n  - name: twelve\n    placement: [{host: worker-0, vms: 12}]\n"
-                 "storm: {mode: simultaneous, timeout: 2m, settle: 0s}\n"
-                 "ready: {signal: guest_agent}\ncleanup: never\noutput: " +
-                 out.string() + "\n");
+  PlanYaml{.name = "throttled",
+           .platform = {.kind = "kubevirt", .endpoint = "lab:" + state_.string()},
+           .golden = "{dataSource: {name: fedora-golden, namespace: golden}}",
+           .ns = "bootstorm-throttled",
+           .scenarios = {{"twelve", {{"worker-0", 12}}}},
+           .storm = "{mode: simultaneous, timeout: 2m, settle: 0s}",
+           .ready = "{signal: guest_agent}",
+           .cleanup = "never",
+           .output = out.string()}
+      .write(plan);
 
   // `check` predicts the pacing: a warning, not a failure.
   auto check = bootstorm({"check", plan.string()});
@@ -139,18 +139,17 @@ TEST_F(ControlPlaneE2E, ThrottledStartsAreCountedFromTheAnswersWithTheirPriority
               {"paths", {"/apis/subresources.kubevirt.io/v1/namespaces/bootstorm-refused/"}}});
   const fs::path out = dir_ / "out";
   const fs::path plan = dir_ / "refused.yaml";
-  write_file(plan,
-             "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: refused\n"
-             "platform: {kind: kubevirt, endpoint: \"lab:" +
-                 state_.string() +
-                 "\"}\n"
-                 "golden: {dataSource: {name: fedora-golden, namespace: golden}}\n"
-                 "namespace: bootstorm-refused\n"
-                 "scenarios:\n  - name: eight\n    placement: [{host: worker-0, vms: 8}]\n"
-                 "storm: {mode: simultaneous, timeout: 2m, settle: 0s}\n"
-                 // Cleanup's stop calls would be refused too, after the scenario's account was written.
-                 "ready: {signal: guest_agent}\ncleanup: never\noutput: " +
-                 out.string() + "\n");
+  PlanYaml{.name = "refused",
+           .platform = {.kind = "kubevirt", .endpoint = "lab:" + state_.string()},
+           .golden = "{dataSource: {name: fedora-golden, namespace: golden}}",
+           .ns = "bootstorm-refused",
+           .scenarios = {{"eight", {{"worker-0", 8}}}},
+           .storm = "{mode: simultaneous, timeout: 2m, settle: 0s}",
+           .ready = "{signal: guest_agent}",
+           // Cleanup's stop calls would be refused too, after the scenario's account was written.
+           .cleanup = "never",
+           .output = out.string()}
+      .write(plan);
   auto r = bootstorm({"run", plan.string(), "--yes", "--out", out.string()});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;  // a refused start is sent again after the second asked for
   const fs::path run_dir = run_dir_in(out);
@@ -189,16 +188,15 @@ TEST_F(ControlPlaneE2E, VcenterTasksThatWaitedInItsQueueAreCounted) {
                                            "sessionIdleTimeoutS: 1800\n  maxConcurrentOperations: 1"));
   const fs::path out = dir_ / "out";
   const fs::path plan = dir_ / "queued.yaml";
-  write_file(plan,
-             "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: queued\n"
-             "platform: {kind: vsphere, api: vim25, endpoint: \"lab:" +
-                 state_.string() +
-                 "\"}\n"
-                 "golden: {vm: tiny-golden, clone: linked}\n"
-                 "scenarios:\n  - name: six\n    placement: [{host: host-01, vms: 6}]\n"
-                 "storm: {mode: simultaneous, timeout: 2m, settle: 0s}\n"
-                 "ready: {signal: guest_agent}\ncleanup: always\noutput: " +
-                 out.string() + "\n");
+  PlanYaml{.name = "queued",
+           .platform = {.kind = "vsphere", .endpoint = "lab:" + state_.string(), .extra = {"api: vim25"}},
+           .golden = "{vm: tiny-golden, clone: linked}",
+           .scenarios = {{"six", {{"host-01", 6}}}},
+           .storm = "{mode: simultaneous, timeout: 2m, settle: 0s}",
+           .ready = "{signal: guest_agent}",
+           .cleanup = "always",
+           .output = out.string()}
+      .write(plan);
   auto r = bootstorm({"run", plan.string(), "--yes", "--out", out.string()});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const fs::path run_dir = run_dir_in(out);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tests/support/lab_fixture.hpp"
+#include "tests/support/plan_yaml.hpp"
 #include "tests/support/run_files.hpp"
 #include "tests/support/tools.hpp"
 
@@ -17,6 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using bootstorm::test_support::LabCliTest;
+using bootstorm::test_support::PlanYaml;
 using bootstorm::test_support::read_file;
 using bootstorm::test_support::write_file;
 using nlohmann::json;
@@ -25,17 +27,20 @@ class PlatformE2E : public LabCliTest {
  protected:
   PlatformE2E() : LabCliTest("platform-e2e") {}
 
-  // A three-VM KubeVirt storm on worker-0; `endpoint` is the plan's platform.endpoint line(s).
-  fs::path write_plan(const std::string& name, const std::string& endpoint, const fs::path& out) {
+  // A three-VM KubeVirt storm on worker-0 through `endpoint`; `platform_extra` are further platform keys.
+  fs::path write_plan(const std::string& name, const std::string& endpoint,
+                      const std::vector<std::string>& platform_extra, const fs::path& out) {
     const fs::path plan = dir_ / (name + ".yaml");
-    write_file(plan, "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: " + name +
-                         "\nplatform:\n  kind: kubevirt\n" + endpoint +
-                         "golden: {dataSource: {name: fedora-golden, namespace: golden}, clone: auto}\n"
-                         "namespace: bootstorm-platform\n"
-                         "scenarios:\n  - name: three\n    placement: [{host: worker-0, vms: 3}]\n"
-                         "storm: {mode: simultaneous, timeout: 2m, settle: 0s}\n"
-                         "ready: {signal: guest_agent}\ncleanup: always\noutput: " +
-                         out.string() + "\n");
+    PlanYaml{.name = name,
+             .platform = {.kind = "kubevirt", .endpoint = endpoint, .extra = platform_extra},
+             .golden = "{dataSource: {name: fedora-golden, namespace: golden}, clone: auto}",
+             .ns = "bootstorm-platform",
+             .scenarios = {{"three", {{"worker-0", 3}}}},
+             .storm = "{mode: simultaneous, timeout: 2m, settle: 0s}",
+             .ready = "{signal: guest_agent}",
+             .cleanup = "always",
+             .output = out.string()}
+        .write(plan);
     return plan;
   }
 };
@@ -44,10 +49,9 @@ TEST_F(PlatformE2E, ARunThroughTheLabsKubeconfigIsLabelledSimulatedInEveryArtefa
   if (!have_kubectl()) BOOTSTORM_MISSING_KUBECTL("it reads the lab's versions independently");
   start_lab("small");
   const fs::path out = dir_ / "out";
-  const fs::path plan = write_plan("through-kubeconfig",
-                                   "  endpoint: kubeconfig\n  credentials: {kubeconfig: " +
-                                       endpoints_["kubeconfig"].get<std::string>() + "}\n",
-                                   out);
+  const fs::path plan =
+      write_plan("through-kubeconfig", "kubeconfig",
+                 {"credentials: {kubeconfig: " + endpoints_["kubeconfig"].get<std::string>() + "}"}, out);
   auto r = bootstorm({"run", plan.string(), "--yes", "--out", out.string()});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const fs::path run_dir = run_dir_in(out);
@@ -111,7 +115,7 @@ TEST_F(PlatformE2E, CompareWarnsWhenTwoRunsRanOnDifferentLabVersions) {
   for (const std::string& lab : {std::string("small"), upgraded.string()}) {
     start_lab(lab);
     const fs::path out = dir_ / ("out-" + std::to_string(runs.size()));
-    const fs::path plan = write_plan("versions", "  endpoint: lab:" + state_.string() + "\n", out);
+    const fs::path plan = write_plan("versions", "lab:" + state_.string(), {}, out);
     auto r = bootstorm({"run", plan.string(), "--yes", "--out", out.string()});
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
     runs.push_back(run_dir_in(out));
@@ -152,16 +156,16 @@ TEST_F(PlatformE2E, EachRunRecordsHowCdiClonedAndCompareWarnsWhenTwoRunsClonedDi
         restart_lab_with("small", "\nkube:\n", "\nkube:\n  cloneStrategy: " + method + "\n"));
     const fs::path out = dir_ / ("out-" + method);
     const fs::path plan = dir_ / ("clone-" + method + ".yaml");
-    write_file(plan,
-               "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: clones\n"
-               "platform: {kind: kubevirt, endpoint: \"lab:" +
-                   state_.string() +
-                   "\"}\ngolden: {dataSource: {name: fedora-golden, namespace: golden}}\n"
-                   "namespace: bootstorm-clones\n"
-                   "scenarios:\n  - name: three\n    placement: [{host: worker-0, vms: 3}]\n"
-                   "storm: {mode: simultaneous, timeout: 2m, settle: 0s}\n"
-                   "ready: {signal: guest_agent}\ncleanup: never\noutput: " +
-                   out.string() + "\n");
+    PlanYaml{.name = "clones",
+             .platform = {.kind = "kubevirt", .endpoint = "lab:" + state_.string()},
+             .golden = "{dataSource: {name: fedora-golden, namespace: golden}}",
+             .ns = "bootstorm-clones",
+             .scenarios = {{"three", {{"worker-0", 3}}}},
+             .storm = "{mode: simultaneous, timeout: 2m, settle: 0s}",
+             .ready = "{signal: guest_agent}",
+             .cleanup = "never",
+             .output = out.string()}
+        .write(plan);
     auto r = bootstorm({"run", plan.string(), "--yes", "--out", out.string()});
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
     runs.push_back(run_dir_in(out));

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tests/support/lab_fixture.hpp"
+#include "tests/support/plan_yaml.hpp"
 #include "tests/support/run_files.hpp"
 
 namespace {
@@ -22,8 +23,8 @@ namespace {
 namespace fs = std::filesystem;
 using bootstorm::test_support::Child;
 using bootstorm::test_support::LabCliTest;
+using bootstorm::test_support::PlanYaml;
 using bootstorm::test_support::read_file;
-using bootstorm::test_support::write_file;
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
@@ -37,19 +38,23 @@ class PlatformGoneE2E : public LabCliTest {
                                              const std::string& platform) {
     const fs::path out = dir_ / "out";
     const fs::path plan = dir_ / "plan.yaml";
-    const std::string where =
-        platform == "kubevirt"
-            ? "platform: {kind: kubevirt, endpoint: \"lab:" + state_.string() +
-                  "\"}\ngolden: {dataSource: {name: fedora-golden, namespace: golden}}\n"
-                  "namespace: bootstorm-gone\n"
-                  "scenarios:\n  - name: three\n    placement: [{host: worker-0, vms: 3}]\n"
-            : "platform: {kind: vsphere, api: vim25, endpoint: \"lab:" + state_.string() +
-                  "\"}\ngolden: {vm: tiny-golden, clone: linked}\n"
-                  "scenarios:\n  - name: three\n    placement: [{host: host-01, vms: 3}]\n";
-    write_file(plan, "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: gone\n" + where +
-                         "storm: {mode: simultaneous, timeout: 10m, settle: 0s}\n"
-                         "ready: {signal: guest_agent}\ncleanup: always\noutput: " +
-                         out.string() + "\n");
+    const bool kubevirt = platform == "kubevirt";
+    PlanYaml p{.name = "gone",
+               .scenarios = {{"three", {{kubevirt ? "worker-0" : "host-01", 3}}}},
+               .storm = "{mode: simultaneous, timeout: 10m, settle: 0s}",
+               .ready = "{signal: guest_agent}",
+               .cleanup = "always",
+               .output = out.string()};
+    if (kubevirt) {
+      p.platform = PlanYaml::Platform{.kind = "kubevirt", .endpoint = "lab:" + state_.string()};
+      p.golden = "{dataSource: {name: fedora-golden, namespace: golden}}";
+      p.ns = "bootstorm-gone";
+    } else {
+      p.platform = PlanYaml::Platform{
+          .kind = "vsphere", .endpoint = "lab:" + state_.string(), .extra = {"api: vim25"}};
+      p.golden = "{vm: tiny-golden, clone: linked}";
+    }
+    p.write(plan);
     auto run = spawn_bootstorm({"run", plan.string(), "--yes", "--out", out.string()});
     const auto deadline = Clock::now() + std::chrono::seconds(60);
     while (Clock::now() < deadline) {

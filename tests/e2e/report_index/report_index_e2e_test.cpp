@@ -2,27 +2,30 @@
 // endpoint as NDJSON action/document pairs. The endpoint is a real bootstorm::http server on loopback that
 // records what it receives; the run directory comes from a real storm on the embedded small lab.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
 
 #include "protocol/http/server.hpp"
 #include "tests/support/lab_process.hpp"
+#include "tests/support/plan_yaml.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+using bootstorm::test_support::PlanYaml;
 using bootstorm::test_support::read_file;
 using bootstorm::test_support::run_cli;
+using bootstorm::test_support::ScratchDir;
 
 // A _bulk endpoint: answers `status` and records every request.
 class BulkEndpoint {
@@ -67,21 +70,21 @@ class BulkEndpoint {
 class ReportIndex : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = fs::temp_directory_path() / ("bootstorm-report-index-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    std::ofstream(dir_ / "plan.yaml")
-        << "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: index-e2e\n"
-        << "platform: {kind: vsphere, endpoint: embedded, lab: small}\n"
-        << "golden: {vm: tiny-golden}\n"
-        << "scenarios: [{name: two hosts, placement: [{host: host-01, vms: 3}, {host: host-02, vms: 3}]}]\n"
-        << "storm: {timeout: 60s}\nready: {signal: guest_agent}\noutput: " << (dir_ / "runs").string()
-        << "\n";
+    scratch_.emplace("report-index");
+    dir_ = scratch_->path();
+    PlanYaml{.name = "index-e2e",
+             .platform = {.kind = "vsphere", .endpoint = "embedded", .lab = "small"},
+             .golden = "{vm: tiny-golden}",
+             .scenarios = {{"two hosts", {{"host-01", 3}, {"host-02", 3}}}},
+             .storm = "{timeout: 60s}",
+             .ready = "{signal: guest_agent}",
+             .output = (dir_ / "runs").string()}
+        .write(dir_ / "plan.yaml");
     auto run = run_cli({"run", (dir_ / "plan.yaml").string(), "--yes"}, dir_ / "run");
     ASSERT_EQ(run.exit_code, 0) << run.all();
     for (auto& entry : fs::directory_iterator(dir_ / "runs")) run_dir_ = entry.path();
   }
-  static void TearDownTestSuite() { fs::remove_all(dir_); }
+  static void TearDownTestSuite() { scratch_.reset(); }
 
   static int report(const std::string& url, std::string* output) {
     auto result = run_cli({"report", run_dir_.string(), "--index", url}, dir_ / "report");
@@ -89,6 +92,7 @@ class ReportIndex : public ::testing::Test {
     return result.exit_code;
   }
 
+  static inline std::optional<ScratchDir> scratch_;  // for the whole suite
   static inline fs::path dir_;
   static inline fs::path run_dir_;
 };

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "tests/support/lab_fixture.hpp"
+#include "tests/support/plan_yaml.hpp"
 #include "tests/support/run_files.hpp"
 
 namespace {
@@ -39,9 +40,9 @@ using Result = bootstorm::test_support::CliRun;
 
 using bootstorm::test_support::Child;
 using bootstorm::test_support::parse_utc;
+using bootstorm::test_support::PlanYaml;
 using bootstorm::test_support::read_csv;
 using bootstorm::test_support::read_file;
-using bootstorm::test_support::write_file;
 
 const std::string kBinary = bootstorm::test_support::bootstorm_binary();
 
@@ -89,28 +90,19 @@ TEST_F(ShardE2E, ThreeShardsFiredAtOneInstantMergeIntoTheUnshardedRun) {
   if (!have_kubectl()) BOOTSTORM_MISSING_KUBECTL("it checks the lab independently");
   const fs::path plan = dir_ / "plan.yaml";
   const fs::path shards_out = dir_ / "shards";
-  write_file(plan,
-             "apiVersion: bootstorm.io/v1\n"
-             "kind: StormPlan\n"
-             "name: shard-e2e\n"
-             "platform:\n"
-             "  kind: kubevirt\n"
-             "  endpoint: lab:" +
-                 state_.string() +
-                 "\n"
-                 "  apiBudget: {requestsPerSecond: 100000, maxConcurrent: 256}\n"
-                 "golden: {dataSource: {name: fedora-golden, namespace: golden}, clone: auto}\n"
-                 "namespace: bootstorm-shard\n"
-                 "scenarios:\n"
-                 "  - name: storm\n"
-                 "    placement: [{host: worker-0, vms: 100}, {host: worker-1, vms: 100}, {host: worker-2, "
-                 "vms: 100}]\n"
-                 "storm: {mode: simultaneous, timeout: 5m}\n"
-                 "ready: {signal: guest_agent}\n"
-                 "repeat: 1\n"
-                 "cleanup: always\n"
-                 "output: " +
-                 (dir_ / "unused").string() + "\n");
+  PlanYaml{.name = "shard-e2e",
+           .platform = {.kind = "kubevirt",
+                        .endpoint = "lab:" + state_.string(),
+                        .extra = {"apiBudget: {requestsPerSecond: 100000, maxConcurrent: 256}"}},
+           .golden = "{dataSource: {name: fedora-golden, namespace: golden}, clone: auto}",
+           .ns = "bootstorm-shard",
+           .scenarios = {{"storm", {{"worker-0", 100}, {"worker-1", 100}, {"worker-2", 100}}}},
+           .storm = "{mode: simultaneous, timeout: 5m}",
+           .ready = "{signal: guest_agent}",
+           .cleanup = "always",
+           .output = (dir_ / "unused").string(),
+           .extra = {"repeat: 1"}}
+      .write(plan);
 
   // Usage errors first: they touch nothing.
   Result bad_shard =

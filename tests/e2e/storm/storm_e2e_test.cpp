@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "tests/support/lab_fixture.hpp"
+#include "tests/support/plan_yaml.hpp"
 #include "tests/support/run_files.hpp"
 #include "tests/support/sanitizers.hpp"
 
@@ -40,6 +41,7 @@ using Result = bootstorm::test_support::CliRun;
 
 using bootstorm::test_support::Child;
 using bootstorm::test_support::parse_utc;
+using bootstorm::test_support::PlanYaml;
 using bootstorm::test_support::read_csv;
 using bootstorm::test_support::read_file;
 using bootstorm::test_support::write_file;
@@ -59,39 +61,22 @@ double percentile(std::vector<double> v, double p) {
   return v[std::min(idx, v.size() - 1)];
 }
 
-std::string kubevirt_plan(const std::string& name, const fs::path& state, const std::string& placement,
-                          const std::string& storm, const std::string& cleanup, const fs::path& out,
-                          const std::string& api_budget = "{requestsPerSecond: 100000, maxConcurrent: 256}") {
-  return "apiVersion: bootstorm.io/v1\n"
-         "kind: StormPlan\n"
-         "name: " +
-         name +
-         "\n"
-         "platform:\n"
-         "  kind: kubevirt\n"
-         "  endpoint: lab:" +
-         state.string() +
-         "\n"
-         "  apiBudget: " +
-         api_budget +
-         "\n"
-         "golden: {dataSource: {name: fedora-golden, namespace: golden}, clone: auto}\n"
-         "namespace: bootstorm-storm\n"
-         "scenarios:\n"
-         "  - name: storm\n"
-         "    placement: " +
-         placement +
-         "\n"
-         "storm: " +
-         storm +
-         "\n"
-         "ready: {signal: guest_agent}\n"
-         "repeat: 1\n"
-         "cleanup: " +
-         cleanup +
-         "\n"
-         "output: " +
-         out.string() + "\n";
+PlanYaml kubevirt_plan(const std::string& name, const fs::path& state,
+                       const std::vector<PlanYaml::Placement>& placement, const std::string& storm,
+                       const std::string& cleanup, const fs::path& out,
+                       const std::string& api_budget = "{requestsPerSecond: 100000, maxConcurrent: 256}") {
+  return PlanYaml{.name = name,
+                  .platform = {.kind = "kubevirt",
+                               .endpoint = "lab:" + state.string(),
+                               .extra = {"apiBudget: " + api_budget}},
+                  .golden = "{dataSource: {name: fedora-golden, namespace: golden}, clone: auto}",
+                  .ns = "bootstorm-storm",
+                  .scenarios = {{"storm", placement}},
+                  .storm = storm,
+                  .ready = "{signal: guest_agent}",
+                  .cleanup = cleanup,
+                  .output = out.string(),
+                  .extra = {"repeat: 1"}};
 }
 
 TEST_F(StormE2E, KubeVirtThousandVmStormMatchesTheSimulatorsTruthAndCleansUp) {
@@ -101,11 +86,10 @@ TEST_F(StormE2E, KubeVirtThousandVmStormMatchesTheSimulatorsTruthAndCleansUp) {
   const fs::path plan = dir_ / "plan.yaml";
   const std::map<std::string, int> placement = {{"worker-0", 334}, {"worker-1", 333}, {"worker-2", 333}};
   // Starts pipelined 8 per connection: the timings below hold for starts that share a connection.
-  write_file(plan, kubevirt_plan("storm-thousand", state_,
-                                 "[{host: worker-0, vms: 334}, {host: worker-1, vms: 333}, "
-                                 "{host: worker-2, vms: 333}]",
-                                 "{mode: simultaneous, timeout: 5m, settle: 0s}", "never", out,
-                                 "{requestsPerSecond: 100000, maxConcurrent: 256, startsPerConnection: 8}"));
+  kubevirt_plan("storm-thousand", state_, {{"worker-0", 334}, {"worker-1", 333}, {"worker-2", 333}},
+                "{mode: simultaneous, timeout: 5m, settle: 0s}", "never", out,
+                "{requestsPerSecond: 100000, maxConcurrent: 256, startsPerConnection: 8}")
+      .write(plan);
   const json stats_before = lab_get("/_lab/stats");
   ASSERT_TRUE(stats_before.contains("requestsTotal"));
 
@@ -317,10 +301,9 @@ TEST_F(StormE2E, SigkillMidStormThenCleanupRemovesOnlyTheRunsVms) {
 
   const fs::path out = dir_ / "out";
   const fs::path plan = dir_ / "plan.yaml";
-  write_file(
-      plan, kubevirt_plan("storm-killed", state_,
-                          "[{host: worker-0, vms: 20}, {host: worker-1, vms: 20}, {host: worker-2, vms: 20}]",
-                          "{mode: simultaneous, timeout: 10m, settle: 0s}", "always", out));
+  kubevirt_plan("storm-killed", state_, {{"worker-0", 20}, {"worker-1", 20}, {"worker-2", 20}},
+                "{mode: simultaneous, timeout: 10m, settle: 0s}", "always", out)
+      .write(plan);
   auto run = std::make_unique<Child>(
       std::vector<std::string>{kBinary, "run", plan.string(), "--yes", "--out", out.string()},
       dir_ / "run.out", dir_ / "run.err");
@@ -399,18 +382,19 @@ TEST_F(StormE2E, VsphereStormBootTimesMatchTheVcenterTruthAndCleanupEmptiesTheLa
 
   const fs::path out = dir_ / "out";
   const fs::path plan = dir_ / "plan.yaml";
-  write_file(
-      plan,
-      "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: storm-vsphere\nplatform:\n  kind: vsphere\n"
-      "  endpoint: lab:" +
-          state_.string() +
-          "\n  apiBudget: {requestsPerSecond: 1000, maxConcurrent: 64}\n"
-          "golden: {vm: tiny-golden, clone: linked}\nscenarios:\n  - name: four-hosts\n"
-          "    placement: [{host: host-01, vms: 10}, {host: host-02, vms: 10}, {host: host-03, vms: 10}, "
-          "{host: host-04, vms: 10}]\n"
-          "storm: {mode: simultaneous, timeout: 5m, settle: 0s}\nready: {signal: guest_agent}\nrepeat: 1\n"
-          "cleanup: never\noutput: " +
-          out.string() + "\n");
+  PlanYaml{
+      .name = "storm-vsphere",
+      .platform = {.kind = "vsphere",
+                   .endpoint = "lab:" + state_.string(),
+                   .extra = {"apiBudget: {requestsPerSecond: 1000, maxConcurrent: 64}"}},
+      .golden = "{vm: tiny-golden, clone: linked}",
+      .scenarios = {{"four-hosts", {{"host-01", 10}, {"host-02", 10}, {"host-03", 10}, {"host-04", 10}}}},
+      .storm = "{mode: simultaneous, timeout: 5m, settle: 0s}",
+      .ready = "{signal: guest_agent}",
+      .cleanup = "never",
+      .output = out.string(),
+      .extra = {"repeat: 1"}}
+      .write(plan);
   Result r = bootstorm({"run", plan.string(), "--yes", "--out", out.string()});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const fs::path run_dir = run_dir_in(out);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tests/support/lab_fixture.hpp"
+#include "tests/support/plan_yaml.hpp"
 #include "tests/support/run_files.hpp"
 #include "tests/support/tools.hpp"
 
@@ -21,6 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using bootstorm::test_support::LabCliTest;
+using bootstorm::test_support::PlanYaml;
 using bootstorm::test_support::read_file;
 using bootstorm::test_support::write_file;
 using nlohmann::json;
@@ -31,23 +33,17 @@ class TelemetryE2E : public LabCliTest {
 
   fs::path kubevirt_plan(const std::string& name, const fs::path& out) {
     const fs::path plan = dir_ / (name + ".yaml");
-    write_file(plan,
-               "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: " + name +
-                   "\n"
-                   "platform: {kind: kubevirt, endpoint: \"lab:" +
-                   state_.string() +
-                   "\"}\n"
-                   "golden: {dataSource: {name: fedora-golden, namespace: golden}}\n"
-                   "namespace: bootstorm-" +
-                   name +
-                   "\n"
-                   "scenarios:\n"
-                   "  - name: one node\n    placement: [{host: worker-0, vms: 6}]\n"
-                   "  - name: three nodes\n    placement: [{host: worker-0, vms: 2}, {host: worker-1, vms: "
-                   "2}, {host: worker-2, vms: 2}]\n"
-                   "storm: {mode: simultaneous, timeout: 2m, settle: 0s}\n"
-                   "ready: {signal: guest_agent}\ncleanup: never\noutput: " +
-                   out.string() + "\n");
+    PlanYaml{.name = name,
+             .platform = {.kind = "kubevirt", .endpoint = "lab:" + state_.string()},
+             .golden = "{dataSource: {name: fedora-golden, namespace: golden}}",
+             .ns = "bootstorm-" + name,
+             .scenarios = {{"one node", {{"worker-0", 6}}},
+                           {"three nodes", {{"worker-0", 2}, {"worker-1", 2}, {"worker-2", 2}}}},
+             .storm = "{mode: simultaneous, timeout: 2m, settle: 0s}",
+             .ready = "{signal: guest_agent}",
+             .cleanup = "never",
+             .output = out.string()}
+        .write(plan);
     return plan;
   }
 
@@ -163,17 +159,15 @@ TEST_F(TelemetryE2E, Vim25ReadsVcentersPerformanceManagerAndItsDatastoreFiguresA
   if (!have_kubectl()) BOOTSTORM_MISSING_KUBECTL("it reads the lab's ground truth");
   const fs::path out = dir_ / "out";
   const fs::path plan = dir_ / "vim25.yaml";
-  write_file(plan,
-             "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: perf\n"
-             "platform: {kind: vsphere, endpoint: \"lab:" +
-                 state_.string() +
-                 "\", api: vim25}\n"
-                 "golden: {vm: tiny-golden, clone: linked}\n"
-                 "scenarios:\n  - name: two hosts\n    placement: [{host: host-01, vms: 3}, {host: host-02, "
-                 "vms: 3}]\n"
-                 "storm: {mode: simultaneous, timeout: 2m, settle: 0s}\n"
-                 "ready: {signal: guest_agent}\ncleanup: never\noutput: " +
-                 out.string() + "\n");
+  PlanYaml{.name = "perf",
+           .platform = {.kind = "vsphere", .endpoint = "lab:" + state_.string(), .extra = {"api: vim25"}},
+           .golden = "{vm: tiny-golden, clone: linked}",
+           .scenarios = {{"two hosts", {{"host-01", 3}, {"host-02", 3}}}},
+           .storm = "{mode: simultaneous, timeout: 2m, settle: 0s}",
+           .ready = "{signal: guest_agent}",
+           .cleanup = "never",
+           .output = out.string()}
+      .write(plan);
   auto r = bootstorm({"run", plan.string(), "--yes", "--out", out.string()});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const fs::path run_dir = run_dir_in(out);
@@ -393,16 +387,15 @@ TEST_F(TelemetryE2E, VcentersRestApiHasNoStatisticsAndTheReportSaysSo) {
   ASSERT_NO_FATAL_FAILURE(start_lab("small"));
   const fs::path out = dir_ / "out";
   const fs::path plan = dir_ / "rest.yaml";
-  write_file(plan,
-             "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: rest\n"
-             "platform: {kind: vsphere, endpoint: \"lab:" +
-                 state_.string() +
-                 "\", api: rest}\n"
-                 "golden: {vm: tiny-golden, clone: full}\n"
-                 "scenarios:\n  - name: two\n    placement: [{host: host-01, vms: 2}]\n"
-                 "storm: {mode: simultaneous, timeout: 2m, settle: 0s}\n"
-                 "ready: {signal: guest_agent}\ncleanup: always\noutput: " +
-                 out.string() + "\n");
+  PlanYaml{.name = "rest",
+           .platform = {.kind = "vsphere", .endpoint = "lab:" + state_.string(), .extra = {"api: rest"}},
+           .golden = "{vm: tiny-golden, clone: full}",
+           .scenarios = {{"two", {{"host-01", 2}}}},
+           .storm = "{mode: simultaneous, timeout: 2m, settle: 0s}",
+           .ready = "{signal: guest_agent}",
+           .cleanup = "always",
+           .output = out.string()}
+      .write(plan);
   auto r = bootstorm({"run", plan.string(), "--yes", "--out", out.string()});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const fs::path run_dir = run_dir_in(out);

@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -18,11 +17,13 @@
 #include <vector>
 
 #include "tests/support/lab_process.hpp"
+#include "tests/support/plan_yaml.hpp"
 #include "tests/support/tools.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
+using bootstorm::test_support::PlanYaml;
 using bootstorm::test_support::read_file;
 using nlohmann::json;
 
@@ -35,19 +36,21 @@ class Vim25E2e : public ::testing::Test {
   void SetUp() override { dir_ = bootstorm::test_support::make_test_scratch_dir("vim25-e2e"); }
   void TearDown() override { bootstorm::test_support::finish_test_scratch_dir(dir_, HasFailure()); }
 
-  // A plan of `vms` VMs on the small lab (2 by default); `platform_extra` and `golden_extra` are added to
-  // those maps.
-  PlanRun run_plan(const std::string& platform_extra, const std::string& golden_extra,
+  // A plan of `vms` VMs on the small lab (2 by default); `platform_extra` are further platform keys (a line
+  // each), `golden_extra` is added to the golden map.
+  PlanRun run_plan(const std::vector<std::string>& platform_extra, const std::string& golden_extra,
                    const std::vector<std::string>& env = {}, const std::string& endpoint = "embedded",
                    const std::string& clone = "linked", int vms = 2) {
     const fs::path plan = dir_ / "plan.yaml";
-    std::ofstream(plan) << "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: vim25-e2e\n"
-                        << "platform: {kind: vsphere, endpoint: " << endpoint << platform_extra << "}\n"
-                        << "golden: {vm: tiny-golden, clone: " << clone << golden_extra << "}\n"
-                        << "scenarios: [{name: two, placement: [{host: host-01, vms: " << vms << "}]}]\n"
-                        << "storm: {mode: simultaneous, timeout: 2m}\n"
-                        << "ready: {signal: guest_agent}\ncleanup: always\noutput: "
-                        << (dir_ / "runs").string() << "\n";
+    PlanYaml{.name = "vim25-e2e",
+             .platform = {.kind = "vsphere", .endpoint = endpoint, .extra = platform_extra},
+             .golden = "{vm: tiny-golden, clone: " + clone + golden_extra + "}",
+             .scenarios = {{"two", {{"host-01", vms}}}},
+             .storm = "{mode: simultaneous, timeout: 2m}",
+             .ready = "{signal: guest_agent}",
+             .cleanup = "always",
+             .output = (dir_ / "runs").string()}
+        .write(plan);
     PlanRun r{bootstorm::test_support::run_cli({"run", plan.string(), "--yes"}, dir_ / "run",
                                                std::chrono::seconds(300), env),
               {}};
@@ -62,9 +65,8 @@ class Vim25E2e : public ::testing::Test {
                       const std::string& api = "vim25") {
     bootstorm::test_support::LabProcess lab("small", dir_ / "lab", dir_);
     EXPECT_TRUE(lab.wait_ready());
-    return run_plan(", api: " + api +
-                        ", credentials: {usernameEnv: BS_USER, passwordEnv: BS_PASSWORD}, tls: {caFile: " +
-                        lab.endpoints().value("caFile", std::string()) + "}",
+    return run_plan({"api: " + api, "credentials: {usernameEnv: BS_USER, passwordEnv: BS_PASSWORD}",
+                     "tls: {caFile: " + lab.endpoints().value("caFile", std::string()) + "}"},
                     "", {"BS_USER=" + user, "BS_PASSWORD=" + password},
                     lab.endpoints().value("vcenter", std::string("https://127.0.0.1:1")));
   }
@@ -82,7 +84,7 @@ class Vim25E2e : public ::testing::Test {
 };
 
 TEST_F(Vim25E2e, AutoSpeaksVim25AndSaysSoInTheReport) {
-  PlanRun r = run_plan("", "");
+  PlanRun r = run_plan({}, "");
   ASSERT_EQ(r.exit_code, 0) << r.all();
   EXPECT_NE(r.all().find("platform API: vim25 (SOAP, /sdk)"), std::string::npos) << r.all();
   const json summary = json::parse(read_file(r.run_dir / "summary.json"));
@@ -100,7 +102,7 @@ TEST_F(Vim25E2e, AutoSpeaksVim25AndSaysSoInTheReport) {
 // start).
 TEST_F(Vim25E2e, EachBootIsSeenWhenItHappensNotInOneLateAnswer) {
   constexpr int kVms = 60;
-  PlanRun r = run_plan(", api: vim25", "", {}, "embedded", "linked", kVms);
+  PlanRun r = run_plan({"api: vim25"}, "", {}, "embedded", "linked", kVms);
   ASSERT_EQ(r.exit_code, 0) << r.all();
   std::istringstream in(read_file(r.run_dir / "journal.jsonl"));
   std::set<double> instants;
@@ -125,7 +127,7 @@ TEST_F(Vim25E2e, EachBootIsSeenWhenItHappensNotInOneLateAnswer) {
 }
 
 TEST_F(Vim25E2e, RestOnRequestStillRunsTheStorm) {
-  PlanRun r = run_plan(", api: rest", "");
+  PlanRun r = run_plan({"api: rest"}, "");
   ASSERT_EQ(r.exit_code, 0) << r.all();
   EXPECT_NE(r.all().find("platform API: REST (/api) — platform.api rest"), std::string::npos) << r.all();
   EXPECT_NE(r.all().find("2/2 ready"), std::string::npos) << r.all();
@@ -210,7 +212,7 @@ TEST_F(Vim25E2e, LinkedClonesMoveAtMostATenthOfTheBytesOfFullCopiesAndBothReport
   std::map<std::string, std::string> run_of;  // clone kind -> run id
   for (const std::string kind : {"linked", "full"}) {
     fs::remove_all(dir_ / "runs");
-    PlanRun r = run_plan(", api: vim25", "", {}, endpoint, kind);
+    PlanRun r = run_plan({"api: vim25"}, "", {}, endpoint, kind);
     ASSERT_EQ(r.exit_code, 0) << kind << "\n" << r.all();
     const std::string report = read_file(r.run_dir / "report.md");
     EXPECT_NE(report.find("Provisioning: 2 " + kind + " clones in "), std::string::npos) << report;
@@ -246,7 +248,7 @@ TEST_F(Vim25E2e, LinkedClonesMoveAtMostATenthOfTheBytesOfFullCopiesAndBothReport
 }
 
 TEST_F(Vim25E2e, ANamedSnapshotThatDoesNotExistEndsBeforeAnythingIsCreated) {
-  PlanRun r = run_plan(", api: vim25", ", snapshot: no-such-snapshot");
+  PlanRun r = run_plan({"api: vim25"}, ", snapshot: no-such-snapshot");
   EXPECT_EQ(r.exit_code, 1) << r.all();
   EXPECT_NE(r.all().find("golden VM tiny-golden in vCenter"), std::string::npos) << r.all();
   EXPECT_NE(r.all().find("has no snapshot named no-such-snapshot"), std::string::npos) << r.all();
@@ -266,7 +268,7 @@ TEST_F(Vim25E2e, AnUnreachableSdkEndsWithTheEndpointNamed) {
   ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
   const std::string endpoint = "https://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
   ::close(fd);
-  PlanRun r = run_plan(", api: vim25, credentials: {usernameEnv: BS_USER, passwordEnv: BS_PASSWORD}", "",
+  PlanRun r = run_plan({"api: vim25", "credentials: {usernameEnv: BS_USER, passwordEnv: BS_PASSWORD}"}, "",
                        {"BS_USER=u", "BS_PASSWORD=p"}, endpoint);
   EXPECT_EQ(r.exit_code, 1) << r.all();
   EXPECT_NE(r.all().find(endpoint + "/sdk"), std::string::npos) << r.all();
@@ -275,12 +277,12 @@ TEST_F(Vim25E2e, AnUnreachableSdkEndsWithTheEndpointNamed) {
 
 TEST_F(Vim25E2e, AVsphereKeyOnKubevirtIsAPlanError) {
   const fs::path plan = dir_ / "kubevirt.yaml";
-  std::ofstream(plan)
-      << "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: k\n"
-      << "platform: {kind: kubevirt, endpoint: embedded}\n"
-      << "golden: {dataSource: {name: win10-golden, namespace: openshift-virtualization-os-images}}\n"
-      << "scenarios: [{name: s, placement: [{host: node-1, vms: 1}]}]\n"
-      << "storm: {mode: simultaneous, powerOn: multi}\n";
+  PlanYaml{.name = "k",
+           .platform = {.kind = "kubevirt", .endpoint = "embedded"},
+           .golden = "{dataSource: {name: win10-golden, namespace: openshift-virtualization-os-images}}",
+           .scenarios = {{"s", {{"node-1", 1}}}},
+           .storm = "{mode: simultaneous, powerOn: multi}"}
+      .write(plan);
   auto r = bootstorm::test_support::run_cli({"run", plan.string(), "--yes"}, dir_ / "kube");
   EXPECT_EQ(r.exit_code, 2) << r.all();
   EXPECT_NE(r.all().find("storm.powerOn applies only to platform kind vsphere"), std::string::npos)

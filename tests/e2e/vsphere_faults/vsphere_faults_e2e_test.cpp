@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "tests/support/lab_process.hpp"
+#include "tests/support/plan_yaml.hpp"
 #include "tests/support/run_files.hpp"
 
 namespace {
@@ -19,6 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+using bootstorm::test_support::PlanYaml;
 using bootstorm::test_support::read_file;
 
 // A `bootstorm run` and the run directory it wrote.
@@ -39,15 +41,18 @@ class VsphereFaults : public ::testing::Test {
     return path;
   }
 
-  PlanRun run_plan(const fs::path& lab, const std::string& placement, const std::string& timeout) {
+  PlanRun run_plan(const fs::path& lab, const std::vector<PlanYaml::Placement>& placement,
+                   const std::string& timeout) {
     fs::path plan = dir_ / "plan.yaml";
-    std::ofstream(plan) << "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: vsphere-faults\n"
-                        << "platform: {kind: vsphere, endpoint: embedded, lab: " << lab.string() << "}\n"
-                        << "golden: {vm: tiny-golden, clone: linked}\n"
-                        << "scenarios: [{name: faults, placement: " << placement << "}]\n"
-                        << "storm: {mode: simultaneous, timeout: " << timeout << ", settle: 0s}\n"
-                        << "ready: {signal: guest_agent}\ncleanup: always\noutput: "
-                        << (dir_ / "runs").string() << "\n";
+    PlanYaml{.name = "vsphere-faults",
+             .platform = {.kind = "vsphere", .endpoint = "embedded", .lab = lab.string()},
+             .golden = "{vm: tiny-golden, clone: linked}",
+             .scenarios = {{"faults", placement}},
+             .storm = "{mode: simultaneous, timeout: " + timeout + ", settle: 0s}",
+             .ready = "{signal: guest_agent}",
+             .cleanup = "always",
+             .output = (dir_ / "runs").string()}
+        .write(plan);
     // A fixed run id: the lab's per-VM fault draws are keyed by the VM's name, which holds the run id, so
     // with a random one a 30 % rate over 12 VMs misses every VM in about 1 run of 70.
     PlanRun r{bootstorm::test_support::run_cli({"run", plan.string(), "--yes", "--run-id", "5eed07"},
@@ -75,7 +80,7 @@ class VsphereFaults : public ::testing::Test {
 TEST_F(VsphereFaults, AVmWhoseToolsNeverStartFailsWithTheReasonAtTheTimeoutAndTheOthersAreFine) {
   // Seeded: the lab draws per VM at power-on whether Tools will ever start.
   fs::path lab = write_lab("{agentNeverStartsRate: 0.3}");
-  PlanRun r = run_plan(lab, "[{host: host-01, vms: 6}, {host: host-02, vms: 6}]", "4s");
+  PlanRun r = run_plan(lab, {{"host-01", 6}, {"host-02", 6}}, "4s");
   ASSERT_FALSE(r.run_dir.empty()) << r.err;
   EXPECT_EQ(r.exit_code, 1) << "a run with VMs that never became ready is a failed run\n" << r.out << r.err;
   json summary = json::parse(read_file(r.run_dir / "summary.json"));
@@ -97,7 +102,7 @@ TEST_F(VsphereFaults, AVmWhoseToolsNeverStartFailsWithTheReasonAtTheTimeoutAndTh
 TEST_F(VsphereFaults, Bursts503AreRetriedAndTheStormCompletes) {
   // One API request in five is answered 503 SERVICE_UNAVAILABLE, on every path.
   fs::path lab = write_lab("{errorRate: 0.2, errorStatus: 503}");
-  PlanRun r = run_plan(lab, "[{host: host-01, vms: 5}, {host: host-02, vms: 5}]", "60s");
+  PlanRun r = run_plan(lab, {{"host-01", 5}, {"host-02", 5}}, "60s");
   ASSERT_FALSE(r.run_dir.empty()) << r.err;
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   json summary = json::parse(read_file(r.run_dir / "summary.json"));
@@ -107,7 +112,7 @@ TEST_F(VsphereFaults, Bursts503AreRetriedAndTheStormCompletes) {
 
 TEST_F(VsphereFaults, ACloneFailureOnOneHostIsReportedClearlyAndTheRestIsCleanedUp) {
   fs::path lab = write_lab("{cloneFailureHosts: [host-02]}");
-  PlanRun r = run_plan(lab, "[{host: host-01, vms: 4}, {host: host-02, vms: 4}]", "60s");
+  PlanRun r = run_plan(lab, {{"host-01", 4}, {"host-02", 4}}, "60s");
   ASSERT_FALSE(r.run_dir.empty()) << r.err;
   EXPECT_NE(r.exit_code, 0) << r.out << r.err;
   // The user reads which host and what failed.

@@ -11,7 +11,6 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -23,6 +22,7 @@
 
 #include "orchestrator/beacon/listener.hpp"
 #include "providers/kubevirt/kube_objects.hpp"
+#include "tests/support/scratch_dir.hpp"
 #include "tests/support/tools.hpp"
 
 namespace bootstorm::beacon {
@@ -79,8 +79,6 @@ class GuestAgentTest : public ::testing::Test {
     });
     listener_->expect(kVm, "uid-1");
     thread_ = std::thread([this] { io_.run(); });
-    std::string tmpl = (fs::temp_directory_path() / "bootstorm-guest-XXXXXX").string();
-    dir_ = ::mkdtemp(tmpl.data());
   }
   void TearDown() override {
     std::promise<void> stopped;
@@ -96,7 +94,6 @@ class GuestAgentTest : public ::testing::Test {
     io_.stop();
     if (thread_.joinable()) thread_.join();
     listener_.reset();
-    fs::remove_all(dir_);
   }
   std::vector<api::MilestoneEvent> events() {
     std::lock_guard lock(mutex_);
@@ -156,7 +153,7 @@ class GuestAgentTest : public ::testing::Test {
   std::thread thread_;
   std::mutex mutex_;
   std::vector<api::MilestoneEvent> events_;
-  fs::path dir_;
+  test_support::ScratchDir dir_{"guest"};
 };
 
 TEST_F(GuestAgentTest, LinuxAgentWithTheProvidersConfigMarksTheVmReady) {

@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/plan_yaml.hpp"
 #include "tests/support/tools.hpp"
 
 extern char** environ;
@@ -372,17 +373,17 @@ void write(const fs::path& p, const std::string& text) {
 TEST_F(DeployRbacOnLab, RbacAllowsExactlyTheCallsTheProvidersMake) {
   const fs::path lab = dir_ / "lab";
   // A KubeVirt storm that keeps its VMs, then `bootstorm cleanup` (listing by label, stop/delete).
-  write(dir_ / "storm.yaml",
-        "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: rbac-storm\n"
-        "platform: {kind: kubevirt, endpoint: 'lab:" +
-            lab.string() +
-            "'}\n"
-            "golden: {dataSource: {name: fedora-golden, namespace: golden}, clone: auto}\n"
-            "namespace: bootstorm-rbac\n"
-            "scenarios: [{name: storm, placement: [{host: worker-0, vms: 3}, {host: worker-1, vms: 3}]}]\n"
-            "storm: {mode: simultaneous, timeout: 2m}\nready: {signal: guest_agent}\ncleanup: never\n"
-            "output: " +
-            (dir_ / "runs").string() + "\n");
+  bootstorm::test_support::PlanYaml{
+      .name = "rbac-storm",
+      .platform = {.kind = "kubevirt", .endpoint = "lab:" + lab.string()},
+      .golden = "{dataSource: {name: fedora-golden, namespace: golden}, clone: auto}",
+      .ns = "bootstorm-rbac",
+      .scenarios = {{"storm", {{"worker-0", 3}, {"worker-1", 3}}}},
+      .storm = "{mode: simultaneous, timeout: 2m}",
+      .ready = "{signal: guest_agent}",
+      .cleanup = "never",
+      .output = (dir_ / "runs").string()}
+      .write(dir_ / "storm.yaml");
   std::string out;
   ASSERT_EQ(run({kBinary, "run", (dir_ / "storm.yaml").string(), "--yes"}, &out), 0) << out;
   std::vector<fs::path> runs;

@@ -33,6 +33,7 @@
 #include "common/rfc3339.hpp"
 #include "protocol/http/client.hpp"
 #include "tests/support/lab_fixture.hpp"
+#include "tests/support/plan_yaml.hpp"
 
 extern char** environ;
 
@@ -349,29 +350,28 @@ class LabFixture : public LabCliTest {
 
   // ---------------------------------------------------------------------------------------- the CLI
   std::string plan_text(const PlanKnobs& k, const fs::path& out) const {
-    std::ostringstream p;
-    p << "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: " << k.name
-      << "\nplatform:\n  kind: " << k.platform
-      << "\n  endpoint: " << (k.endpoint.empty() ? "lab:" + state_.string() : k.endpoint) << "\n";
-    if (!k.credentials.empty()) p << "  credentials: " << k.credentials << "\n";
-    if (!k.tls.empty()) p << "  tls: " << k.tls << "\n";
-    p << "  apiBudget: " << k.api_budget << "\n";
-    if (k.platform == "vsphere") {
-      p << "golden: {vm: tiny-golden, clone: linked}\n";
-    } else {
-      p << "golden: {dataSource: {name: fedora-golden, namespace: golden}, clone: auto}\nnamespace: "
-        << kNamespace << "\n";
-    }
-    p << "scenarios:\n  - name: faults\n    placement: [";
+    const bool vsphere = k.platform == "vsphere";
+    test_support::PlanYaml p{
+        .name = k.name,
+        .platform = {.kind = k.platform,
+                     .endpoint = k.endpoint.empty() ? "lab:" + state_.string() : k.endpoint},
+        .golden = vsphere ? "{vm: tiny-golden, clone: linked}"
+                          : "{dataSource: {name: fedora-golden, namespace: golden}, clone: auto}",
+        .ns = vsphere ? "" : kNamespace,
+        .scenarios = {{"faults", {}}},
+        .storm = "{mode: simultaneous, timeout: " + k.timeout + ", settle: " + k.settle + "}",
+        .ready = k.ready,
+        .cleanup = k.cleanup,
+        .output = out.string(),
+        .extra = {"repeat: 1"}};
+    if (!k.credentials.empty()) p.platform.extra.push_back("credentials: " + k.credentials);
+    if (!k.tls.empty()) p.platform.extra.push_back("tls: " + k.tls);
+    p.platform.extra.push_back("apiBudget: " + k.api_budget);
     for (int h = 0; h < k.hosts; ++h) {
-      const std::string host =
-          k.platform == "vsphere" ? "host-0" + std::to_string(h + 1) : "worker-" + std::to_string(h);
-      p << (h ? ", " : "") << "{host: " << host << ", vms: " << k.vms_per_host << "}";
+      const std::string host = vsphere ? "host-0" + std::to_string(h + 1) : "worker-" + std::to_string(h);
+      p.scenarios[0].placement.push_back({host, k.vms_per_host});
     }
-    p << "]\nstorm: {mode: simultaneous, timeout: " << k.timeout << ", settle: " << k.settle
-      << "}\nready: " << k.ready << "\nrepeat: 1\ncleanup: " << k.cleanup << "\noutput: " << out.string()
-      << "\n";
-    return p.str();
+    return p.text();
   }
 
   fs::path write_plan(const PlanKnobs& k, const fs::path& out) {

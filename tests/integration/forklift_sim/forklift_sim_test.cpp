@@ -13,7 +13,6 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <chrono>
-#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -27,6 +26,7 @@
 #include "simulator/kube/kube_front.hpp"
 #include "simulator/lab/lab_server.hpp"
 #include "tests/integration/kube_front/kube_test_support.hpp"
+#include "tests/support/scratch_dir.hpp"
 #include "tests/support/swagger/swagger_validator.hpp"
 #include "tests/support/tools.hpp"
 
@@ -701,9 +701,8 @@ TEST_F(ForkliftSimTest, KubectlApplyDrivesAMigration) {
   if (!kubectl_path) BOOTSTORM_MISSING_KUBECTL("");
   const std::string kubectl_bin = kubectl_path->string();
   clone_source_vms({"desk-k"});
-  char tmpl[] = "/tmp/forklift-sim-XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  std::string dir = tmpl;
+  const test_support::ScratchDir scratch("forklift-sim");
+  const std::string dir = scratch.string();
   ASSERT_TRUE(server_->write_state(dir));
   const auto& ep = server_->endpoints();
   std::string manifest = dir + "/mtv.yaml";
@@ -773,7 +772,6 @@ TEST_F(ForkliftSimTest, KubectlApplyDrivesAMigration) {
   EXPECT_EQ(get_rc, 0) << table;
   EXPECT_NE(table.find("kplan"), std::string::npos) << table;
   EXPECT_EQ(kube("GET", "/apis/kubevirt.io/v1/namespaces/migrated/virtualmachines/desk-k").status, 200);
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -1,11 +1,9 @@
 // TLS over loopback with a CA generated at run time: trust, host name checks, insecure mode, client certs.
-#include <unistd.h>
-
 #include <boost/asio/detached.hpp>
-#include <filesystem>
 #include <fstream>
 
 #include "support.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 namespace bootstorm::http::test {
 namespace {
@@ -126,15 +124,14 @@ TEST_F(HttpTls, ConnectionOpeningsAreCappedAndQueued) {
 
 TEST_F(HttpTls, CaFromFileAndDnsHostName) {
   auto server = make_server();
-  auto path =
-      std::filesystem::temp_directory_path() / ("bootstorm-http-ca-" + std::to_string(::getpid()) + ".pem");
+  const test_support::ScratchDir dir("http-ca");
+  const auto path = dir / "ca.pem";
   std::ofstream(path) << pki_->ca_cert_pem;
   ClientOptions options = client_options(*server);
   options.tls.ca_data.clear();
   options.tls.ca_file = path.string();
   options.base_url = "https://localhost:" + std::to_string(server->port());
   auto response = get(options);
-  std::filesystem::remove(path);
   ASSERT_TRUE(response) << response.error().what();
   EXPECT_EQ(response->status, 200);
 }

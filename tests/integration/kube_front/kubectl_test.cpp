@@ -7,11 +7,10 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
 
 #include "common/base64.hpp"
 #include "kube_test_support.hpp"
+#include "tests/support/scratch_dir.hpp"
 #include "tests/support/tools.hpp"
 
 extern char** environ;
@@ -33,10 +32,7 @@ class KubectlTest : public ::testing::Test {
     if (!kubectl) BOOTSTORM_MISSING_KUBECTL("");
     kubectl_ = kubectl->string();
     lab_ = std::make_unique<TestLab>();
-    char tmpl[] = "/tmp/kubefront-kubectl-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    kubeconfig_ = dir_ + "/kubeconfig";
+    kubeconfig_ = dir_.string() + "/kubeconfig";
     std::ofstream out(kubeconfig_);
     out << "apiVersion: v1\nkind: Config\nclusters:\n- name: lab\n  cluster:\n    server: " << lab_->base_url
         << "\n    certificate-authority-data: " << bootstorm::base64_encode(lab_->pki.ca_cert_pem)
@@ -44,18 +40,15 @@ class KubectlTest : public ::testing::Test {
         << "\ncontexts:\n- name: lab\n  context:\n    cluster: lab\n    user: lab\n    namespace: default\n"
         << "current-context: lab\n";
   }
-  void TearDown() override {
-    if (!dir_.empty()) std::filesystem::remove_all(dir_);
-  }
 
   std::vector<std::string> base_args() const {
-    return {kubectl_, "--kubeconfig=" + kubeconfig_, "--cache-dir=" + dir_ + "/cache",
+    return {kubectl_, "--kubeconfig=" + kubeconfig_, "--cache-dir=" + dir_.string() + "/cache",
             "--request-timeout=20s"};
   }
 
   // Runs kubectl with `args`; returns exit code and combined output.
   std::pair<int, std::string> kubectl(const std::vector<std::string>& args) {
-    std::string output_path = dir_ + "/out-" + std::to_string(++runs_) + ".txt";
+    std::string output_path = dir_.string() + "/out-" + std::to_string(++runs_) + ".txt";
     pid_t pid = spawn(args, output_path);
     int status = 0;
     waitpid(pid, &status, 0);
@@ -73,7 +66,7 @@ class KubectlTest : public ::testing::Test {
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 1, output_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    std::vector<std::string> env_strings = {"HOME=" + dir_, "PATH=/usr/bin:/bin"};
+    std::vector<std::string> env_strings = {"HOME=" + dir_.string(), "PATH=/usr/bin:/bin"};
     std::vector<char*> envp;
     for (auto& e : env_strings) envp.push_back(e.data());
     envp.push_back(nullptr);
@@ -86,7 +79,7 @@ class KubectlTest : public ::testing::Test {
 
   std::unique_ptr<TestLab> lab_;
   std::string kubectl_;
-  std::string dir_;
+  test_support::ScratchDir dir_{"kubectl"};
   std::string kubeconfig_;
   int runs_ = 0;
 };
@@ -107,7 +100,7 @@ TEST_F(KubectlTest, WorksAgainstTheFront) {
   EXPECT_EQ(ns_rc, 0) << ns;
   EXPECT_NE(ns.find("namespace/kx created"), std::string::npos) << ns;
 
-  std::string manifest = dir_ + "/vm.yaml";
+  std::string manifest = dir_.string() + "/vm.yaml";
   std::ofstream(manifest) << R"(apiVersion: kubevirt.io/v1
 kind: VirtualMachine
 metadata:
@@ -155,7 +148,7 @@ spec:
   EXPECT_TRUE(has_vm) << list;
 
   // kubectl get vmi -w: start the VM while it watches and see the VMI's events.
-  std::string watch_out = dir_ + "/watch.txt";
+  std::string watch_out = dir_.string() + "/watch.txt";
   pid_t watcher = spawn({"get", "vmi", "-n", "kx", "-w", "--output-watch-events"}, watch_out);
   std::this_thread::sleep_for(1500ms);  // let kubectl list and open its watch
   auto started =

@@ -16,6 +16,7 @@
 #include "protocol/http/client.hpp"
 #include "protocol/http/server.hpp"
 #include "simulator/lab/lab_server.hpp"
+#include "tests/support/scratch_dir.hpp"
 #include "tests/support/swagger/swagger_validator.hpp"
 
 namespace bootstorm::sim {
@@ -822,8 +823,7 @@ TEST_F(VcenterFrontTest, CloudInitCustomizationOfAWindowsGuestFails) {
 
 TEST_F(VcenterFrontTest, StateDirectoryFollowsTheContract) {
   start();
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("bootstorm-lab-state-" + std::to_string(::getpid()));
+  const test_support::ScratchDir dir("lab-state");
   ASSERT_TRUE(lab_->write_state(dir.string()).has_value());
   std::ifstream in(dir / "endpoints.json");
   const auto endpoints = json::parse(in);
@@ -836,7 +836,6 @@ TEST_F(VcenterFrontTest, StateDirectoryFollowsTheContract) {
   EXPECT_NE(text.find("server: " + lab_->endpoints().kube_url), std::string::npos);
   EXPECT_NE(text.find("token: " + lab_->endpoints().kube_token), std::string::npos);
   EXPECT_NE(text.find("certificate-authority-data: "), std::string::npos);
-  std::filesystem::remove_all(dir);
   // The kube port serves the Kubernetes front over the same CA: the kubeconfig's token is accepted, a request
   // without it gets a 401 Status.
   http::ClientOptions kube_options;

@@ -24,6 +24,7 @@
 #include "providers/vsphere/transport.hpp"
 #include "providers/vsphere/vim25/session.hpp"
 #include "tests/support/lab_process.hpp"
+#include "tests/support/plan_yaml.hpp"
 #include "tests/support/run_files.hpp"
 #include "tests/support/run_task.hpp"
 #include "tests/support/vcsim_process.hpp"
@@ -34,6 +35,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace bootstorm;
 using namespace bootstorm::vsphere::vim25;
+using bootstorm::test_support::PlanYaml;
 using bootstorm::testing::run_task;
 using nlohmann::json;
 
@@ -74,23 +76,23 @@ class VcsimStorm : public ::testing::Test {
   // A vim25 plan over the first `hosts` hosts, `vms` linked clones on each; `storm` holds extra keys of the
   // storm block (", settle: 10s").
   fs::path write_plan(int hosts = kHosts, int vms = kVmsPerHost, const std::string& storm = "") {
-    std::string placement;
-    for (int h = 0; h < hosts; ++h) {
-      placement += "      - {host: " + info_.at("hosts")[h].at("name").get<std::string>() +
-                   ", vms: " + std::to_string(vms) + "}\n";
-    }
+    PlanYaml p{.name = "vcsim-storm",
+               .platform = {.kind = "vsphere",
+                            .endpoint = endpoint_,
+                            .extra = {"api: vim25",
+                                      "credentials: {usernameEnv: VCSIM_USER, passwordEnv: VCSIM_PASSWORD}",
+                                      "tls: {caFile: " + info_.at("caFile").get<std::string>() + "}",
+                                      "apiBudget: {requestsPerSecond: 2000, maxConcurrent: 32}"}},
+               .golden = "{vm: " + info_.at("templateVm").at("name").get<std::string>() + ", clone: linked}",
+               .scenarios = {{"vcsim", {}}},
+               .storm = "{mode: simultaneous, powerOn: multi, timeout: 5m" + storm + "}",
+               .ready = "{signal: guest_agent}",
+               .cleanup = "never",
+               .output = (dir_ / "runs").string()};
+    for (int h = 0; h < hosts; ++h)
+      p.scenarios[0].placement.push_back({info_.at("hosts")[h].at("name").get<std::string>(), vms});
     const fs::path plan = dir_ / "plan.yaml";
-    std::ofstream(plan) << "apiVersion: bootstorm.io/v1\nkind: StormPlan\nname: vcsim-storm\n"
-                        << "platform:\n  kind: vsphere\n  endpoint: " << endpoint_ << "\n  api: vim25\n"
-                        << "  credentials: {usernameEnv: VCSIM_USER, passwordEnv: VCSIM_PASSWORD}\n"
-                        << "  tls: {caFile: " << info_.at("caFile").get<std::string>() << "}\n"
-                        << "  apiBudget: {requestsPerSecond: 2000, maxConcurrent: 32}\n"
-                        << "golden: {vm: " << info_.at("templateVm").at("name").get<std::string>()
-                        << ", clone: linked}\n"
-                        << "scenarios:\n  - name: vcsim\n    placement:\n"
-                        << placement << "storm: {mode: simultaneous, powerOn: multi, timeout: 5m" << storm
-                        << "}\nready: {signal: guest_agent}\ncleanup: never\noutput: "
-                        << (dir_ / "runs").string() << "\n";
+    p.write(plan);
     return plan;
   }
 

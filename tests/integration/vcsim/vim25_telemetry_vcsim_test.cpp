@@ -18,7 +18,6 @@
 
 #include <boost/asio/io_context.hpp>
 #include <chrono>
-#include <filesystem>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -29,11 +28,11 @@
 #include "providers/vsphere/vim25_provider/vim25_provider.hpp"
 #include "providers/vsphere/vim25_provider/vim25_telemetry.hpp"
 #include "tests/support/run_task.hpp"
+#include "tests/support/scratch_dir.hpp"
 #include "tests/support/vcsim_process.hpp"
 
 namespace {
 
-namespace fs = std::filesystem;
 using namespace bootstorm;
 using namespace bootstorm::vsphere::vim25;
 using bootstorm::testing::run_task;
@@ -41,12 +40,8 @@ using bootstorm::testing::run_task;
 class VcsimTelemetry : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("bootstorm-vcsim-perf-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
     vcsim_ = std::make_unique<test_support::VcsimProcess>(
-        BOOTSTORM_VCSIM, dir_, std::vector<std::string>{"-cluster", "1", "-hosts", "2", "-vms", "3"});
+        BOOTSTORM_VCSIM, dir_.path(), std::vector<std::string>{"-cluster", "1", "-hosts", "2", "-vms", "3"});
     ASSERT_TRUE(vcsim_->ready()) << vcsim_->why_not();
     info_ = vcsim_->info();
     api::ProviderConfig config;
@@ -66,7 +61,6 @@ class VcsimTelemetry : public ::testing::Test {
     if (provider_) run_task(io_, provider_->disconnect());
     provider_.reset();
     vcsim_.reset();
-    fs::remove_all(dir_);
   }
   std::vector<std::string> names(const char* key) const {
     std::vector<std::string> out;
@@ -75,7 +69,7 @@ class VcsimTelemetry : public ::testing::Test {
   }
 
   boost::asio::io_context io_;
-  fs::path dir_;
+  test_support::ScratchDir dir_{"vcsim-perf"};
   std::unique_ptr<test_support::VcsimProcess> vcsim_;
   nlohmann::json info_;
   std::unique_ptr<Vim25Provider> provider_;

@@ -12,7 +12,6 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <chrono>
-#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -26,13 +25,13 @@
 #include "providers/vsphere/vim25/updates.hpp"
 #include "providers/vsphere/vim25_provider/task_watcher.hpp"
 #include "tests/support/run_task.hpp"
+#include "tests/support/scratch_dir.hpp"
 #include "tests/support/vcsim_process.hpp"
 #include "tests/support/vim25_driver.hpp"
 
 namespace {
 
 namespace asio = boost::asio;
-namespace fs = std::filesystem;
 using namespace bootstorm;
 using namespace bootstorm::vsphere::vim25;
 using bootstorm::testing::run_task;
@@ -45,13 +44,9 @@ MoRef obj(const json& o, const char* type) {
 class Vcsim : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("bootstorm-vcsim-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
     std::vector<std::string> args{"-cluster", "1", "-hosts", "2", "-vms", "2"};
     for (auto& a : extra_args()) args.push_back(std::move(a));
-    vcsim_ = std::make_unique<test_support::VcsimProcess>(BOOTSTORM_VCSIM, dir_, std::move(args));
+    vcsim_ = std::make_unique<test_support::VcsimProcess>(BOOTSTORM_VCSIM, dir_.path(), std::move(args));
     ASSERT_TRUE(vcsim_->ready()) << vcsim_->why_not();
     info_ = vcsim_->info();
     api::ProviderConfig config;
@@ -70,7 +65,6 @@ class Vcsim : public ::testing::Test {
     session_.reset();
     transport_.reset();
     vcsim_.reset();
-    fs::remove_all(dir_);
   }
 
   Expected<SoapReply> call(std::string method, std::string element) {
@@ -88,7 +82,7 @@ class Vcsim : public ::testing::Test {
   test_support::Vim25Driver driver() { return test_support::Vim25Driver(io_, *session_); }
 
   asio::io_context io_;
-  fs::path dir_;
+  test_support::ScratchDir dir_{"vcsim"};
   std::unique_ptr<test_support::VcsimProcess> vcsim_;
   json info_;
   std::unique_ptr<vsphere::Transport> transport_;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "reports/reports.hpp"
+#include "tests/support/scratch_dir.hpp"
 #include "tests/unit/reports/fixture.hpp"
 
 namespace bootstorm::reports {
@@ -26,22 +27,13 @@ results::RunRecord only(const std::string& scenario, const std::string& run_id) 
 
 class Compare : public ::testing::Test {
  protected:
-  void SetUp() override {
-    root =
-        std::filesystem::temp_directory_path() /
-        ("bootstorm-compare-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) +
-         "-" + std::to_string(reinterpret_cast<std::uintptr_t>(this)));
-    std::filesystem::remove_all(root);
-  }
-  void TearDown() override { std::filesystem::remove_all(root); }
-
   std::filesystem::path write(const results::RunRecord& r, const std::string& name) {
     auto res = write_run_outputs(root / name, r, results::summarize(r), kGeneratedAt);
     EXPECT_TRUE(res.has_value());
     return root / name;
   }
 
-  std::filesystem::path root;
+  test_support::ScratchDir root{"compare"};
 };
 
 TEST_F(Compare, LoadRunRecoversBootTimesFromVmsCsv) {

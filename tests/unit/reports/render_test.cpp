@@ -8,6 +8,7 @@
 
 #include "reports/csv.hpp"
 #include "reports/reports.hpp"
+#include "tests/support/scratch_dir.hpp"
 #include "tests/unit/reports/fixture.hpp"
 
 namespace bootstorm::reports {
@@ -248,10 +249,9 @@ TEST_F(Render, BulkBodyPairsActionsAndDocuments) {
 }
 
 TEST_F(Render, WriteRunOutputsWritesEveryFile) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("bootstorm-reports-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-                    "-" + std::to_string(reinterpret_cast<std::uintptr_t>(this)));
-  std::filesystem::remove_all(dir);
+  // A directory that does not exist yet: write_run_outputs creates it.
+  const test_support::ScratchDir scratch("reports");
+  const auto dir = scratch / "run";
   auto r = write_run_outputs(dir, record, summary, kGeneratedAt);
   ASSERT_TRUE(r.has_value()) << r.error().what();
   for (const char* f : {"summary.json", "vms.csv", "report.md", "report.html", "junit.xml", "metrics.prom",
@@ -264,7 +264,6 @@ TEST_F(Render, WriteRunOutputsWritesEveryFile) {
   std::ostringstream ss;
   ss << in.rdbuf();
   EXPECT_EQ(ss.str(), render_summary_json(summary));
-  std::filesystem::remove_all(dir);
 }
 
 TEST_F(Render, WriteRunOutputsReportsUnwritableDirectory) {

@@ -1,15 +1,14 @@
 // Migration report rendering: summary statistics (checked against values computed here), per-VM and per-step
 // times, throughput, the failed VM's step and reason, "simulated lab", and the journal round trip.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <fstream>
 
 #include "orchestrator/engine/journal.hpp"
 #include "orchestrator/migrate/migrate.hpp"
 #include "orchestrator/migrate/migration_record.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 namespace bootstorm::migrate {
 namespace {
@@ -131,8 +130,7 @@ TEST(MigrationReport, JsonAndCsv) {
 }
 
 TEST(MigrationReport, RebuildsFromTheJournal) {
-  auto dir = std::filesystem::temp_directory_path() / ("migrate-report-test-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const test_support::ScratchDir dir("migrate-report");
   MigrationRecord r = sample();
   {
     auto journal = engine::Journal::open(dir / "journal.jsonl");
@@ -160,7 +158,6 @@ TEST(MigrationReport, RebuildsFromTheJournal) {
   back->started_at = r.started_at;
   EXPECT_EQ(render_migration_md(*back), render_migration_md(r));
   EXPECT_EQ(render_migration_csv(*back), render_migration_csv(r));
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

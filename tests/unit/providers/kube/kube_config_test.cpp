@@ -6,7 +6,8 @@
 
 #include <filesystem>
 #include <fstream>
-#include <random>
+
+#include "tests/support/scratch_dir.hpp"
 
 namespace bootstorm::kube {
 namespace {
@@ -14,27 +15,19 @@ namespace fs = std::filesystem;
 
 const std::string kPlugin = std::string(BOOTSTORM_TEST_DATA) + "/kubevirt/exec-plugin.sh";
 
+// A scratch directory the tests write kubeconfigs (and the files they name) into.
 class TempDir {
  public:
-  TempDir() {
-    std::random_device rd;
-    path_ = fs::temp_directory_path() / ("bootstorm-kv-" + std::to_string(rd()) + std::to_string(rd()));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
   std::string write(const std::string& name, const std::string& content) const {
-    fs::path p = path_ / name;
+    fs::path p = dir_ / name;
     fs::create_directories(p.parent_path());
     std::ofstream(p) << content;
     return p.string();
   }
-  std::string path() const { return path_.string(); }
+  std::string path() const { return dir_.string(); }
 
  private:
-  fs::path path_;
+  test_support::ScratchDir dir_{"kubeconfig"};
 };
 
 // Sets an environment variable for the scope of a test and restores it.

@@ -1,6 +1,5 @@
 // Strict lab profile loading: the shipped labs load, and mistakes are reported with file:line:col.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -9,6 +8,7 @@
 #include <vector>
 
 #include "simulator/model/lab.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 namespace bootstorm::sim::model {
 namespace {
@@ -146,8 +146,8 @@ TEST_F(LabsDirectories, InstalledLayoutFirstThenTheSourceTree) {
 }
 
 TEST_F(LabsDirectories, TheEnvironmentVariableAloneDecides) {
-  const auto dir = std::filesystem::temp_directory_path() / ("bootstorm-labs-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const test_support::ScratchDir scratch("labs");
+  const auto& dir = scratch.path();
   ::setenv("BOOTSTORM_LABS_DIR", dir.c_str(), 1);
   EXPECT_EQ(labs_directories(), std::vector<std::string>{dir.string()});
   auto missing = load_lab_spec("small");  // only in the source tree, which is no longer looked at
@@ -160,7 +160,6 @@ TEST_F(LabsDirectories, TheEnvironmentVariableAloneDecides) {
   auto unknown = load_lab_spec("nope");
   ASSERT_FALSE(unknown.has_value());
   EXPECT_NE(unknown.error().hint.find("known labs: mine"), std::string::npos) << unknown.error().hint;
-  std::filesystem::remove_all(dir);
 }
 
 TEST_F(LabsDirectories, AnUnknownNameSaysWhereItLooked) {
