@@ -22,11 +22,6 @@ struct Settings final : api::KindSettings {
   nlohmann::ordered_json plan_keys() const override;
   std::string golden_image() const override { return datasource_name.empty() ? pvc : datasource_name; }
   std::string clone_kind() const override { return clone; }
-
-  bool operator==(const Settings& o) const {
-    return datasource_name == o.datasource_name && datasource_namespace == o.datasource_namespace &&
-           pvc == o.pvc && clone == o.clone && namespace_ == o.namespace_;
-  }
 };
 
 // The kind's plan section: golden.dataSource ({name, namespace}) or golden.pvc, the checked clone strategy,

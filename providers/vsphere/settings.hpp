@@ -20,10 +20,8 @@ struct Settings final : api::KindSettings {
   std::string golden_image() const override { return vm; }
   std::string clone_kind() const override { return clone; }
 
-  bool operator==(const Settings& o) const {
-    return vm == o.vm && clone == o.clone && datastore == o.datastore && snapshot == o.snapshot &&
-           api == o.api && power_on == o.power_on;
-  }
+  // The same settings are the same plan keys: one list of the fields, plan_keys().
+  bool operator==(const Settings& o) const { return plan_keys() == o.plan_keys(); }
 };
 
 // The kind's plan section: golden.vm, datastore and snapshot (snapshot only for linked clones), with the
