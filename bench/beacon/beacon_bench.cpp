@@ -28,6 +28,8 @@
 
 #include "bench/support/thread_cpu.hpp"
 #include "orchestrator/beacon/listener.hpp"
+#include "tests/support/beacon_listener_thread.hpp"
+#include "tests/support/loopback.hpp"
 
 namespace {
 
@@ -42,55 +44,27 @@ struct ListenerThread {
     beacon::ListenerOptions options;
     options.run_id = "be4c0n";
     options.secret = "beacon-bench-secret-0123456789abcdef";  // the same tokens in every iteration
-    listener = std::make_unique<beacon::Listener>(io.get_executor(), options);
-    if (!listener->start()) throw std::runtime_error("beacon listener failed to start");
-    listener->set_sink([this](api::MilestoneEvent) { ++accepted; });
-    for (int i = 0; i < vms; ++i) {
-      const std::string name = "bs-be4c0n-bench-" + std::to_string(i);
-      listener->expect(name, "");
-      const std::string body = nlohmann::json{{"vm", name}, {"token", listener->token_for(name)}}.dump();
-      requests.push_back(
-          "POST /v1/ready HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-          "Content-Length: " +
-          std::to_string(body.size()) + "\r\n\r\n" + body);
-    }
-    thread = std::thread([this] { io.run(); });
+    auto started = running.start(options, [this, vms](beacon::Listener& listener) {
+      listener.set_sink([this](api::MilestoneEvent) { ++accepted; });
+      for (int i = 0; i < vms; ++i) {
+        const std::string name = "bs-be4c0n-bench-" + std::to_string(i);
+        listener.expect(name, "");
+        const std::string body = nlohmann::json{{"vm", name}, {"token", listener.token_for(name)}}.dump();
+        requests.push_back(
+            "POST /v1/ready HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            "Content-Length: " +
+            std::to_string(body.size()) + "\r\n\r\n" + body);
+      }
+    });
+    if (!started) throw std::runtime_error("beacon listener failed to start: " + started.error().what());
   }
-  double cpu_seconds() { return bootstorm::bench::thread_cpu_seconds(thread); }
-  ~ListenerThread() {
-    std::promise<void> stopped;
-    net::co_spawn(
-        io,
-        [this, &stopped]() -> net::awaitable<void> {
-          co_await listener->stop();
-          stopped.set_value();
-        },
-        [](std::exception_ptr) {});
-    stopped.get_future().wait_for(std::chrono::seconds(10));
-    work.reset();
-    io.stop();
-    thread.join();
-  }
-  net::io_context io;
-  std::optional<net::executor_work_guard<net::io_context::executor_type>> work{io.get_executor()};
-  std::unique_ptr<beacon::Listener> listener;
+  double cpu_seconds() { return bootstorm::bench::thread_cpu_seconds(running.thread()); }
+  unsigned short port() { return running.listener().port(); }
+
+  test_support::BeaconListenerThread running;
   std::vector<std::string> requests;
   std::atomic<int> accepted{0};  // written on the listener thread, read after the clients joined
-  std::thread thread;
 };
-
-int connect_to(unsigned short port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
 
 // Sends one request and reads its response (headers + Content-Length body); false on a broken connection.
 bool round_trip(int fd, const std::string& request, std::string& buffer) {
@@ -127,7 +101,7 @@ void BM_BeaconReadyCalls(benchmark::State& state) {
     state.PauseTiming();
     auto listener = std::make_unique<ListenerThread>(kCallsPerIteration);
     std::vector<int> fds;
-    for (int c = 0; c < connections; ++c) fds.push_back(connect_to(listener->listener->port()));
+    for (int c = 0; c < connections; ++c) fds.push_back(test_support::connect_loopback(listener->port()));
     std::vector<std::vector<double>> per_thread(static_cast<std::size_t>(connections));
     std::atomic<bool> failed{false};
     const double cpu_before = listener->cpu_seconds();

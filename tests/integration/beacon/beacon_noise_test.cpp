@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "orchestrator/beacon/listener.hpp"
+#include "tests/support/loopback.hpp"
 
 namespace bootstorm::beacon {
 namespace {
@@ -52,19 +53,6 @@ constexpr int kSlowClients = 20;
 constexpr int kFloodRequests = kBadRequests - kSlowClients;  // each slow client counts as one bad request
 constexpr auto kBound = std::chrono::milliseconds(5);
 constexpr int kStorms = 5;  // noisy storms tried before the test fails
-
-int connect_to(unsigned short port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
 
 bool send_all(int fd, const std::string& data) {
   std::size_t off = 0;
@@ -89,7 +77,7 @@ struct Connection {
     buffer.clear();
   }
   bool open() {
-    if (fd < 0) fd = connect_to(port);
+    if (fd < 0) fd = test_support::connect_loopback(port);
     return fd >= 0;
   }
   // Reads one response; its status, or nullopt when the connection ended first.
@@ -269,7 +257,7 @@ class NoisyStorm {
         "POST /v1/ready HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + std::string(2000, 's');
     std::vector<int> fds;
     for (int i = 0; i < kSlowClients; ++i) {
-      fds.push_back(connect_to(port));
+      fds.push_back(test_support::connect_loopback(port));
       slow_sent.fetch_add(1);
     }
     for (std::size_t pos = 0; !over.load(); pos = (pos + 1) % head.size()) {

@@ -6,22 +6,15 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
 #include <filesystem>
 #include <fstream>
-#include <future>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
-#include <thread>
 
 #include "orchestrator/beacon/listener.hpp"
 #include "providers/kubevirt/kube_objects.hpp"
+#include "tests/support/beacon_listener_thread.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/tools.hpp"
 
@@ -70,40 +63,14 @@ class GuestAgentTest : public ::testing::Test {
   void SetUp() override {
     ListenerOptions o;
     o.run_id = "ab12cd";
-    listener_ = std::make_unique<Listener>(io_.get_executor(), o);
-    auto started = listener_->start();
+    auto started = beacon_.start(o, [](Listener& listener) { listener.expect(kVm, "uid-1"); });
     ASSERT_TRUE(started) << started.error().what();
-    listener_->set_sink([this](api::MilestoneEvent ev) {
-      std::lock_guard lock(mutex_);
-      events_.push_back(std::move(ev));
-    });
-    listener_->expect(kVm, "uid-1");
-    thread_ = std::thread([this] { io_.run(); });
+    listener_ = &beacon_.listener();
   }
-  void TearDown() override {
-    std::promise<void> stopped;
-    boost::asio::co_spawn(
-        io_,
-        [&]() -> boost::asio::awaitable<void> {
-          co_await listener_->stop();
-          stopped.set_value();
-        },
-        boost::asio::detached);
-    stopped.get_future().wait_for(std::chrono::seconds(10));
-    work_.reset();
-    io_.stop();
-    if (thread_.joinable()) thread_.join();
-    listener_.reset();
-  }
-  std::vector<api::MilestoneEvent> events() {
-    std::lock_guard lock(mutex_);
-    return events_;
-  }
+  std::vector<api::MilestoneEvent> events() { return beacon_.events(); }
   template <class T, class F>
   T on_listener(F f) {
-    std::promise<T> p;
-    boost::asio::post(io_, [&] { p.set_value(f()); });
-    return p.get_future().get();
+    return beacon_.on_listener<T>(f);
   }
   std::string token() {
     return on_listener<std::string>([this] { return listener_->token_for(kVm); });
@@ -146,13 +113,8 @@ class GuestAgentTest : public ::testing::Test {
   }
 
   static constexpr const char* kVm = "bs-ab12cd-desk-001";
-  boost::asio::io_context io_;
-  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_ =
-      boost::asio::make_work_guard(io_);
-  std::unique_ptr<Listener> listener_;
-  std::thread thread_;
-  std::mutex mutex_;
-  std::vector<api::MilestoneEvent> events_;
+  test_support::BeaconListenerThread beacon_;
+  Listener* listener_ = nullptr;
   test_support::ScratchDir dir_{"guest"};
 };
 

@@ -2,24 +2,17 @@
 // to the listener running on its own io_context thread.
 #include "orchestrator/beacon/listener.hpp"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
 #include <cerrno>
-#include <future>
-#include <mutex>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "common/log.hpp"
+#include "tests/support/beacon_listener_thread.hpp"
+#include "tests/support/loopback.hpp"
 
 namespace bootstorm::beacon {
 namespace {
@@ -35,15 +28,8 @@ struct Reply {
 // One request on its own connection ("Connection: close"), read to EOF.
 Reply http_call(unsigned short port, const std::string& method, const std::string& path,
                 const std::string& body) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return {};
-  }
+  const int fd = test_support::connect_loopback(port);
+  if (fd < 0) return {};
   std::string req = method + " " + path +
                     " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
                     "Content-Type: application/json\r\nContent-Length: " +
@@ -73,58 +59,24 @@ class BeaconTest : public ::testing::Test {
  protected:
   void start(ListenerOptions o = {}) {
     o.run_id = o.run_id.empty() ? "3f9a2c" : o.run_id;
-    listener_ = std::make_unique<Listener>(io_.get_executor(), o);
-    auto started = listener_->start();
-    ASSERT_TRUE(started) << started.error().what();
-    listener_->set_sink([this](api::MilestoneEvent ev) {
-      std::lock_guard lock(mutex_);
-      events_.push_back(std::move(ev));
+    auto started = beacon_.start(o, [](Listener& listener) {
+      listener.expect("bs-3f9a2c-s-001", "vm-101");
+      listener.expect("bs-3f9a2c-s-002", "vm-102");
     });
-    listener_->expect("bs-3f9a2c-s-001", "vm-101");
-    listener_->expect("bs-3f9a2c-s-002", "vm-102");
-    thread_ = std::thread([this] { io_.run(); });
+    ASSERT_TRUE(started) << started.error().what();
+    listener_ = &beacon_.listener();
   }
-  void TearDown() override {
-    if (listener_) {
-      std::promise<void> stopped;
-      boost::asio::co_spawn(
-          io_,
-          [&]() -> boost::asio::awaitable<void> {
-            co_await listener_->stop();
-            stopped.set_value();
-          },
-          boost::asio::detached);
-      stopped.get_future().wait_for(std::chrono::seconds(10));
-    }
-    work_.reset();
-    io_.stop();
-    if (thread_.joinable()) thread_.join();
-    listener_.reset();
-  }
-  std::vector<api::MilestoneEvent> events() {
-    std::lock_guard lock(mutex_);
-    return events_;
-  }
+  std::vector<api::MilestoneEvent> events() { return beacon_.events(); }
   // Runs `f` on the listener's thread (the listener is single-threaded like the engine that owns it).
   template <class F>
   void on_listener_thread(F f) {
-    std::promise<void> done;
-    boost::asio::post(io_, [&] {
-      f();
-      done.set_value();
-    });
-    done.get_future().wait();
+    beacon_.on_listener<void>(f);
   }
   Reply post(const json& body) { return http_call(listener_->port(), "POST", "/v1/ready", body.dump()); }
   std::string token(const std::string& vm) { return hmac_sha256_hex(secret_, "3f9a2c:" + vm); }
 
-  boost::asio::io_context io_;
-  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_ =
-      boost::asio::make_work_guard(io_);
-  std::unique_ptr<Listener> listener_;
-  std::thread thread_;
-  std::mutex mutex_;
-  std::vector<api::MilestoneEvent> events_;
+  test_support::BeaconListenerThread beacon_;
+  Listener* listener_ = nullptr;
   std::string secret_ = "per-run-secret-for-tests-0123456789";
 };
 
@@ -318,20 +270,6 @@ TEST_F(BeaconTest, FailuresDoNotCostAGuestItsValidCall) {
   EXPECT_EQ(listener_->stats().rate_limited, 3u);
 }
 
-// Opens a connection to the listener; -1 on failure.
-int connect_to(unsigned short port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 // True when the peer has closed the connection (recv returns 0 or an error without blocking).
 bool peer_closed(int fd) {
   char c;
@@ -344,7 +282,7 @@ TEST_F(BeaconTest, SlowClientTricklingItsHeadersIsDisconnected) {
   o.secret = secret_;
   o.request_timeout = std::chrono::milliseconds(800);
   start(o);
-  int fd = connect_to(listener_->port());
+  int fd = test_support::connect_loopback(listener_->port());
   ASSERT_GE(fd, 0);
   const std::string request =
       "POST /v1/ready HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: " + std::string(400, 'p') + "\r\n\r\n";
@@ -372,7 +310,7 @@ TEST_F(BeaconTest, SlowClientTricklingItsBodyIsDisconnected) {
   ListenerOptions o;
   o.request_timeout = std::chrono::milliseconds(600);
   start(o);
-  int fd = connect_to(listener_->port());
+  int fd = test_support::connect_loopback(listener_->port());
   ASSERT_GE(fd, 0);
   const std::string head = "POST /v1/ready HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 3000\r\n\r\n{";
   ASSERT_EQ(::send(fd, head.data(), head.size(), MSG_NOSIGNAL), static_cast<ssize_t>(head.size()));
@@ -393,7 +331,7 @@ TEST_F(BeaconTest, IdleConnectionsAreClosed) {
   ListenerOptions o;
   o.idle_timeout = std::chrono::milliseconds(300);
   start(o);
-  int fd = connect_to(listener_->port());
+  int fd = test_support::connect_loopback(listener_->port());
   ASSERT_GE(fd, 0);
   const auto begin = std::chrono::steady_clock::now();
   char c;
@@ -407,7 +345,7 @@ TEST_F(BeaconTest, IdleConnectionsAreClosed) {
 
 TEST_F(BeaconTest, DeclaredOversizedBodiesAreRefusedBeforeTheyAreRead) {
   start();
-  int fd = connect_to(listener_->port());
+  int fd = test_support::connect_loopback(listener_->port());
   ASSERT_GE(fd, 0);
   // 64 MiB announced, nothing sent: the answer must come from the headers alone.
   const std::string head = "POST /v1/ready HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 67108864\r\n\r\n";
