@@ -67,23 +67,43 @@ class VsphereProvider final : public api::Provider {
                   std::unique_ptr<Transport> transport);
   ~VsphereProvider() override;
 
+  // ---- session, facts, statistics, preflight (vsphere_provider.cpp) ----
   api::Capabilities capabilities() const override;
   boost::asio::awaitable<Expected<void>> connect() override;
-  boost::asio::awaitable<Expected<void>> check_inventory(const api::InventoryRequest& request) override;
-  boost::asio::awaitable<Expected<api::VmHandle>> provision(const api::VmSpec& spec) override;
-  boost::asio::awaitable<Expected<void>> wait_startable(const api::VmHandle& vm,
-                                                        std::chrono::milliseconds timeout) override;
-  boost::asio::awaitable<Expected<void>> prepare_storm(std::size_t expected_starts) override;
-  boost::asio::awaitable<Expected<api::StartResult>> start(const api::VmHandle& vm) override;
-  boost::asio::awaitable<void> observe(std::vector<api::VmHandle> vms, api::MilestoneSink sink,
-                                       CancelSignal stop) override;
-  boost::asio::awaitable<Expected<void>> stop(const api::VmHandle& vm) override;
-  boost::asio::awaitable<Expected<void>> destroy(const api::VmHandle& vm) override;
+  boost::asio::awaitable<std::vector<api::CheckResult>> check(const api::CheckRequest& request) override;
   boost::asio::awaitable<Expected<std::vector<api::VmHandle>>> list_run_vms(
       const std::string& run_id) override;
   boost::asio::awaitable<void> disconnect() override;
   api::ApiStats stats() const override;
+  api::PlatformFacts facts() const override;
+  // vCenter's statistics (PerformanceManager) are a vim25 API: REST has none.
+  Expected<std::unique_ptr<api::TelemetrySource>> telemetry_source(const api::TelemetrySettings&) override {
+    return make_error(ErrorKind::not_found,
+                      "vCenter's REST API has no storage statistics (PerformanceManager is vim25 only)",
+                      "set platform.api: vim25 (or auto, on a vCenter with /sdk) for storage telemetry");
+  }
 
+  // ---- inventory (vsphere_inventory.cpp) ----
+  boost::asio::awaitable<Expected<void>> check_inventory(const api::InventoryRequest& request) override;
+
+  // ---- clones (vsphere_provision.cpp) ----
+  boost::asio::awaitable<Expected<api::VmHandle>> provision(const api::VmSpec& spec) override;
+  // REST clones in full unless instant (VM.CloneSpec has no linked option).
+  std::string clone_method(const api::VmHandle&) const override { return instant() ? "instant" : "full"; }
+
+  // ---- power and teardown (vsphere_power.cpp) ----
+  boost::asio::awaitable<Expected<void>> wait_startable(const api::VmHandle& vm,
+                                                        std::chrono::milliseconds timeout) override;
+  boost::asio::awaitable<Expected<void>> prepare_storm(std::size_t expected_starts) override;
+  boost::asio::awaitable<Expected<api::StartResult>> start(const api::VmHandle& vm) override;
+  boost::asio::awaitable<Expected<void>> stop(const api::VmHandle& vm) override;
+  boost::asio::awaitable<Expected<void>> destroy(const api::VmHandle& vm) override;
+
+  // ---- observation (vsphere_observe.cpp) ----
+  boost::asio::awaitable<void> observe(std::vector<api::VmHandle> vms, api::MilestoneSink sink,
+                                       CancelSignal stop) override;
+
+  // ---- the REST dialect's own ----
   Dialect dialect() const { return session_.paths().dialect(); }
   std::uint64_t logins() const { return session_.logins(); }
 
@@ -97,16 +117,6 @@ class VsphereProvider final : public api::Provider {
     std::size_t max_target_length = 6000;           // stay under common URL length limits
   };
   void set_tuning(const Tuning& tuning) { tuning_ = tuning; }
-  api::PlatformFacts facts() const override;
-  // REST clones in full unless instant (VM.CloneSpec has no linked option).
-  std::string clone_method(const api::VmHandle&) const override { return instant() ? "instant" : "full"; }
-  // vCenter's statistics (PerformanceManager) are a vim25 API: REST has none.
-  Expected<std::unique_ptr<api::TelemetrySource>> telemetry_source(const api::TelemetrySettings&) override {
-    return make_error(ErrorKind::not_found,
-                      "vCenter's REST API has no storage statistics (PerformanceManager is vim25 only)",
-                      "set platform.api: vim25 (or auto, on a vCenter with /sdk) for storage telemetry");
-  }
-  boost::asio::awaitable<std::vector<api::CheckResult>> check(const api::CheckRequest& request) override;
 
  private:
   struct Observation;

@@ -50,32 +50,41 @@ class Vim25Provider final : public api::Provider {
                 std::unique_ptr<Transport> transport);
   ~Vim25Provider() override;
 
+  // ---- session, facts, statistics (vim25_provider.cpp) ----
   api::Capabilities capabilities() const override;
   boost::asio::awaitable<Expected<void>> connect() override;
-  boost::asio::awaitable<Expected<void>> check_inventory(const api::InventoryRequest& request) override;
-  boost::asio::awaitable<std::vector<api::CheckResult>> check(const api::CheckRequest& request) override;
-  boost::asio::awaitable<Expected<api::VmHandle>> provision(const api::VmSpec& spec) override;
-  boost::asio::awaitable<Expected<void>> wait_startable(const api::VmHandle& vm,
-                                                        std::chrono::milliseconds timeout) override;
-  boost::asio::awaitable<Expected<void>> prepare_storm(std::size_t expected_starts) override;
-  boost::asio::awaitable<Expected<api::StartResult>> start(const api::VmHandle& vm) override;
-  boost::asio::awaitable<void> observe(std::vector<api::VmHandle> vms, api::MilestoneSink sink,
-                                       CancelSignal stop) override;
-  boost::asio::awaitable<Expected<void>> stop(const api::VmHandle& vm) override;
-  boost::asio::awaitable<Expected<void>> destroy(const api::VmHandle& vm) override;
-  boost::asio::awaitable<Expected<std::vector<api::VmHandle>>> list_run_vms(
-      const std::string& run_id) override;
-  boost::asio::awaitable<Expected<void>> remove_run_artifacts(const std::string& run_id) override;
   boost::asio::awaitable<void> disconnect() override;
   api::ApiStats stats() const override;
   api::PlatformFacts facts() const override { return facts_; }
-  // The kind of clone task that made it: vCenter fails a linked clone it cannot make (no snapshot) rather
-  // than copy the disks.
-  std::string clone_method(const api::VmHandle&) const override { return settings_.clone; }
   // "auto" and "vsphere-perf": vCenter's real-time statistics (Vim25PerfSource, vim25_telemetry.hpp), read
   // through this provider's session. "prometheus" and "none" are errors saying why there is none.
   Expected<std::unique_ptr<api::TelemetrySource>> telemetry_source(
       const api::TelemetrySettings& settings) override;
+
+  // ---- preflight (vim25_inventory.cpp, vim25_preflight.cpp) ----
+  boost::asio::awaitable<Expected<void>> check_inventory(const api::InventoryRequest& request) override;
+  boost::asio::awaitable<std::vector<api::CheckResult>> check(const api::CheckRequest& request) override;
+
+  // ---- clones (vim25_provision.cpp) ----
+  boost::asio::awaitable<Expected<api::VmHandle>> provision(const api::VmSpec& spec) override;
+  boost::asio::awaitable<Expected<void>> wait_startable(const api::VmHandle& vm,
+                                                        std::chrono::milliseconds timeout) override;
+  boost::asio::awaitable<Expected<void>> remove_run_artifacts(const std::string& run_id) override;
+  // The kind of clone task that made it: vCenter fails a linked clone it cannot make (no snapshot) rather
+  // than copy the disks.
+  std::string clone_method(const api::VmHandle&) const override { return settings_.clone; }
+
+  // ---- power and teardown (vim25_power.cpp) ----
+  boost::asio::awaitable<Expected<void>> prepare_storm(std::size_t expected_starts) override;
+  boost::asio::awaitable<Expected<api::StartResult>> start(const api::VmHandle& vm) override;
+  boost::asio::awaitable<Expected<void>> stop(const api::VmHandle& vm) override;
+  boost::asio::awaitable<Expected<void>> destroy(const api::VmHandle& vm) override;
+  boost::asio::awaitable<Expected<std::vector<api::VmHandle>>> list_run_vms(
+      const std::string& run_id) override;
+
+  // ---- observation (vim25_observe.cpp) ----
+  boost::asio::awaitable<void> observe(std::vector<api::VmHandle> vms, api::MilestoneSink sink,
+                                       CancelSignal stop) override;
 
  private:
   // The telemetry source reads through read(), read_all() and the session.
