@@ -3,23 +3,19 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <limits>
 #include <numeric>
 #include <random>
 
 #include "results/descriptive.hpp"
+#include "results/detail/random_index.hpp"
 
 namespace bootstorm::results {
 namespace {
 
-// Uniform index in [0, n) from one 64-bit draw (Lemire's multiply-shift; the bias is < n / 2^64). Unlike
-// std::uniform_int_distribution, the mapping is the same on every standard library.
-__extension__ typedef unsigned __int128 Uint128;
-std::size_t draw_index(std::mt19937_64& rng, std::size_t n) {
-  const Uint128 product = static_cast<Uint128>(rng()) * n;
-  return static_cast<std::size_t>(product >> 64);
-}
+using detail::draw_index;
 
 // Type-7 median in O(n): the element of rank floor(h) and, for even sizes, the smallest one above it.
 double median_in_place(std::vector<double>& v) {
@@ -256,6 +252,47 @@ std::string consolidation_verdict(const Comparison& c) {
   }
   return fmt::format("{} boots {} VMs {} % faster on average than {}{}", fast.label, fast.vms,
                      signed_number(pct, precision), slow.label, ci_text);
+}
+
+Expected<MeanShift> mean_shift(std::span<const double> before, std::span<const double> after, double level) {
+  if (before.size() < 2 || after.size() < 2)
+    return make_error(ErrorKind::invalid_input,
+                      fmt::format("a mean shift needs two values on each side, not {} and {}", before.size(),
+                                  after.size()));
+  if (!(level > 0 && level < 1))
+    return make_error(ErrorKind::invalid_input, fmt::format("confidence level {} is not in (0, 1)", level));
+  MeanShift shift;
+  shift.n_before = before.size();
+  shift.n_after = after.size();
+  shift.before_mean = mean(before);
+  shift.after_mean = mean(after);
+  const double vb = std::pow(*sample_stdev(before), 2) / static_cast<double>(before.size());
+  const double va = std::pow(*sample_stdev(after), 2) / static_cast<double>(after.size());
+  const double diff = shift.after_mean - shift.before_mean;
+  double t = 0;
+  if (va + vb > 0) {
+    const double df =
+        (va + vb) * (va + vb) /
+        (va * va / static_cast<double>(after.size() - 1) + vb * vb / static_cast<double>(before.size() - 1));
+    t = boost::math::quantile(boost::math::students_t(df), (1 + level) / 2);
+  }
+  const double half = t * std::sqrt(va + vb);
+  shift.difference = ConfidenceInterval{diff, diff - half, diff + half, level};
+  // Fieller: the ratios r with (a - r b)^2 <= t^2 (va + r^2 vb), a quadratic A r^2 + B r + C <= 0.
+  const double a = shift.after_mean, b = shift.before_mean;
+  const double ratio = b != 0 ? a / b : std::numeric_limits<double>::quiet_NaN();
+  const double qa = b * b - t * t * vb, qb = -2 * a * b, qc = a * a - t * t * va;
+  const double disc = qb * qb - 4 * qa * qc;
+  if (b != 0 && qa > 0 && disc >= 0) {
+    const double root = std::sqrt(disc);
+    shift.relative =
+        ConfidenceInterval{ratio - 1, (-qb - root) / (2 * qa) - 1, (-qb + root) / (2 * qa) - 1, level};
+  } else {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    shift.relative = ConfidenceInterval{ratio - 1, nan, nan, level};
+    shift.relative_bounded = false;
+  }
+  return shift;
 }
 
 }  // namespace bootstorm::results

@@ -55,6 +55,24 @@ struct MannWhitney {
 };
 MannWhitney mann_whitney_u(std::span<const double> baseline, std::span<const double> candidate);
 
+// How a mean moved between two groups of values, e.g. the runs before and after a change point. Each group
+// needs at least two values.
+//   difference = mean(after) - mean(before), with Welch's t interval (unequal variances; degrees of freedom
+//                by Welch–Satterthwaite);
+//   relative   = mean(after) / mean(before) - 1, with Fieller's interval for a ratio of independent means
+//                (the same t quantile). It is bounded only while the before mean is itself distinguishable
+//                from 0 at that level; otherwise `relative_bounded` is false and its bounds are NaN.
+// Two groups without spread give an interval of width 0.
+struct MeanShift {
+  std::size_t n_before = 0, n_after = 0;
+  double before_mean = 0, after_mean = 0;
+  ConfidenceInterval difference;
+  ConfidenceInterval relative;
+  bool relative_bounded = true;
+};
+Expected<MeanShift> mean_shift(std::span<const double> before, std::span<const double> after,
+                               double level = 0.95);
+
 // One side of a comparison: a labelled boot-time sample (seconds, VMs that became ready).
 struct ComparedSample {
   std::string label;  // e.g. "1x R7625 64GFC" or "1x R7625 64GFC (run 3f9a2c)"

@@ -125,6 +125,7 @@ struct RunRecord {
   std::string ended_at;
   std::string plan_yaml;   // resolved plan as run
   std::string clone_kind;  // golden.clone ("" in runs before it was recorded)
+  std::string golden;      // the golden image ("" in runs before it was recorded)
   std::string outcome;     // completed | failed | interrupted
   std::vector<ScenarioRecord> scenarios;
   std::vector<VmRecord> vms;  // all scenarios/repeats

@@ -49,7 +49,8 @@ Summary summarize(const RunRecord& record) {
               record.clone_kind,
               !record.source.empty() ? record.source : (record.simulated ? "simulated" : "measured"),
               record.facts,
-              record.api_budget};
+              record.api_budget,
+              record.golden};
   const auto ready_milestone = api::milestone_from_string(record.ready_signal);
 
   // Scenario order is the record's; VMs of a scenario/repeat the record does not list get a scenario of

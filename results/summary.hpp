@@ -37,6 +37,7 @@ struct RunInfo {
   // before they were recorded).
   api::PlatformFacts facts;
   std::optional<ApiBudgetRecord> api_budget;
+  std::string golden;  // the golden image the clones came from (additive field "golden")
 };
 
 struct Failure {

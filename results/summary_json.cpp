@@ -169,6 +169,8 @@ void run_from_json(Reader& r, const nlohmann::json& doc, RunInfo& run_info) {
     if (run->contains("api") && (*run)["api"].is_string()) run_info.api = (*run)["api"].get<std::string>();
     if (run->contains("cloneKind") && (*run)["cloneKind"].is_string())
       run_info.clone_kind = (*run)["cloneKind"].get<std::string>();
+    if (run->contains("golden") && (*run)["golden"].is_string())
+      run_info.golden = (*run)["golden"].get<std::string>();
     if (run->contains("source") && (*run)["source"].is_string())
       run_info.source = (*run)["source"].get<std::string>();
     else
@@ -325,6 +327,7 @@ nlohmann::ordered_json summary_to_json(const Summary& summary) {
   run["outcome"] = summary.run.outcome;
   if (!summary.run.api.empty()) run["api"] = summary.run.api;
   if (!summary.run.clone_kind.empty()) run["cloneKind"] = summary.run.clone_kind;
+  if (!summary.run.golden.empty()) run["golden"] = summary.run.golden;
   if (!summary.run.source.empty()) run["source"] = summary.run.source;
   if (summary.run.facts != api::PlatformFacts{} || summary.run.api_budget) {
     auto platform = api::facts_to_json(summary.run.facts);

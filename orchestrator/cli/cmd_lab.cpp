@@ -1,7 +1,8 @@
-// `bootstorm lab serve --lab NAME|PATH --state-dir DIR [--vcenter-port N] [--kube-port N] [--seed N]`: runs
-// the lab simulator standalone (`bootstorm lab fit` is lab_fit_command.cpp). Prints the endpoints, writes
-// DIR/endpoints.json, DIR/kubeconfig and DIR/ca.pem (endpoints.json last: its presence means the lab is
-// listening), and serves until SIGINT or SIGTERM, then stops cleanly and removes endpoints.json.
+// `bootstorm lab serve --lab NAME|PATH --state-dir DIR [--vcenter-port N] [--kube-port N] [--seed N]
+// [--set KEY=VALUE ...]`: runs the lab simulator standalone, the profile changed by --set as predict's is
+// (`bootstorm lab fit` is lab_fit_command.cpp). Prints the endpoints, writes DIR/endpoints.json,
+// DIR/kubeconfig and DIR/ca.pem (endpoints.json last: its presence means the lab is listening), and serves
+// until SIGINT or SIGTERM, then stops cleanly and removes endpoints.json.
 #include <pthread.h>
 
 #include <csignal>
@@ -13,6 +14,7 @@
 #include "orchestrator/cli/command.hpp"
 #include "orchestrator/cli/lab_fit_command.hpp"
 #include "simulator/lab/lab_server.hpp"
+#include "simulator/model/lab_overrides.hpp"
 
 namespace bootstorm::cli {
 namespace {
@@ -24,6 +26,7 @@ struct LabServeArgs {
   unsigned short kube_port = 0;
   std::uint64_t seed = 0;
   CLI::Option* seed_option = nullptr;  // set: --seed was given
+  std::vector<std::string> sets;       // --set KEY=VALUE, in order
 };
 
 int serve(const LabServeArgs& args) {
@@ -40,6 +43,16 @@ int serve(const LabServeArgs& args) {
   options.vcenter_port = args.vcenter_port;
   options.kube_port = args.kube_port;
   if (args.seed_option && args.seed_option->count() > 0) options.seed = args.seed;
+  if (!args.sets.empty()) {
+    auto overrides = sim::model::parse_lab_overrides(args.sets);
+    auto spec = overrides ? sim::model::load_lab_spec_with(args.lab, *overrides)
+                          : Expected<sim::model::LabSpec>(overrides.error());
+    if (!spec) {
+      std::cerr << "bootstorm lab serve: --set: " << spec.error().what() << "\n";
+      return kExitUsage;
+    }
+    options.spec = std::move(*spec);
+  }
   auto server = sim::LabServer::start(std::move(options));
   if (!server) {
     std::cerr << "bootstorm lab serve: " << server.error().what() << "\n";
@@ -91,6 +104,9 @@ const CommandRegistration registration{Command{
       serve_cmd->add_option("--kube-port", args->kube_port, "Kubernetes front port (default: ephemeral)");
       args->seed_option =
           serve_cmd->add_option("--seed", args->seed, "Override the lab profile's random seed");
+      serve_cmd->add_option("--set", args->sets,
+                            "Change the lab profile, KEY=VALUE as for predict (e.g. "
+                            "datastores.lab-ds01.latencyMs=1.3); repeatable");
       auto run_fit = add_lab_fit(*lab);
       return [args, serve_cmd, run_fit] { return serve_cmd->parsed() ? serve(*args) : run_fit(); };
     }}};

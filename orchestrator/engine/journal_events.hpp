@@ -46,6 +46,7 @@ inline constexpr const char* lab = "lab";
 inline constexpr const char* ready_signal = "readySignal";
 inline constexpr const char* plan_yaml = "planYaml";
 inline constexpr const char* clone_kind = "cloneKind";  // golden.clone
+inline constexpr const char* golden = "golden";         // the golden image the clones come from
 inline constexpr const char* slo = "slo";               // [{milestone, stat, max, isMin}]
 inline constexpr const char* slo_stat = "stat";
 inline constexpr const char* slo_max = "max";

@@ -117,6 +117,7 @@ void RunRecordBuilder::on_run_started(const json& e) {
   record_.ready_signal = str(e, fields::ready_signal);
   record_.plan_yaml = str(e, fields::plan_yaml);
   record_.clone_kind = str(e, fields::clone_kind);
+  record_.golden = str(e, fields::golden);
   record_.started_at = str(e, "t");
   record_.slo.clear();
   if (auto it = e.find(fields::slo); it != e.end() && it->is_array()) {

@@ -154,6 +154,7 @@ asio::awaitable<void> RunSession::run_all() {
                   {"dryRun", options_.dry_run},
                   {fields::plan_yaml, options_.plan_yaml},
                   {fields::clone_kind, plan_.platform.settings.clone_kind()},
+                  {fields::golden, plan_.platform.settings.golden_image()},
                   {"planDigest", plan_digest(options_.plan_yaml)},
                   {fields::slo, slo_json(plan_)}};
   // What `bootstorm merge` checks: the shard, the agreed instant, the storm spacing and the selection.

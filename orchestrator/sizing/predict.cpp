@@ -96,6 +96,7 @@ void add_run_header(EventList& out, const PredictedRun& run, const plan::StormPl
                   {"dryRun", false},
                   {fields::plan_yaml, options.plan_yaml},
                   {fields::clone_kind, plan.platform.settings.clone_kind()},
+                  {fields::golden, plan.platform.settings.golden_image()},
                   {"planDigest", engine::plan_digest(options.plan_yaml)},
                   {fields::slo, engine::slo_json(plan)},
                   {fields::prediction, {{"lab", lab_name}, {"seed", seed}, {"overrides", overrides}}}};
