@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "providers/api/platform_facts.hpp"
 #include "reports/csv.hpp"
 #include "reports/detail/format.hpp"
 #include "reports/reports.hpp"
@@ -26,6 +27,10 @@ std::string camel(std::string_view snake, bool upper_first) {
     upper = false;
   }
   return out;
+}
+
+nlohmann::ordered_json number_or_null(const std::optional<double>& s) {
+  return s ? nlohmann::ordered_json(*s) : nlohmann::ordered_json(nullptr);
 }
 
 nlohmann::ordered_json ms_or_null(const std::optional<double>& s) {
@@ -330,7 +335,21 @@ nlohmann::ordered_json quantile_documents(const results::RunRecord& record, cons
                        {"platform", record.platform},
                        {"simulated", record.simulated},
                        {"source", summary.run.source},
-                       {"readyMilestone", sc.ready_milestone}};
+                       {"readyMilestone", sc.ready_milestone},
+                       // What `bootstorm history --index` reads back besides the quantiles.
+                       {"milestone", m.name},
+                       {"vms", sc.vms},
+                       {"total", m.dist.total},
+                       {"outcome", summary.run.outcome},
+                       {"golden", summary.run.golden},
+                       {"cloneKind", summary.run.clone_kind},
+                       // The figures history follows, in seconds as summary.json has them: the kube-burner
+                       // fields above are whole milliseconds, too coarse for boots of tens of milliseconds.
+                       {"meanS", number_or_null(m.dist.mean)},
+                       {"p50S", number_or_null(m.dist.p50)},
+                       {"p95S", number_or_null(m.dist.p95)}};
+      if (summary.run.facts != api::PlatformFacts{})
+        d["metadata"]["platformFacts"] = api::facts_to_json(summary.run.facts);
       // The storm's storage beside its ready quantiles (additive; the telemetry source says how measured).
       if (m.name == "ready" && sc.storage) {
         d["storage"] = {

@@ -13,7 +13,7 @@
 #include "reports/reports.hpp"
 
 namespace bootstorm::reports {
-namespace {
+namespace detail {
 
 Expected<void> write_file(const std::filesystem::path& path, std::string_view content) {
   auto tmp = path;
@@ -47,7 +47,7 @@ Expected<void> write_file(const std::filesystem::path& path, std::string_view co
   return {};
 }
 
-}  // namespace
+}  // namespace detail
 
 Expected<void> write_run_outputs(const std::filesystem::path& dir, const results::RunRecord& record,
                                  const results::Summary& summary, std::string_view generated_at) {
@@ -70,13 +70,14 @@ Expected<void> write_run_outputs(const std::filesystem::path& dir, const results
       {"vm-latency.json", vm_documents(record, summary).dump(2) + "\n"},
   };
   for (const auto& [name, content] : files) {
-    if (auto r = write_file(dir / name, content); !r) return r.error();
+    if (auto r = detail::write_file(dir / name, content); !r) return r.error();
   }
   const bool any_telemetry =
       std::any_of(record.scenarios.begin(), record.scenarios.end(),
                   [](const results::ScenarioRecord& s) { return s.telemetry.has_value(); });
   if (any_telemetry) {
-    if (auto r = write_file(dir / "telemetry.csv", render_telemetry_csv(record)); !r) return r.error();
+    if (auto r = detail::write_file(dir / "telemetry.csv", render_telemetry_csv(record)); !r)
+      return r.error();
   }
   return {};
 }

@@ -1,5 +1,6 @@
 #pragma once
 // Internal to bootstorm::reports: what the renderers share beyond the public text helpers (reports/text.hpp).
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -47,6 +48,12 @@ std::string slo_value(std::string_view stat, const std::optional<double>& v);
 // "ready p95 ≤ 60 s" / "ready ready_fraction ≥ 100 %".
 std::string slo_name(const results::SloResult& r);
 
+}  // namespace bootstorm::reports::detail
+
+namespace bootstorm::reports::detail {
+// Writes `content` to a temporary name beside `path` and renames it, so readers never see half a file; a
+// failed write says why and leaves nothing behind.
+Expected<void> write_file(const std::filesystem::path& path, std::string_view content);
 }  // namespace bootstorm::reports::detail
 
 namespace bootstorm::reports::detail {

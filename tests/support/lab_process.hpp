@@ -65,12 +65,12 @@ inline CliRun run_cli(std::vector<std::string> args, const fs::path& capture,
 // Its output goes to `log_dir`/lab.out and lab.err; the destructor kills it.
 class LabProcess {
  public:
-  // `lab`: a profile name in simulator/labs or the path of a profile file.
-  LabProcess(const std::string& lab, const fs::path& state_dir, const fs::path& log_dir)
+  // `lab`: a profile name in simulator/labs or the path of a profile file; `extra`: further options of
+  // `lab serve` ("--seed", "3", "--set", "KEY=VALUE").
+  LabProcess(const std::string& lab, const fs::path& state_dir, const fs::path& log_dir,
+             const std::vector<std::string>& extra = {})
       : state_dir_(state_dir),
-        child_(std::vector<std::string>{bootstorm_binary(), "lab", "serve", "--lab", lab, "--state-dir",
-                                        state_dir.string(), "--vcenter-port", "0", "--kube-port", "0"},
-               log_dir / "lab.out", log_dir / "lab.err") {}
+        child_(serve_args(lab, state_dir, extra), log_dir / "lab.out", log_dir / "lab.err") {}
 
   // Waits until the lab has written a complete endpoints.json (it writes the file last, once it listens)
   // naming both loopback fronts and the credentials. Failure says why: the lab exited (with its stderr), the
@@ -111,6 +111,15 @@ class LabProcess {
         return ::testing::AssertionFailure()
                << file << ": " << front << " is not on loopback: " << endpoints_[front].get<std::string>();
     return ::testing::AssertionSuccess();
+  }
+
+  static std::vector<std::string> serve_args(const std::string& lab, const fs::path& state_dir,
+                                             const std::vector<std::string>& extra) {
+    std::vector<std::string> args{
+        bootstorm_binary(), "lab", "serve",       "--lab", lab, "--state-dir", state_dir.string(),
+        "--vcenter-port",   "0",   "--kube-port", "0"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
   }
 
   fs::path state_dir_;

@@ -3,6 +3,7 @@
 // --dump-dom, and the script records, for every SVG figure, how many paths and bars the parsed DOM holds
 // and how many have real rendered geometry (path length, bounding box inside the figure's viewBox). A
 // screenshot of the unmodified report is kept beside the DOM in <build>/test-artifacts/browser/<test>/.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -13,7 +14,9 @@
 #include <sstream>
 #include <string>
 
+#include "reports/history.hpp"
 #include "reports/reports.hpp"
+#include "results/history.hpp"
 #include "tests/support/tools.hpp"
 #include "tests/unit/reports/fixture.hpp"
 
@@ -260,6 +263,103 @@ TEST_F(Browser, ChromiumDrawsTheStoragePanelOnTheReadyCurvesAxis) {
   // MB/s: the datastore summed and each of the two host links.
   EXPECT_EQ(by_id["storage-0-mbps"]["paths"].get<int>() - by_id["storage-0-iops"]["paths"].get<int>(), 2);
   EXPECT_FALSE(by_id.count("storage-1-mbps")) << "the second storm has no telemetry";
+}
+
+}  // namespace
+}  // namespace bootstorm::reports
+
+namespace bootstorm::reports {
+namespace {
+
+// Twelve nightly runs of one scenario, 25 % slower from the sixth on, the golden image patched before the
+// ninth, and one run that failed as a whole.
+std::vector<results::HistoryInput> twelve_nightly_runs() {
+  std::vector<results::HistoryInput> runs;
+  for (int i = 0; i < 12; ++i) {
+    results::Summary s;
+    s.run.id = fmt::format("n{:02}", i + 1);
+    s.run.plan = "nightly";
+    s.run.platform = "kubevirt";
+    s.run.source = "simulated";
+    s.run.simulated = true;
+    s.run.outcome = i == 3 ? "failed" : "completed";
+    s.run.started_at = fmt::format("2026-11-{:02}T02:00:00.000Z", i + 1);
+    s.run.golden = i < 8 ? "win11-2026-10" : "win11-2026-11";
+    results::ScenarioSummary sc;
+    sc.name = "24 on one node";
+    sc.vms = 24;
+    sc.ready_milestone = "guest_agent";
+    const double jitter = 0.004 * ((i * 7) % 5 - 2);
+    const double ready = (i < 5 ? 31.0 : 38.8) * (1 + jitter);
+    for (const auto& [name, mean] :
+         {std::pair<const char*, double>{"ready", ready}, {"running", ready / 4}, {"guest_agent", ready}}) {
+      results::Distribution d;
+      d.count = i == 7 ? 22 : 24;
+      d.total = 24;
+      d.ready_fraction = static_cast<double>(d.count) / 24;
+      d.mean = mean;
+      d.p50 = mean * 0.97;
+      d.p95 = mean * 1.3;
+      sc.milestones.push_back({name, d});
+    }
+    s.scenarios.push_back(sc);
+    runs.push_back({fmt::format("runs/nightly-{:02}", i + 1), s});
+  }
+  return runs;
+}
+
+TEST_F(Browser, ChromiumDrawsEveryFigureOfHistoryHtml) {
+  HistoryReportInput input;
+  input.groups = results::build_history(twelve_nightly_runs(), input.options);
+  input.generated_at = testing::kGeneratedAt;
+  ASSERT_EQ(input.groups.size(), 1u);
+  ASSERT_EQ(input.groups[0].change_points.size(), 1u);
+  const std::string html = render_history_html(input);
+  std::ofstream(dir_ / "history.html") << html;
+  {
+    std::string measured = html;
+    measured.insert(measured.rfind("</body>"), kMeasureScript);
+    std::ofstream(dir_ / "measured-history.html") << measured;
+  }
+  const int rc =
+      chromium("--window-size=1280,2400 --dump-dom file://" + (dir_ / "measured-history.html").string(),
+               dir_ / "dom-history.html");
+  const std::string dom = read(dir_ / "dom-history.html");
+  if (rc != 0 && dom.empty()) {
+    BOOTSTORM_MISSING_TOOL("chromium", "chromium", "it did not run here, exit " + std::to_string(rc));
+  }
+  EXPECT_EQ(dom.find("<parsererror"), std::string::npos);
+  EXPECT_NE(dom.find("change at run n06"), std::string::npos);
+  EXPECT_NE(dom.find("The platform changed"), std::string::npos);
+  EXPECT_NE(dom.find("golden image: win11-2026-10 vs win11-2026-11"), std::string::npos);
+  EXPECT_NE(dom.find("Simulated lab"), std::string::npos);
+  const std::string open_tag = "<pre id=\"bootstorm-measure\">";
+  const auto at = dom.find(open_tag);
+  ASSERT_NE(at, std::string::npos) << "the measuring script did not run";
+  const auto measured =
+      nlohmann::json::parse(dom.substr(at + open_tag.size(), dom.find("</pre>", at) - at - open_tag.size()));
+  EXPECT_LE(measured["overflowX"].get<double>(), 0) << "the page scrolls sideways";
+  std::map<std::string, nlohmann::json> by_id;
+  for (const auto& f : measured["figures"]) by_id[f["id"].get<std::string>()] = f;
+  // One chart per milestone followed (mean, P50 and P95 over the runs) and one of the ready fractions.
+  EXPECT_EQ(by_id.size(), 3u) << measured["figures"].dump();
+  for (const char* id : {"history-0-ready", "history-0-running", "history-0-ready-fraction"}) {
+    ASSERT_TRUE(by_id.count(id)) << id << " missing from " << measured["figures"].dump();
+    const auto& f = by_id[id];
+    SCOPED_TRACE(f.dump());
+    EXPECT_EQ(f["paths"].get<std::size_t>(), source_paths(html, id)) << id << ": paths lost in parsing";
+    EXPECT_EQ(f["drawnPaths"], f["paths"]) << id << ": a line with no length";
+    EXPECT_EQ(f["outside"], 0) << id << ": marks outside the figure";
+    EXPECT_GT(f["width"].get<double>(), 200) << id << " is not laid out on the page";
+  }
+  EXPECT_EQ(by_id["history-0-ready"]["drawnPaths"].get<int>(), 3);           // mean, P50, P95
+  EXPECT_EQ(by_id["history-0-ready-fraction"]["drawnPaths"].get<int>(), 2);  // ready, running
+  const fs::path png = dir_ / "history.png";
+  EXPECT_EQ(chromium("--window-size=1280,2400 --screenshot=" + png.string() + " file://" +
+                         (dir_ / "history.html").string(),
+                     dir_ / "screenshot-history.out"),
+            0);
+  fs::remove_all(dir_ / "profile");
 }
 
 }  // namespace
