@@ -1,4 +1,4 @@
-// Machine-readable renderers: vms.csv, summary.json, junit.xml, metrics.prom, kube-burner-style documents,
+// Machine-readable renderers: vms.csv, summary.json, junit.xml, kube-burner-style documents,
 // the _bulk body, and the pooling of samples for comparisons.
 #include <fmt/format.h>
 
@@ -35,29 +35,6 @@ nlohmann::ordered_json number_or_null(const std::optional<double>& s) {
 
 nlohmann::ordered_json ms_or_null(const std::optional<double>& s) {
   return s ? nlohmann::ordered_json(std::llround(*s * 1000.0)) : nlohmann::ordered_json(nullptr);
-}
-
-// OpenMetrics label value escaping: backslash, double quote and line feed.
-std::string label_value(std::string_view v) {
-  std::string out;
-  for (char c : v) {
-    if (c == '\\')
-      out += "\\\\";
-    else if (c == '"')
-      out += "\\\"";
-    else if (c == '\n')
-      out += "\\n";
-    else
-      out += c;
-  }
-  return out;
-}
-
-// Canonical OpenMetrics float for le/quantile labels: always with a decimal point ("1.0", "0.5").
-std::string canonical_float(double v) {
-  std::string s = number(v, 6);
-  if (s.find('.') == std::string::npos && s.find('I') == std::string::npos) s += ".0";
-  return s;
 }
 
 }  // namespace
@@ -164,152 +141,6 @@ std::string render_junit_xml(const results::RunRecord& record, const results::Su
     out += "  </testsuite>\n";
   }
   out += "</testsuites>\n";
-  return out;
-}
-
-std::string render_metrics_prom(const results::RunRecord& record, const results::Summary& summary) {
-  auto labels = [&](const results::ScenarioSummary& sc, std::string_view extra = {}) {
-    std::string l =
-        fmt::format("run_id=\"{}\",plan=\"{}\",scenario=\"{}\",repeat=\"{}\"", label_value(record.run_id),
-                    label_value(record.plan_name), label_value(sc.name), sc.repeat);
-    if (!extra.empty()) l += "," + std::string(extra);
-    return "{" + l + "}";
-  };
-  std::string out;
-  auto family = [&](std::string_view name, std::string_view type, std::string_view unit,
-                    std::string_view help) {
-    out += fmt::format("# TYPE {} {}\n", name, type);
-    if (!unit.empty()) out += fmt::format("# UNIT {} {}\n", name, unit);
-    out += fmt::format("# HELP {} {}\n", name, help);
-  };
-
-  // What produced the figures, as an info metric (OpenMetrics: a gauge of 1 whose labels are the facts).
-  family("bootstorm_run", "info", "",
-         "The run: where its figures come from (source: measured, simulated or predicted) and the platform.");
-  out += fmt::format(
-      "bootstorm_run_info{{run_id=\"{}\",plan=\"{}\",platform=\"{}\",source=\"{}\",simulator=\"{}\","
-      "product=\"{}\",version=\"{}\"}} 1\n",
-      label_value(record.run_id), label_value(record.plan_name), label_value(record.platform),
-      label_value(summary.run.source), label_value(record.facts.simulator), label_value(record.facts.product),
-      label_value(record.facts.version));
-  family("bootstorm_boot_time_seconds", "histogram", "seconds",
-         "Boot time (ready milestone minus start_requested) of the VMs that became ready.");
-  for (const auto& sc : summary.scenarios) {
-    std::vector<double> sorted = sc.boot_times_s;
-    std::sort(sorted.begin(), sorted.end());
-    for (double le : kBootTimeBuckets) {
-      const auto n = std::upper_bound(sorted.begin(), sorted.end(), le) - sorted.begin();
-      out += fmt::format("bootstorm_boot_time_seconds_bucket{} {}\n",
-                         labels(sc, fmt::format("le=\"{}\"", canonical_float(le))), n);
-    }
-    out += fmt::format("bootstorm_boot_time_seconds_bucket{} {}\n", labels(sc, "le=\"+Inf\""), sorted.size());
-    double sum = 0;
-    for (double v : sorted) sum += v;
-    out += fmt::format("bootstorm_boot_time_seconds_count{} {}\n", labels(sc), sorted.size());
-    out += fmt::format("bootstorm_boot_time_seconds_sum{} {}\n", labels(sc), number(sum));
-  }
-
-  family("bootstorm_milestone_latency_seconds", "gauge", "seconds",
-         "Statistics of each milestone's offset from start_requested over the VMs that reached it.");
-  for (const auto& sc : summary.scenarios) {
-    for (const auto& m : sc.milestones) {
-      const std::pair<const char*, std::optional<double>> stats[] = {
-          {"mean", m.dist.mean}, {"min", m.dist.min}, {"p50", m.dist.p50}, {"p90", m.dist.p90},
-          {"p95", m.dist.p95},   {"p99", m.dist.p99}, {"max", m.dist.max}};
-      for (const auto& [stat, value] : stats) {
-        if (!value) continue;
-        out += fmt::format("bootstorm_milestone_latency_seconds{} {}\n",
-                           labels(sc, fmt::format("milestone=\"{}\",stat=\"{}\"", label_value(m.name), stat)),
-                           number(*value));
-      }
-    }
-  }
-
-  family("bootstorm_ready_ratio", "gauge", "ratio", "Fraction of the scenario's VMs that became ready.");
-  for (const auto& sc : summary.scenarios)
-    out += fmt::format("bootstorm_ready_ratio{} {}\n", labels(sc), number(sc.ready().ready_fraction));
-
-  family("bootstorm_fire_skew_seconds", "gauge", "seconds",
-         "Time from the first to the last start request sent.");
-  for (const auto& sc : summary.scenarios)
-    out += fmt::format("bootstorm_fire_skew_seconds{} {}\n", labels(sc), number(sc.fire_skew_ms / 1000.0, 9));
-
-  family("bootstorm_time_to_all_ready_seconds", "gauge", "seconds",
-         "From the first start request to the last VM ready (only when every VM became ready).");
-  for (const auto& sc : summary.scenarios)
-    if (sc.time_to_all_ready_s)
-      out += fmt::format("bootstorm_time_to_all_ready_seconds{} {}\n", labels(sc),
-                         number(*sc.time_to_all_ready_s));
-
-  family("bootstorm_vms", "gauge", "", "VMs of the scenario by outcome.");
-  for (const auto& sc : summary.scenarios) {
-    const auto ready = sc.ready().count;
-    out += fmt::format("bootstorm_vms{} {}\n", labels(sc, "state=\"ready\""), ready);
-    out += fmt::format("bootstorm_vms{} {}\n", labels(sc, "state=\"not_ready\""),
-                       static_cast<std::size_t>(std::max(sc.vms, 0)) - std::min<std::size_t>(ready, sc.vms));
-  }
-
-  family("bootstorm_api_requests", "counter", "", "Platform API requests made during the scenario.");
-  for (const auto& sc : summary.scenarios)
-    out += fmt::format("bootstorm_api_requests_total{} {}\n", labels(sc), sc.api_requests);
-
-  const bool any_storage =
-      std::any_of(summary.scenarios.begin(), summary.scenarios.end(),
-                  [](const results::ScenarioSummary& sc) { return sc.storage.has_value(); });
-  if (any_storage) {
-    // The storage figures of each storm, as its telemetry source measured them (labelled with the source).
-    auto storage_family = [&](std::string_view name, std::string_view unit, std::string_view help,
-                              auto value_of) {
-      family(name, "gauge", unit, help);
-      for (const auto& sc : summary.scenarios) {
-        if (!sc.storage) continue;
-        if (auto v = value_of(*sc.storage)) {
-          out += fmt::format("{}{} {}\n", name,
-                             labels(sc, fmt::format("telemetry=\"{}\"", label_value(sc.storage->source))),
-                             number(*v));
-        }
-      }
-    };
-    using F = results::StorageFigures;
-    storage_family("bootstorm_storage_peak_bytes_per_second", "bytes_per_second",
-                   "Peak storage throughput (read + write) over the storm's samples.",
-                   [](const F& f) { return std::optional<double>(f.peak_bytes_per_s); });
-    storage_family("bootstorm_storage_mean_bytes_per_second", "bytes_per_second",
-                   "Mean storage throughput over the storm's window.",
-                   [](const F& f) { return std::optional<double>(f.mean_bytes_per_s); });
-    storage_family("bootstorm_storage_peak_iops", "", "Peak I/Os per second over the storm's samples.",
-                   [](const F& f) { return std::optional<double>(f.peak_iops); });
-    storage_family("bootstorm_storage_peak_iops_per_desktop", "", "Peak IOPS divided by the scenario's VMs.",
-                   [](const F& f) { return std::optional<double>(f.peak_iops_per_desktop); });
-    storage_family("bootstorm_storage_read_latency_p95_seconds", "seconds",
-                   "95th percentile of the VMs' mean read latency per sample.",
-                   [](const F& f) { return f.read_latency_p95_s; });
-    family("bootstorm_storage_link_peak_utilisation_ratio", "gauge", "ratio",
-           "Peak throughput of a host's HBA link against its capacity.");
-    for (const auto& sc : summary.scenarios) {
-      if (!sc.storage) continue;
-      for (const auto& h : sc.storage->hosts) {
-        if (!h.peak_utilisation) continue;
-        out += fmt::format("bootstorm_storage_link_peak_utilisation_ratio{} {}\n",
-                           labels(sc, fmt::format("host=\"{}\"", label_value(h.host))),
-                           number(*h.peak_utilisation));
-      }
-    }
-  }
-
-  if (!summary.slo.empty()) {
-    family("bootstorm_slo_pass", "gauge", "", "1 when the SLO held, 0 when it did not.");
-    for (const auto& r : summary.slo) {
-      results::ScenarioSummary key;
-      key.name = r.scenario;
-      key.repeat = r.repeat;
-      out += fmt::format("bootstorm_slo_pass{} {}\n",
-                         labels(key, fmt::format("milestone=\"{}\",stat=\"{}\"", label_value(r.milestone),
-                                                 label_value(r.stat))),
-                         r.pass ? 1 : 0);
-    }
-  }
-  out += "# EOF\n";
   return out;
 }
 

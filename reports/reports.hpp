@@ -4,6 +4,7 @@
 // allowed to differ between two renders of the same record.
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,7 +44,28 @@ std::string render_report_html(const results::RunRecord& record, const results::
 // junit.xml: one testsuite per scenario/repeat, one testcase per SLO; a <failure> states value vs threshold.
 std::string render_junit_xml(const results::RunRecord& record, const results::Summary& summary);
 
-// metrics.prom: OpenMetrics text (boot-time histograms, fire skew, ready ratio, quantiles), ending "# EOF".
+// The run's figures as metrics (boot-time histograms, milestone statistics and counts, starts sent, failures
+// by kind, API requests and answers by status, fire skew, ready ratio, storage, SLOs), in one of the two
+// exposition formats: the Prometheus text format 0.0.4 (promtool checks it; node_exporter's textfile
+// collector reads it) or OpenMetrics 1.0 (info type, UNIT lines, `# EOF`). The same families in both.
+enum class MetricsFormat { prometheus_text, openmetrics };
+std::string_view metrics_content_type(MetricsFormat format);
+
+// What only a run in progress knows: whether it still runs, and the running scenario's API account so far
+// (the journal records a scenario's at its end).
+struct LiveApiAccount {
+  std::string scenario;
+  int repeat = 1;
+  api::ApiStats answers;  // its requests count too
+};
+struct LiveMetrics {
+  bool running = true;
+  std::optional<LiveApiAccount> in_progress;
+};
+// `live`: the figures of a run still going on (adds bootstorm_run_active), nullptr for a finished run.
+std::string render_metrics(const results::RunRecord& record, const results::Summary& summary,
+                           MetricsFormat format, const LiveMetrics* live = nullptr);
+// metrics.prom: render_metrics in the Prometheus text format.
 std::string render_metrics_prom(const results::RunRecord& record, const results::Summary& summary);
 
 // kube-burner-style quantile documents (metricName "vmiLatencyQuantilesMeasurement"), one per

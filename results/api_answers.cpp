@@ -37,6 +37,7 @@ json api_answers_json(const api::ApiStats& a) {
             {"retryAfterS", a.retry_after_s}};
   if (!a.flow_schemas.empty()) j["flowSchemas"] = a.flow_schemas;
   if (!a.priority_levels.empty()) j["priorityLevels"] = a.priority_levels;
+  if (!a.statuses.empty()) j["statuses"] = a.statuses;
   if (a.tasks > 0) {
     j["tasks"] = a.tasks;
     j["tasksQueued"] = a.tasks_queued;
@@ -55,6 +56,7 @@ api::ApiStats api_answers_from_json(const json& j) {
   a.retry_after_s = seconds_at(j, "retryAfterS");
   a.flow_schemas = counts_at(j, "flowSchemas");
   a.priority_levels = counts_at(j, "priorityLevels");
+  a.statuses = counts_at(j, "statuses");
   a.tasks = count_at(j, "tasks");
   a.tasks_queued = count_at(j, "tasksQueued");
   a.task_queue_s = seconds_at(j, "taskQueueS");

@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "providers/api/api_stats.hpp"
@@ -24,6 +25,12 @@ struct MilestoneRecord {
   std::string detail;
 };
 
+// What failed a VM, one word each, as the journal's vm_failed and vm_provision_failed say it and the
+// metrics label it: its clone, its wait to be startable, a storm that never fired at it, its start call (an
+// error, or no answer in time), or the wait for its ready milestone.
+inline constexpr std::string_view kFailureKinds[] = {"clone",        "not_startable", "not_started",
+                                                     "start_failed", "start_hung",    "timeout"};
+
 struct VmRecord {
   std::string scenario;
   int repeat = 1;
@@ -36,7 +43,9 @@ struct VmRecord {
   std::map<api::Milestone, MilestoneRecord> milestones;
   std::string status = "pending";  // ready | failed | pending | not_started
   std::string reason;              // why it failed
-  std::optional<double> ready_s;   // boot time = ready milestone offset (when reached)
+  // What failed, one word of kFailureKinds ("" in runs before it was recorded).
+  std::string failure;
+  std::optional<double> ready_s;  // boot time = ready milestone offset (when reached)
 };
 
 struct SloRecord {

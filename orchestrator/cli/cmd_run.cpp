@@ -14,6 +14,7 @@
 #include "orchestrator/cli/command.hpp"
 #include "orchestrator/cli/command_support.hpp"
 #include "orchestrator/cli/engine_wiring.hpp"
+#include "orchestrator/cli/live_metrics.hpp"
 #include "orchestrator/cli/run_summary.hpp"
 #include "orchestrator/engine/platform.hpp"
 #include "orchestrator/engine/run_engine.hpp"
@@ -61,6 +62,8 @@ struct RunArgs {
   std::string storm_interval;  // duration between storms of a --start-at run
   std::string run_id;
   std::string beacon_advertise;  // this worker's beacon URL (not part of the plan digest)
+  std::string metrics_listen;    // HOST:PORT of the live /metrics
+  std::string metrics_linger;    // how long the final figures stay served
 };
 
 bool confirm(const plan::StormPlan& p, int vms) {
@@ -151,6 +154,25 @@ int run(const RunArgs& args) {
     }
     storm_interval = std::chrono::duration_cast<std::chrono::milliseconds>(*parsed);
   }
+  std::chrono::milliseconds metrics_linger{0};
+  if (!args.metrics_listen.empty()) {
+    if (auto ok = check_metrics_listen(args.metrics_listen); !ok) {
+      std::cerr << ok.error().what() << "\n";
+      return kExitUsage;
+    }
+  }
+  if (!args.metrics_linger.empty()) {
+    auto parsed = parse_duration(args.metrics_linger);
+    if (!parsed || *parsed < std::chrono::nanoseconds::zero()) {
+      std::cerr << "--metrics-linger '" << args.metrics_linger << "' is not a duration (e.g. 30s)\n";
+      return kExitUsage;
+    }
+    if (args.metrics_listen.empty()) {
+      std::cerr << "--metrics-linger only applies with --metrics-listen\n";
+      return kExitUsage;
+    }
+    metrics_linger = std::chrono::duration_cast<std::chrono::milliseconds>(*parsed);
+  }
   const int repeats = args.repeat > 0 ? args.repeat : std::max(1, p.repeat);
   const int storms = storms_per_repeat * repeats;
   if (start_at && storms > 1 && storm_interval.count() == 0) {
@@ -204,7 +226,10 @@ int run(const RunArgs& args) {
   options.repeat = args.repeat;
   options.dry_run = args.dry_run;
   options.skip_checks = args.skip_checks;
-  engine::RunEngine engine(p, options, make_engine_hooks());
+  options.metrics_linger = metrics_linger;
+  engine::EngineHooks hooks = make_engine_hooks();
+  if (!args.metrics_listen.empty()) hooks.serve_live = live_metrics_server(args.metrics_listen);
+  engine::RunEngine engine(p, options, std::move(hooks));
   engine::RunResult result = engine.run();
   print_run_summary(std::cout, result);
   return result.exit_code;
@@ -240,6 +265,13 @@ const CommandRegistration registration{Command{
           "--beacon-advertise", args->beacon_advertise,
           "The beacon URL guests call for this worker, overriding ready.beacon.advertiseUrl (e.g. "
           "http://$(POD_IP):8080 in an Indexed Job); not part of the plan digest");
+      sub->add_option("--metrics-listen", args->metrics_listen,
+                      "Serve the run's figures at http://HOST:PORT/metrics while it runs (OpenMetrics or "
+                      "Prometheus text, as the scraper asks), e.g. 0.0.0.0:9464");
+      sub->add_option(
+          "--metrics-linger", args->metrics_linger,
+          "With --metrics-listen: keep serving the final figures this long after the run (e.g. 30s, "
+          "two scrape intervals), so that the last scrape sees them");
       sub->add_option("--run-id", args->run_id,
                       "Run id (a-z0-9, up to 16); default: random, or with --start-at derived from the plan "
                       "and the instant so every shard agrees");

@@ -12,6 +12,7 @@
 
 #include "common/expected.hpp"
 #include "orchestrator/beacon/listener.hpp"
+#include "orchestrator/engine/live_run.hpp"
 #include "providers/api/provider.hpp"
 #include "results/run_record.hpp"
 
@@ -50,6 +51,10 @@ struct EngineHooks {
   // whether every SLO passed. Empty: only plan.yaml and journal.jsonl are written and SLOs count as passed.
   std::function<Expected<bool>(const std::filesystem::path& run_dir, const results::RunRecord& record)>
       write_outputs;
+  // Serves the run's figures while it runs (`run --metrics-listen`), on the engine's executor, from the
+  // moment run_started is journaled. What it returns is kept until the run has ended and
+  // RunOptions::metrics_linger has passed; an error fails the run before anything is created. Empty: none.
+  std::function<Expected<std::shared_ptr<void>>(boost::asio::any_io_executor, const LiveRun&)> serve_live;
 };
 
 }  // namespace bootstorm::engine

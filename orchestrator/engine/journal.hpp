@@ -13,7 +13,7 @@
 //   apiBudget{requestsPerSecond,maxConcurrent,startConcurrency,startsPerConnection};
 // - scenario_started: scenario, repeat, vms, hosts;
 // - vm_created: scenario, repeat, vm, id, host, cloneS;
-// - vm_provision_failed: scenario, repeat, vm, host, reason;
+// - vm_provision_failed: scenario, repeat, vm, host, reason, failure (clone);
 // - vm_startable: scenario, repeat, vm, cloneMethod (how the platform made it: api::Provider::clone_method;
 //   only when the platform said);
 // - storm_fired: scenario, repeat, firstMono, lastMono, fireSkewMs, firstWall (unix s), starts;
@@ -21,7 +21,7 @@
 //   notAttempted[{id,reason}];
 // - vm_moved (from the provider): scenario, repeat, vm, plannedHost, host;
 // - milestone: scenario, repeat, vm, milestone, offsetS, resolutionS, source, wall (unix s), detail;
-// - vm_failed: vm, reason;
+// - vm_failed: vm, reason, failure (not_startable, not_started, start_failed, start_hung, timeout);
 // - vm_deleted: vm, id;
 // - vm_delete_failed: vm, id, reason;
 // - telemetry: scenario, repeat, and either report (the storage telemetry read after the storm:

@@ -86,6 +86,9 @@ inline constexpr const char* host = "host";
 inline constexpr const char* clone_s = "cloneS";
 inline constexpr const char* clone_method = "cloneMethod";
 inline constexpr const char* reason = "reason";
+// What failed, one word (results::kFailureKinds): clone, not_startable, not_started, start_failed,
+// start_hung, timeout.
+inline constexpr const char* failure = "failure";
 // storm_fired
 inline constexpr const char* fire_skew_ms = "fireSkewMs";
 inline constexpr const char* first_wall = "firstWall";

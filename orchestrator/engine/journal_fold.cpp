@@ -74,6 +74,7 @@ void RunRecordBuilder::apply(const json& e) {
     if (auto* vm = find_vm(str(e, fields::vm)); vm && vm->status != "failed") {
       vm->status = "failed";
       vm->reason = str(e, fields::reason);
+      vm->failure = str(e, fields::failure);
     }
   } else if (type == events::vm_startable) {
     if (auto* vm = find_vm(str(e, fields::vm))) vm->clone_method = str(e, fields::clone_method);
@@ -174,6 +175,7 @@ void RunRecordBuilder::on_vm_created(const json& e, bool failed) {
   if (failed) {
     vm.status = "failed";
     vm.reason = str(e, fields::reason);
+    vm.failure = str(e, fields::failure);
     if (auto* s = find_scenario(vm.scenario, vm.repeat))
       s->errors.push_back(fmt::format("{}: {}", name, vm.reason));
   } else {

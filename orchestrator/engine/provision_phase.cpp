@@ -55,7 +55,8 @@ asio::awaitable<ProvisionedVms> RunSession::provision(const plan::Scenario& scen
                                          {fields::repeat, repeat},
                                          {fields::vm, spec.name},
                                          {fields::host, spec.host},
-                                         {fields::reason, vm.error().what()}});
+                                         {fields::reason, vm.error().what()},
+                                         {fields::failure, "clone"}});
       spdlog::warn("clone of {} failed: {}", spec.name, vm.error().what());
       co_return;
     }
@@ -72,8 +73,9 @@ asio::awaitable<ProvisionedVms> RunSession::provision(const plan::Scenario& scen
       if (!ok) {
         ++counts_.failed;
         all_ready_ = false;
-        emit(events::vm_failed,
-             {{fields::vm, vm->name}, {fields::reason, "not startable: " + ok.error().what()}});
+        emit(events::vm_failed, {{fields::vm, vm->name},
+                                 {fields::reason, "not startable: " + ok.error().what()},
+                                 {fields::failure, "not_startable"}});
         co_return;
       }
       if (const std::string method = provider_->clone_method(*vm); !method.empty()) {

@@ -53,6 +53,9 @@ struct RunOptions {
   std::chrono::milliseconds observe_tick{100};                     // timeout checks and progress redraws
   std::chrono::milliseconds stop_grace{std::chrono::seconds(10)};  // observers must return after stop
   std::chrono::milliseconds probe_interval{250};                   // first TCP probe gap (backs off to 2 s)
+  // With EngineHooks::serve_live: how long the final figures stay served after the run (not after Ctrl-C),
+  // so that a scraper's last scrape sees them.
+  std::chrono::milliseconds metrics_linger{0};
 };
 
 struct RunResult {

@@ -10,6 +10,7 @@
 #include <csignal>
 #include <set>
 
+#include "common/async/sleep.hpp"
 #include "common/rfc3339.hpp"
 #include "orchestrator/engine/journal_events.hpp"
 #include "orchestrator/engine/naming.hpp"
@@ -42,6 +43,7 @@ asio::awaitable<void> RunSession::main() {
 }
 
 void RunSession::release() {
+  live_server_.reset();
   prober_.reset();
   abandoned_.clear();
   storm_.reset();
@@ -171,13 +173,38 @@ asio::awaitable<void> RunSession::run_all() {
   phase_boundary();
   if (!result.run_dir.empty()) spdlog::info("run {} -> {}", run_id_, result.run_dir.string());
 
-  if (resolved) {
+  // The live figures are served from here on; an address that cannot be served fails the run before
+  // anything is created.
+  bool serving = true;
+  if (hooks_.serve_live && !options_.dry_run && !options_.check_only) {
+    auto served = hooks_.serve_live(ex_, *this);
+    if (served) {
+      live_server_ = std::move(*served);
+    } else {
+      fail_run(served.error());
+      serving = false;
+    }
+  }
+  if (resolved && serving) {
     platform_ = std::move(*resolved);
     co_await run_platform();
-  } else {
+  } else if (!resolved) {
     fail_run(resolved.error());
   }
   finish_run();
+  ended_ = true;
+  if (live_server_ && options_.metrics_linger.count() > 0 && !interrupt_.cancelled()) {
+    spdlog::info("serving the final metrics for {:g} s more (--metrics-linger)",
+                 std::chrono::duration<double>(options_.metrics_linger).count());
+    co_await async::sleep_for(options_.metrics_linger, interrupt_);
+  }
+  live_server_.reset();
+}
+
+std::optional<LiveRun::ScenarioApi> RunSession::scenario_api() const {
+  if (!live_scenario_ || !provider_) return std::nullopt;
+  const api::ApiStats now = live_scenario_->after ? *live_scenario_->after : provider_->stats();
+  return ScenarioApi{live_scenario_->name, live_scenario_->repeat, now.since(live_scenario_->before)};
 }
 
 asio::awaitable<void> RunSession::run_platform() {
@@ -370,6 +397,7 @@ asio::awaitable<void> RunSession::run_scenario(const plan::Scenario& scenario, i
                    ? fmt::format(" (shard {} of the plan's {})", options_.shard.to_string(), plan_vms)
                    : std::string());
   const auto stats_before = provider_->stats();
+  live_scenario_ = LiveScenario{scenario.name, repeat, stats_before, std::nullopt};
   const auto scenario_t0 = Clock::now();
   std::vector<std::string> errors;
   counts_ = ProgressCounts{};
@@ -384,6 +412,7 @@ asio::awaitable<void> RunSession::run_scenario(const plan::Scenario& scenario, i
   if (!storm_ok && n > 0) all_ready_ = false;
 
   const auto stats_after = provider_->stats();
+  live_scenario_->after = stats_after;
   co_await collect_telemetry(scenario, repeat, vms);
   emit(events::scenario_ended,
        {{fields::scenario, scenario.name},
@@ -393,6 +422,7 @@ asio::awaitable<void> RunSession::run_scenario(const plan::Scenario& scenario, i
         {"apiErrors", stats_after.errors - stats_before.errors},
         {fields::api_answers, results::api_answers_json(stats_after.since(stats_before))},
         {fields::errors, errors_for(scenario.name, repeat, errors)}});
+  live_scenario_.reset();
   phase_boundary();
   progress_.finish();
 

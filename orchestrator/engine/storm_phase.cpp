@@ -64,7 +64,9 @@ asio::awaitable<bool> RunSession::settle_and_storm(const plan::Scenario& scenari
       errors.push_back(message);
       if (!result.error) result.error = make_error(ErrorKind::timeout, message);
       for (auto& vm : vms)
-        emit(events::vm_failed, {{fields::vm, vm.name}, {fields::reason, "not started: " + message}});
+        emit(events::vm_failed, {{fields::vm, vm.name},
+                                 {fields::reason, "not started: " + message},
+                                 {fields::failure, "not_started"}});
       vms.clear();
       too_late = true;
     }
@@ -159,7 +161,7 @@ asio::awaitable<bool> RunSession::run_storm(const plan::Scenario& scenario, int 
     if (options_.dry_run && tasks->barrier_done) break;
     if (interrupt_.cancelled()) break;
     for (auto& [vm, reason] : storm->timeline.expire(Clock::now(), timeout))
-      emit(events::vm_failed, {{fields::vm, vm}, {fields::reason, reason}});
+      emit(events::vm_failed, {{fields::vm, vm}, {fields::reason, reason}, {fields::failure, "timeout"}});
     if (tasks->barrier_done && storm->timeline.finished()) break;
     if (Clock::now() >= hard_deadline) {
       for (auto& vm : vms) {
@@ -168,7 +170,8 @@ asio::awaitable<bool> RunSession::run_storm(const plan::Scenario& scenario, int 
               fmt::format("start request did not return within {:g} s",
                           std::chrono::duration<double>(hard_deadline - storm_begin).count());
           storm->timeline.fail(vm.name, reason);
-          emit(events::vm_failed, {{fields::vm, vm.name}, {fields::reason, reason}});
+          emit(events::vm_failed,
+               {{fields::vm, vm.name}, {fields::reason, reason}, {fields::failure, "start_hung"}});
         }
       }
       break;
@@ -287,7 +290,8 @@ void RunSession::on_start_result(StormState& storm, const api::VmHandle& vm,
         cancelled ? "not started: the run was interrupted" : "start failed: " + r.error().what();
     storm.timeline.fail(vm.name, reason);
     if (cancelled) return;
-    emit(events::vm_failed, {{fields::vm, vm.name}, {fields::reason, reason}});
+    emit(events::vm_failed,
+         {{fields::vm, vm.name}, {fields::reason, reason}, {fields::failure, "start_failed"}});
     // The console says why at once; a storm of a thousand identical refusals says it once.
     constexpr std::size_t kReasonsLogged = 3;
     const std::string why = r.error().what();

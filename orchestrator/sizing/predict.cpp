@@ -129,7 +129,10 @@ void add_provisioning(EventList& out, const VirtualStorm& storm, const std::func
     const double at = storm.provision_begin + std::max(0.0, vm->clone_s);
     if (vm->id.empty()) {
       out.add(at, events::vm_provision_failed,
-              with_key({{fields::vm, vm->name}, {fields::host, vm->host}, {fields::reason, vm->failure}}));
+              with_key({{fields::vm, vm->name},
+                        {fields::host, vm->host},
+                        {fields::reason, vm->failure},
+                        {fields::failure, "clone"}}));
       continue;
     }
     out.add(at, events::vm_created,
@@ -185,7 +188,10 @@ void add_storm(EventList& out, const PredictedRun& run, const VirtualStorm& stor
                                    ? vm.failure
                                    : fmt::format("not {} within storm.timeout ({:g} s) in the model",
                                                  api::to_string(ready), storm_options.timeout_s);
-    out.add(storm.ended_at, events::vm_failed, {{fields::vm, vm.name}, {fields::reason, reason}});
+    out.add(storm.ended_at, events::vm_failed,
+            {{fields::vm, vm.name},
+             {fields::reason, reason},
+             {fields::failure, vm.failure.empty() ? "timeout" : "start_failed"}});
   }
 }
 

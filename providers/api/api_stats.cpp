@@ -29,6 +29,7 @@ std::map<std::string, std::uint64_t> minus(const std::map<std::string, std::uint
 
 void ApiStats::note_answer(int status, const std::vector<std::pair<std::string, std::string>>& headers) {
   ++answers;
+  ++statuses[std::to_string(status)];
   if (status == 429) ++throttled;
   if (status >= 500 && status <= 599) ++server_errors;
   if (auto wait = header_of(headers, "Retry-After")) {
@@ -54,6 +55,7 @@ ApiStats ApiStats::since(const ApiStats& earlier) const {
   d.retry_after_s = retry_after_s - earlier.retry_after_s;
   d.flow_schemas = minus(flow_schemas, earlier.flow_schemas);
   d.priority_levels = minus(priority_levels, earlier.priority_levels);
+  d.statuses = minus(statuses, earlier.statuses);
   d.tasks = tasks - earlier.tasks;
   d.tasks_queued = tasks_queued - earlier.tasks_queued;
   d.task_queue_s = task_queue_s - earlier.task_queue_s;
@@ -71,6 +73,7 @@ ApiStats& ApiStats::operator+=(const ApiStats& more) {
   retry_after_s += more.retry_after_s;
   for (const auto& [uid, n] : more.flow_schemas) flow_schemas[uid] += n;
   for (const auto& [uid, n] : more.priority_levels) priority_levels[uid] += n;
+  for (const auto& [status, n] : more.statuses) statuses[status] += n;
   tasks += more.tasks;
   tasks_queued += more.tasks_queued;
   task_queue_s += more.task_queue_s;

@@ -31,6 +31,7 @@ struct ApiStats {
   double retry_after_s = 0;                              // the seconds those asked for, in all
   std::map<std::string, std::uint64_t> flow_schemas;     // answers per FlowSchema UID
   std::map<std::string, std::uint64_t> priority_levels;  // answers per priority level UID
+  std::map<std::string, std::uint64_t> statuses;         // answers per HTTP status ("200", "429")
 
   // vCenter tasks followed to their end, and those seen waiting in vCenter's queue (info.state "queued")
   // before they ran, with the time they were seen waiting.

@@ -52,7 +52,7 @@ struct ProvisionedVms {
   std::vector<api::VmHandle> startable;  // those that also became startable (the storm starts these)
 };
 
-class RunSession {
+class RunSession final : public LiveRun {
  public:
   using Clock = std::chrono::steady_clock;
 
@@ -60,6 +60,11 @@ class RunSession {
              boost::asio::io_context& io);
 
   RunResult result;
+
+  // LiveRun (run_session.cpp)
+  results::RunRecord record() const override { return builder_.record(); }
+  std::optional<ScenarioApi> scenario_api() const override;
+  bool running() const override { return !ended_; }
 
   boost::asio::awaitable<void> main();
   // Objects bound to the io_context must go before it; called by RunEngine::run after io.run().
@@ -166,6 +171,16 @@ class RunSession {
   bool all_ready_ = true;
   bool provisioned_any_ = false;
   bool vms_kept_ = false;  // a VM of the run was kept (cleanup policy) or could not be deleted
+  // The live view (LiveRun): the scenario whose API account is still counting, and the server watching.
+  struct LiveScenario {
+    std::string name;
+    int repeat = 1;
+    api::ApiStats before;
+    std::optional<api::ApiStats> after;  // taken for scenario_ended: no longer counting
+  };
+  std::optional<LiveScenario> live_scenario_;
+  std::shared_ptr<void> live_server_;
+  bool ended_ = false;
 };
 
 }  // namespace bootstorm::engine::detail

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "reports/csv.hpp"
@@ -158,17 +159,10 @@ TEST_F(Render, JunitOneTestcasePerSloAndScenario) {
   EXPECT_EQ(count(xml, "<testsuite "), 2u);
 }
 
-TEST_F(Render, OpenMetricsHistogramIsConsistent) {
-  const std::string prom = render_metrics_prom(record, summary);
-  ASSERT_GE(prom.size(), 6u);
-  EXPECT_EQ(prom.substr(prom.size() - 6), "# EOF\n");
-  EXPECT_EQ(count(prom, "# EOF"), 1u);
-  // Where the figures come from, as an info metric.
-  EXPECT_NE(prom.find("# TYPE bootstorm_run info\n"), std::string::npos);
-  EXPECT_NE(prom.find("bootstorm_run_info{run_id=\"" + record.run_id + "\""), std::string::npos);
-  EXPECT_NE(prom.find(std::string("source=\"") + (record.simulated ? "simulated" : "measured") + "\""),
-            std::string::npos);
-  // Per scenario: cumulative buckets never decrease and +Inf equals _count equals the ready VMs.
+// The histogram of either format: cumulative buckets never decrease and +Inf equals _count equals the
+// ready VMs.
+void expect_consistent_histogram(const std::string& prom, const results::RunRecord& record,
+                                 const results::Summary& summary) {
   for (const auto& sc : summary.scenarios) {
     const std::string key = "scenario=\"" + sc.name + "\"";
     std::istringstream in(prom);
@@ -193,19 +187,98 @@ TEST_F(Render, OpenMetricsHistogramIsConsistent) {
     EXPECT_EQ(buckets, std::size(kBootTimeBuckets) + 1);
     EXPECT_EQ(static_cast<std::size_t>(previous), sc.boot_times_s.size());
   }
-  // Every sample belongs to a family declared before it.
+}
+
+// Every sample belongs to the family declared last before it, and every family has HELP and TYPE: in
+// OpenMetrics the sample names the family plus a suffix of its type; in the text format exactly, or with
+// _bucket, _count or _sum for a histogram.
+void expect_declared_families(const std::string& prom, MetricsFormat format) {
   std::istringstream in(prom);
-  std::string line;
-  std::vector<std::string> families;
+  std::string line, family, type;
+  std::set<std::string> helped;
   while (std::getline(in, line)) {
     if (line.rfind("# TYPE ", 0) == 0) {
-      families.push_back(line.substr(7, line.find(' ', 7) - 7));
+      family = line.substr(7, line.find(' ', 7) - 7);
+      type = line.substr(line.rfind(' ') + 1);
+      continue;
+    }
+    if (line.rfind("# HELP ", 0) == 0) {
+      helped.insert(line.substr(7, line.find(' ', 7) - 7));
       continue;
     }
     if (line.empty() || line[0] == '#') continue;
-    ASSERT_FALSE(families.empty());
-    EXPECT_EQ(line.rfind(families.back(), 0), 0u) << line;
+    ASSERT_FALSE(family.empty()) << line;
+    EXPECT_TRUE(helped.contains(family)) << family << " has no HELP";
+    const std::string name = line.substr(0, line.find_first_of("{ "));
+    if (format == MetricsFormat::openmetrics) {
+      EXPECT_EQ(name.rfind(family, 0), 0u) << line;
+    } else if (type == "histogram") {
+      EXPECT_TRUE(name == family + "_bucket" || name == family + "_count" || name == family + "_sum") << line;
+    } else {
+      EXPECT_EQ(name, family) << line;
+      if (type == "counter") {
+        EXPECT_TRUE(name.ends_with("_total")) << line;
+      }
+    }
   }
+}
+
+TEST_F(Render, MetricsPromIsTheTextFormatWithEveryFamilyDeclared) {
+  const std::string prom = render_metrics_prom(record, summary);
+  EXPECT_EQ(prom.find("# EOF"), std::string::npos);
+  EXPECT_EQ(prom.find("# UNIT"), std::string::npos);
+  // Where the figures come from: an info metric, which the text format writes as a gauge of 1.
+  EXPECT_NE(prom.find("# TYPE bootstorm_run_info gauge\n"), std::string::npos);
+  EXPECT_NE(prom.find("bootstorm_run_info{run_id=\"" + record.run_id + "\""), std::string::npos);
+  EXPECT_NE(prom.find(std::string("source=\"") + (record.simulated ? "simulated" : "measured") + "\""),
+            std::string::npos);
+  EXPECT_NE(prom.find("# TYPE bootstorm_api_requests_total counter\n"), std::string::npos);
+  EXPECT_NE(prom.find("# HELP bootstorm_api_requests_total "), std::string::npos);
+  expect_consistent_histogram(prom, record, summary);
+  expect_declared_families(prom, MetricsFormat::prometheus_text);
+}
+
+TEST_F(Render, OpenMetricsHasTheSameSamplesWithItsOwnMetadata) {
+  const std::string om = render_metrics(record, summary, MetricsFormat::openmetrics);
+  ASSERT_GE(om.size(), 6u);
+  EXPECT_EQ(om.substr(om.size() - 6), "# EOF\n");
+  EXPECT_EQ(count(om, "# EOF"), 1u);
+  EXPECT_NE(om.find("# TYPE bootstorm_run info\n"), std::string::npos);
+  EXPECT_NE(om.find("# TYPE bootstorm_api_requests counter\n"), std::string::npos);
+  EXPECT_NE(om.find("# UNIT bootstorm_boot_time_seconds seconds\n"), std::string::npos);
+  expect_consistent_histogram(om, record, summary);
+  expect_declared_families(om, MetricsFormat::openmetrics);
+  // The samples themselves are the same lines in both.
+  const auto samples = [](const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty() && line[0] != '#') out.push_back(line);
+    return out;
+  };
+  EXPECT_EQ(samples(om), samples(render_metrics_prom(record, summary)));
+}
+
+TEST_F(Render, MetricsCountStartsFailuresAndMilestones) {
+  const std::string prom = render_metrics_prom(record, summary);
+  std::size_t started = 0, failed = 0;
+  for (const auto& vm : record.vms) {
+    if (vm.scenario != summary.scenarios[0].name) continue;
+    if (vm.milestones.count(api::Milestone::start_requested)) ++started;
+    if (vm.status == "failed") ++failed;
+  }
+  const std::string scenario = "scenario=\"" + summary.scenarios[0].name + "\",repeat=\"1\"";
+  EXPECT_NE(prom.find("bootstorm_starts_sent_total{run_id=\"3f9a2c\",plan=\"" + record.plan_name + "\"," +
+                      scenario + "} " + std::to_string(started) + "\n"),
+            std::string::npos)
+      << prom;
+  ASSERT_GT(failed, 0u);
+  // The fixture's journal predates the failure kinds: its failures count as "other".
+  EXPECT_NE(prom.find(scenario + ",reason=\"other\"} " + std::to_string(failed) + "\n"), std::string::npos)
+      << prom;
+  EXPECT_NE(
+      prom.find(scenario + ",milestone=\"ready\"} " + std::to_string(summary.scenarios[0].ready().count)),
+      std::string::npos);
 }
 
 TEST_F(Render, KubeBurnerDocuments) {
