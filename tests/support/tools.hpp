@@ -56,6 +56,15 @@ inline std::optional<std::filesystem::path> find_kubectl() {
   return find_tool(pinned != nullptr && *pinned != '\0' ? std::string_view(pinned) : "kubectl");
 }
 
+// promtool: Debian's, that deploy/setup test unpacks into the build tree (installing the prometheus package
+// would enable its server), else the first on PATH.
+inline std::optional<std::filesystem::path> find_promtool() {
+  const std::filesystem::path unpacked =
+      std::filesystem::path(BOOTSTORM_BINARY_DIR) / "debian-prometheus" / "usr" / "bin" / "promtool";
+  if (::access(unpacked.c_str(), X_OK) == 0) return unpacked;
+  return find_tool("promtool");
+}
+
 // Why a test needs kubectl, and where the pinned one was expected when it is missing.
 inline std::string kubectl_detail(std::string why) {
   if (const char* pinned = std::getenv("BOOTSTORM_KUBECTL"); pinned != nullptr && *pinned != '\0')

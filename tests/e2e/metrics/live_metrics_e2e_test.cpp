@@ -98,7 +98,7 @@ std::string promtool_check(const fs::path& promtool, const std::string& text, co
 }
 
 TEST(LiveMetrics, AScraperSeesTheStormRiseAndEndAtTheJournalsFigures) {
-  const auto promtool = bootstorm::test_support::find_tool("promtool");
+  const auto promtool = bootstorm::test_support::find_promtool();
   if (!promtool)
     BOOTSTORM_MISSING_TOOL("promtool", "prometheus", "the live metrics test checks the format with it");
   ScratchDir dir("live-metrics");
@@ -184,6 +184,20 @@ TEST(LiveMetrics, AScraperSeesTheStormRiseAndEndAtTheJournalsFigures) {
   auto live = end;
   std::erase_if(live, [](const auto& kv) { return kv.first.rfind("bootstorm_run_active", 0) == 0; });
   EXPECT_EQ(file, live);
+
+  // Every metric deploy/grafana's dashboard queries is one the run serves.
+  const json dashboard =
+      json::parse(read_file(fs::path(BOOTSTORM_SOURCE_DIR) / "deploy/grafana/bootstorm-storm.json"));
+  std::set<std::string> queried;
+  const std::regex metric(R"(bootstorm_[a-z0-9_]+)");
+  for (const auto& panel : dashboard["panels"])
+    for (const auto& target : panel.value("targets", json::array())) {
+      const std::string expr = target.value("expr", "");
+      for (std::sregex_iterator it(expr.begin(), expr.end(), metric), done; it != done; ++it)
+        queried.insert(it->str());
+    }
+  EXPECT_GE(queried.size(), 10u);
+  for (const auto& name : queried) EXPECT_NE(last.find("# HELP " + name + " "), std::string::npos) << name;
 
   // The formats.
   EXPECT_EQ(promtool_check(*promtool, mid_storm, dir / "mid.prom"), "");

@@ -81,7 +81,7 @@ TEST(DeployManifests, EveryManifestParsesAsKubernetesObjects) {
   std::set<std::string> files;
   for (const auto& d : docs) files.insert(d.file);
   for (const char* f : {"namespace.yaml", "rbac.yaml", "beacon-service.yaml", "job.yaml", "sharded-job.yaml",
-                        "merge-job.yaml", "runs-pvc.yaml"})
+                        "merge-job.yaml", "runs-pvc.yaml", "metrics-service.yaml", "servicemonitor.yaml"})
     EXPECT_TRUE(files.count(f)) << f << " is missing or empty";
   const std::set<std::string> cluster_scoped = {"Namespace", "ClusterRole", "ClusterRoleBinding"};
   for (const auto& d : docs) {
@@ -140,6 +140,60 @@ TEST(DeployManifests, JobsServiceAndVolumesReferToEachOther) {
   const Doc* pvc = find(docs, "PersistentVolumeClaim", "bootstorm-runs");
   ASSERT_NE(pvc, nullptr);
   EXPECT_EQ(strings(pvc->node["spec"]["accessModes"]), std::vector<std::string>{"ReadWriteMany"});
+}
+
+TEST(DeployManifests, StormJobsServeLiveMetricsThatTheServiceMonitorScrapes) {
+  const auto docs = load_all();
+  const Doc* service = find(docs, "Service", "bootstorm-metrics");
+  ASSERT_NE(service, nullptr);
+  const Doc* monitor = find(docs, "ServiceMonitor", "bootstorm");
+  ASSERT_NE(monitor, nullptr);
+  EXPECT_EQ(monitor->node["apiVersion"].as<std::string>(""), "monitoring.coreos.com/v1");
+  // The ServiceMonitor selects the Service and scrapes its named port at /metrics.
+  for (const auto& l : monitor->node["spec"]["selector"]["matchLabels"])
+    EXPECT_EQ(service->node["metadata"]["labels"][l.first.as<std::string>()].as<std::string>(""),
+              l.second.as<std::string>())
+        << l.first.as<std::string>();
+  ASSERT_TRUE(monitor->node["spec"]["endpoints"].IsSequence());
+  const YAML::Node endpoint = monitor->node["spec"]["endpoints"][0];
+  EXPECT_EQ(endpoint["port"].as<std::string>(""), "metrics");
+  EXPECT_EQ(endpoint["path"].as<std::string>(""), "/metrics");
+  std::string service_port;
+  for (const auto& p : service->node["spec"]["ports"])
+    if (p["name"].as<std::string>("") == "metrics") service_port = p["targetPort"].as<std::string>("");
+  EXPECT_EQ(service_port, "metrics");
+
+  // The Jobs that storm listen where their container port says, and their pods are the Service's; the
+  // merge Job serves nothing and is not.
+  for (const char* name : {"bootstorm-run", "bootstorm-shards"}) {
+    SCOPED_TRACE(name);
+    const Doc* job = find(docs, "Job", name);
+    ASSERT_NE(job, nullptr);
+    const YAML::Node container = job->node["spec"]["template"]["spec"]["containers"][0];
+    const auto args = strings(container["args"]);
+    const auto listen = std::find(args.begin(), args.end(), "--metrics-listen");
+    ASSERT_NE(listen, args.end());
+    ASSERT_NE(listen + 1, args.end());
+    EXPECT_EQ(listen[1].rfind("0.0.0.0:", 0), 0u) << listen[1] << ": a pod is scraped on its own address";
+    int port = 0;
+    for (const auto& p : container["ports"])
+      if (p["name"].as<std::string>("") == "metrics") port = p["containerPort"].as<int>(0);
+    EXPECT_EQ(listen[1], "0.0.0.0:" + std::to_string(port));
+    EXPECT_NE(std::find(args.begin(), args.end(), "--metrics-linger"), args.end())
+        << "the last scrape must see the final figures";
+    for (const auto& sel : service->node["spec"]["selector"])
+      EXPECT_EQ(
+          job->node["spec"]["template"]["metadata"]["labels"][sel.first.as<std::string>()].as<std::string>(
+              ""),
+          sel.second.as<std::string>());
+  }
+  const Doc* merge = find(docs, "Job", "bootstorm-merge");
+  ASSERT_NE(merge, nullptr);
+  for (const auto& sel : service->node["spec"]["selector"])
+    EXPECT_NE(
+        merge->node["spec"]["template"]["metadata"]["labels"][sel.first.as<std::string>()].as<std::string>(
+            ""),
+        sel.second.as<std::string>());
 }
 
 TEST(DeployManifests, IndexedJobShardsByCompletionIndexAndTheMergeJobCombinesThem) {
