@@ -106,9 +106,31 @@ class Browser : public ::testing::Test {
     return std::system(command.c_str());
   }
 
+  // Loads a copy of `html` with the measuring script appended (`name`.html in the test's directory) and
+  // dumps the DOM Chromium built into `dom`; returns Chromium's exit code.
+  int dump_measured(const std::string& html, const std::string& name, int height, std::string& dom) {
+    std::string measured = html;
+    measured.insert(measured.rfind("</body>"), kMeasureScript);
+    std::ofstream(dir_ / (name + ".html")) << measured;
+    const int rc = chromium("--window-size=1280," + std::to_string(height) + " --dump-dom file://" +
+                                (dir_ / (name + ".html")).string(),
+                            dir_ / ("dom-" + name + ".html"));
+    dom = read(dir_ / ("dom-" + name + ".html"));
+    return rc;
+  }
+
   fs::path chromium_;
   fs::path dir_;
 };
+
+// What the measuring script wrote into the DOM (null when it did not run).
+nlohmann::json measurements(const std::string& dom) {
+  const std::string open_tag = "<pre id=\"bootstorm-measure\">";
+  const auto at = dom.find(open_tag);
+  if (at == std::string::npos) return nullptr;
+  return nlohmann::json::parse(
+      dom.substr(at + open_tag.size(), dom.find("</pre>", at) - at - open_tag.size()));
+}
 
 TEST_F(Browser, ChromiumDrawsEveryFigureOfReportHtml) {
   const auto record = testing::fixture_record();
@@ -135,11 +157,8 @@ TEST_F(Browser, ChromiumDrawsEveryFigureOfReportHtml) {
   EXPECT_EQ(dom.find("<parsererror"), std::string::npos);
   EXPECT_NE(dom.find("Simulated lab"), std::string::npos);
 
-  const std::string open_tag = "<pre id=\"bootstorm-measure\">";
-  const auto at = dom.find(open_tag);
-  ASSERT_NE(at, std::string::npos) << "the measuring script did not run; DOM in " << dir_ / "dom.html";
-  const auto end = dom.find("</pre>", at);
-  const auto measured = nlohmann::json::parse(dom.substr(at + open_tag.size(), end - at - open_tag.size()));
+  const auto measured = measurements(dom);
+  ASSERT_FALSE(measured.is_null()) << "the measuring script did not run; DOM in " << dir_ / "dom.html";
   // Nothing wider than a 1280-pixel window: a line that cannot wrap would be cut off on screen.
   EXPECT_LE(measured["overflowX"].get<double>(), 0)
       << "the page scrolls sideways; DOM in " << dir_ / "dom.html";
@@ -228,25 +247,15 @@ TEST_F(Browser, ChromiumDrawsTheStoragePanelOnTheReadyCurvesAxis) {
   ASSERT_TRUE(
       write_run_outputs(dir_ / "run", record, results::summarize(record), testing::kGeneratedAt).has_value());
   const std::string html = read(dir_ / "run" / "report.html");
-  {
-    std::string measured = html;
-    measured.insert(measured.rfind("</body>"), kMeasureScript);
-    std::ofstream(dir_ / "measured-storage.html") << measured;
-  }
-  const int rc =
-      chromium("--window-size=1280,3200 --dump-dom file://" + (dir_ / "measured-storage.html").string(),
-               dir_ / "dom-storage.html");
-  const std::string dom = read(dir_ / "dom-storage.html");
+  std::string dom;
+  const int rc = dump_measured(html, "measured-storage", 3200, dom);
   if (rc != 0 && dom.empty()) {
     BOOTSTORM_MISSING_TOOL("chromium", "chromium", "it did not run here, exit " + std::to_string(rc));
   }
   EXPECT_NE(dom.find("Storage during the storm"), std::string::npos);
   EXPECT_NE(dom.find("Storage telemetry: none (vCenter"), std::string::npos);
-  const std::string open_tag = "<pre id=\"bootstorm-measure\">";
-  const auto at = dom.find(open_tag);
-  ASSERT_NE(at, std::string::npos) << "the measuring script did not run";
-  const auto measured =
-      nlohmann::json::parse(dom.substr(at + open_tag.size(), dom.find("</pre>", at) - at - open_tag.size()));
+  const auto measured = measurements(dom);
+  ASSERT_FALSE(measured.is_null()) << "the measuring script did not run";
   EXPECT_LE(measured["overflowX"].get<double>(), 0);
   std::map<std::string, nlohmann::json> by_id;
   for (const auto& f : measured["figures"]) by_id[f["id"].get<std::string>()] = f;
@@ -316,15 +325,8 @@ TEST_F(Browser, ChromiumDrawsEveryFigureOfHistoryHtml) {
   ASSERT_EQ(input.groups[0].change_points.size(), 1u);
   const std::string html = render_history_html(input);
   std::ofstream(dir_ / "history.html") << html;
-  {
-    std::string measured = html;
-    measured.insert(measured.rfind("</body>"), kMeasureScript);
-    std::ofstream(dir_ / "measured-history.html") << measured;
-  }
-  const int rc =
-      chromium("--window-size=1280,2400 --dump-dom file://" + (dir_ / "measured-history.html").string(),
-               dir_ / "dom-history.html");
-  const std::string dom = read(dir_ / "dom-history.html");
+  std::string dom;
+  const int rc = dump_measured(html, "measured-history", 2400, dom);
   if (rc != 0 && dom.empty()) {
     BOOTSTORM_MISSING_TOOL("chromium", "chromium", "it did not run here, exit " + std::to_string(rc));
   }
@@ -333,11 +335,8 @@ TEST_F(Browser, ChromiumDrawsEveryFigureOfHistoryHtml) {
   EXPECT_NE(dom.find("The platform changed"), std::string::npos);
   EXPECT_NE(dom.find("golden image: win11-2026-10 vs win11-2026-11"), std::string::npos);
   EXPECT_NE(dom.find("Simulated lab"), std::string::npos);
-  const std::string open_tag = "<pre id=\"bootstorm-measure\">";
-  const auto at = dom.find(open_tag);
-  ASSERT_NE(at, std::string::npos) << "the measuring script did not run";
-  const auto measured =
-      nlohmann::json::parse(dom.substr(at + open_tag.size(), dom.find("</pre>", at) - at - open_tag.size()));
+  const auto measured = measurements(dom);
+  ASSERT_FALSE(measured.is_null()) << "the measuring script did not run";
   EXPECT_LE(measured["overflowX"].get<double>(), 0) << "the page scrolls sideways";
   std::map<std::string, nlohmann::json> by_id;
   for (const auto& f : measured["figures"]) by_id[f["id"].get<std::string>()] = f;

@@ -6,20 +6,12 @@
 #include <random>
 #include <vector>
 
+#include "tests/support/normal_sample.hpp"
+
 namespace bootstorm::results {
 namespace {
 
-// Normal values from a fixed seed (Box–Muller on mt19937_64, independent of the code under test).
-std::vector<double> normal(std::mt19937_64& rng, std::size_t n, double mu, double sigma) {
-  std::vector<double> v;
-  const double two_pi = 2 * std::acos(-1.0);
-  while (v.size() < n) {
-    const double u1 = (static_cast<double>(rng() >> 11) + 1.0) / 9007199254740993.0;
-    const double u2 = static_cast<double>(rng() >> 11) / 9007199254740992.0;
-    v.push_back(mu + sigma * std::sqrt(-2 * std::log(u1)) * std::cos(two_pi * u2));
-  }
-  return v;
-}
+using test_support::normal_sample;
 
 std::vector<double> concat(std::vector<double> a, const std::vector<double>& b) {
   a.insert(a.end(), b.begin(), b.end());
@@ -37,7 +29,7 @@ TEST(EDivisive, ASeriesTooShortForTwoSegmentsHasNoChangePoint) {
 
 TEST(EDivisive, AStepAtTheSixthOfTwelveRunsIsFoundThere) {
   std::mt19937_64 rng(11);
-  const auto series = concat(normal(rng, 5, 0.116, 0.001), normal(rng, 7, 0.145, 0.001));
+  const auto series = concat(normal_sample(rng, 5, 0.116, 0.001), normal_sample(rng, 7, 0.145, 0.001));
   const auto found = e_divisive(series);
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].index, 5u);
@@ -49,8 +41,8 @@ TEST(EDivisive, AStepAtTheSixthOfTwelveRunsIsFoundThere) {
 
 TEST(EDivisive, TwoStepsAreBothFoundInOrder) {
   std::mt19937_64 rng(5);
-  const auto series =
-      concat(concat(normal(rng, 10, 1.0, 0.05), normal(rng, 10, 2.0, 0.05)), normal(rng, 10, 1.5, 0.05));
+  const auto series = concat(concat(normal_sample(rng, 10, 1.0, 0.05), normal_sample(rng, 10, 2.0, 0.05)),
+                             normal_sample(rng, 10, 1.5, 0.05));
   const auto found = e_divisive(series);
   ASSERT_EQ(found.size(), 2u);
   EXPECT_EQ(found[0].index, 10u);
@@ -59,7 +51,7 @@ TEST(EDivisive, TwoStepsAreBothFoundInOrder) {
 
 TEST(EDivisive, TheSameSeedGivesTheSameAnswer) {
   std::mt19937_64 rng(3);
-  const auto series = concat(normal(rng, 6, 1.0, 0.3), normal(rng, 6, 1.4, 0.3));
+  const auto series = concat(normal_sample(rng, 6, 1.0, 0.3), normal_sample(rng, 6, 1.4, 0.3));
   const auto a = e_divisive(series), b = e_divisive(series);
   ASSERT_EQ(a.size(), b.size());
   for (std::size_t i = 0; i < a.size(); ++i) {
@@ -71,7 +63,7 @@ TEST(EDivisive, TheSameSeedGivesTheSameAnswer) {
 TEST(EDivisive, ANoisyShiftBelowSignificanceIsNotAChangePoint) {
   // A shift of a tenth of the noise over twelve runs is not evidence of anything.
   std::mt19937_64 rng(17);
-  const auto series = concat(normal(rng, 6, 1.0, 1.0), normal(rng, 6, 1.1, 1.0));
+  const auto series = concat(normal_sample(rng, 6, 1.0, 1.0), normal_sample(rng, 6, 1.1, 1.0));
   EXPECT_TRUE(e_divisive(series).empty());
 }
 
@@ -84,7 +76,7 @@ TEST(EDivisive, FalseChangePointsInStationarySeriesStayNearTheSignificance) {
   options.permutations = 199;
   int with_change = 0;
   for (int i = 0; i < 400; ++i)
-    if (!e_divisive(normal(rng, 12, 0.116, 0.002), options).empty()) ++with_change;
+    if (!e_divisive(normal_sample(rng, 12, 0.116, 0.002), options).empty()) ++with_change;
   EXPECT_LE(with_change, 32);
   EXPECT_GE(with_change, 5);  // and the test is not blind: it does reject at about its level
 }

@@ -7,20 +7,12 @@
 #include <random>
 #include <vector>
 
+#include "tests/support/normal_sample.hpp"
+
 namespace bootstorm::results {
 namespace {
 
-// Normal samples from a fixed seed (Box–Muller on mt19937_64, independent of the code under test).
-std::vector<double> normal_sample(std::mt19937_64& rng, std::size_t n, double mu, double sigma) {
-  std::vector<double> v;
-  const double two_pi = 2 * std::acos(-1.0);
-  while (v.size() < n) {
-    const double u1 = (static_cast<double>(rng() >> 11) + 1.0) / 9007199254740993.0;
-    const double u2 = static_cast<double>(rng() >> 11) / 9007199254740992.0;
-    v.push_back(mu + sigma * std::sqrt(-2 * std::log(u1)) * std::cos(two_pi * u2));
-  }
-  return v;
-}
+using test_support::normal_sample;
 
 TEST(MannWhitney, TextbookExampleExact) {
   // scipy.stats.mannwhitneyu documentation example (males vs females): U1 = 17, exact two-sided p = 1/9.
