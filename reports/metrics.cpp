@@ -94,6 +94,74 @@ std::map<std::pair<std::string, int>, ScenarioCounts> counts_of(const results::R
   return out;
 }
 
+// The labels of a scenario's samples: the run, the plan, the scenario and its repeat, then `extra`.
+struct Labels {
+  const results::RunRecord& record;
+  std::string operator()(const results::ScenarioSummary& sc, std::string_view extra = {}) const {
+    std::string l =
+        fmt::format("run_id=\"{}\",plan=\"{}\",scenario=\"{}\",repeat=\"{}\"", label_value(record.run_id),
+                    label_value(record.plan_name), label_value(sc.name), sc.repeat);
+    if (!extra.empty()) l += "," + std::string(extra);
+    return "{" + l + "}";
+  }
+};
+
+// The storage figures of each storm, as its telemetry source measured them (labelled with the source), and
+// the SLO verdicts.
+void storage_and_slo_families(Exposition& x, const results::Summary& summary, const Labels& labels) {
+  const bool any_storage =
+      std::any_of(summary.scenarios.begin(), summary.scenarios.end(),
+                  [](const results::ScenarioSummary& sc) { return sc.storage.has_value(); });
+  if (any_storage) {
+    auto storage_family = [&](std::string_view name, std::string_view unit, std::string_view help,
+                              auto value_of) {
+      x.family(name, Type::gauge, unit, help);
+      for (const auto& sc : summary.scenarios) {
+        if (!sc.storage) continue;
+        if (auto v = value_of(*sc.storage))
+          x.sample(name, labels(sc, fmt::format("telemetry=\"{}\"", label_value(sc.storage->source))),
+                   number(*v));
+      }
+    };
+    using F = results::StorageFigures;
+    storage_family("bootstorm_storage_peak_bytes_per_second", "bytes_per_second",
+                   "Peak storage throughput (read + write) over the storm's samples.",
+                   [](const F& f) { return std::optional<double>(f.peak_bytes_per_s); });
+    storage_family("bootstorm_storage_mean_bytes_per_second", "bytes_per_second",
+                   "Mean storage throughput over the storm's window.",
+                   [](const F& f) { return std::optional<double>(f.mean_bytes_per_s); });
+    storage_family("bootstorm_storage_peak_iops", "", "Peak I/Os per second over the storm's samples.",
+                   [](const F& f) { return std::optional<double>(f.peak_iops); });
+    storage_family("bootstorm_storage_peak_iops_per_desktop", "", "Peak IOPS divided by the scenario's VMs.",
+                   [](const F& f) { return std::optional<double>(f.peak_iops_per_desktop); });
+    storage_family("bootstorm_storage_read_latency_p95_seconds", "seconds",
+                   "95th percentile of the VMs' mean read latency per sample.",
+                   [](const F& f) { return f.read_latency_p95_s; });
+    x.family("bootstorm_storage_link_peak_utilisation_ratio", Type::gauge, "ratio",
+             "Peak throughput of a host's HBA link against its capacity.");
+    for (const auto& sc : summary.scenarios) {
+      if (!sc.storage) continue;
+      for (const auto& h : sc.storage->hosts)
+        if (h.peak_utilisation)
+          x.sample("bootstorm_storage_link_peak_utilisation_ratio",
+                   labels(sc, fmt::format("host=\"{}\"", label_value(h.host))), number(*h.peak_utilisation));
+    }
+  }
+
+  if (!summary.slo.empty()) {
+    x.family("bootstorm_slo_pass", Type::gauge, "", "1 when the SLO held, 0 when it did not.");
+    for (const auto& r : summary.slo) {
+      results::ScenarioSummary key;
+      key.name = r.scenario;
+      key.repeat = r.repeat;
+      x.sample("bootstorm_slo_pass",
+               labels(key, fmt::format("milestone=\"{}\",stat=\"{}\"", label_value(r.milestone),
+                                       label_value(r.stat))),
+               r.pass ? "1" : "0");
+    }
+  }
+}
+
 }  // namespace
 
 std::string_view metrics_content_type(MetricsFormat format) {
@@ -104,13 +172,7 @@ std::string_view metrics_content_type(MetricsFormat format) {
 std::string render_metrics(const results::RunRecord& record, const results::Summary& summary,
                            MetricsFormat format, const LiveMetrics* live) {
   Exposition x(format);
-  auto labels = [&](const results::ScenarioSummary& sc, std::string_view extra = {}) {
-    std::string l =
-        fmt::format("run_id=\"{}\",plan=\"{}\",scenario=\"{}\",repeat=\"{}\"", label_value(record.run_id),
-                    label_value(record.plan_name), label_value(sc.name), sc.repeat);
-    if (!extra.empty()) l += "," + std::string(extra);
-    return "{" + l + "}";
-  };
+  const Labels labels{record};
   // The API answers of a scenario: the journal's once it ended, the provider's so far while it runs.
   auto api_of =
       [&](const results::ScenarioSummary& sc) -> std::pair<std::uint64_t, std::optional<api::ApiStats>> {
@@ -237,58 +299,7 @@ std::string render_metrics(const results::RunRecord& record, const results::Summ
                std::to_string(n));
   }
 
-  const bool any_storage =
-      std::any_of(summary.scenarios.begin(), summary.scenarios.end(),
-                  [](const results::ScenarioSummary& sc) { return sc.storage.has_value(); });
-  if (any_storage) {
-    // The storage figures of each storm, as its telemetry source measured them (labelled with the source).
-    auto storage_family = [&](std::string_view name, std::string_view unit, std::string_view help,
-                              auto value_of) {
-      x.family(name, Type::gauge, unit, help);
-      for (const auto& sc : summary.scenarios) {
-        if (!sc.storage) continue;
-        if (auto v = value_of(*sc.storage))
-          x.sample(name, labels(sc, fmt::format("telemetry=\"{}\"", label_value(sc.storage->source))),
-                   number(*v));
-      }
-    };
-    using F = results::StorageFigures;
-    storage_family("bootstorm_storage_peak_bytes_per_second", "bytes_per_second",
-                   "Peak storage throughput (read + write) over the storm's samples.",
-                   [](const F& f) { return std::optional<double>(f.peak_bytes_per_s); });
-    storage_family("bootstorm_storage_mean_bytes_per_second", "bytes_per_second",
-                   "Mean storage throughput over the storm's window.",
-                   [](const F& f) { return std::optional<double>(f.mean_bytes_per_s); });
-    storage_family("bootstorm_storage_peak_iops", "", "Peak I/Os per second over the storm's samples.",
-                   [](const F& f) { return std::optional<double>(f.peak_iops); });
-    storage_family("bootstorm_storage_peak_iops_per_desktop", "", "Peak IOPS divided by the scenario's VMs.",
-                   [](const F& f) { return std::optional<double>(f.peak_iops_per_desktop); });
-    storage_family("bootstorm_storage_read_latency_p95_seconds", "seconds",
-                   "95th percentile of the VMs' mean read latency per sample.",
-                   [](const F& f) { return f.read_latency_p95_s; });
-    x.family("bootstorm_storage_link_peak_utilisation_ratio", Type::gauge, "ratio",
-             "Peak throughput of a host's HBA link against its capacity.");
-    for (const auto& sc : summary.scenarios) {
-      if (!sc.storage) continue;
-      for (const auto& h : sc.storage->hosts)
-        if (h.peak_utilisation)
-          x.sample("bootstorm_storage_link_peak_utilisation_ratio",
-                   labels(sc, fmt::format("host=\"{}\"", label_value(h.host))), number(*h.peak_utilisation));
-    }
-  }
-
-  if (!summary.slo.empty()) {
-    x.family("bootstorm_slo_pass", Type::gauge, "", "1 when the SLO held, 0 when it did not.");
-    for (const auto& r : summary.slo) {
-      results::ScenarioSummary key;
-      key.name = r.scenario;
-      key.repeat = r.repeat;
-      x.sample("bootstorm_slo_pass",
-               labels(key, fmt::format("milestone=\"{}\",stat=\"{}\"", label_value(r.milestone),
-                                       label_value(r.stat))),
-               r.pass ? "1" : "0");
-    }
-  }
+  storage_and_slo_families(x, summary, labels);
   return x.finish();
 }
 

@@ -73,6 +73,28 @@ bool confirm(const plan::StormPlan& p, int vms) {
                   vms, p.platform.settings.golden_image(), p.platform.kind, p.platform.endpoint, p.cleanup));
 }
 
+// --metrics-listen and --metrics-linger checked: the linger (0 without it), or nullopt after saying what is
+// wrong.
+std::optional<std::chrono::milliseconds> metrics_flags(const RunArgs& args) {
+  if (!args.metrics_listen.empty()) {
+    if (auto ok = check_metrics_listen(args.metrics_listen); !ok) {
+      std::cerr << ok.error().what() << "\n";
+      return std::nullopt;
+    }
+  }
+  if (args.metrics_linger.empty()) return std::chrono::milliseconds{0};
+  auto parsed = parse_duration(args.metrics_linger);
+  if (!parsed || *parsed < std::chrono::nanoseconds::zero()) {
+    std::cerr << "--metrics-linger '" << args.metrics_linger << "' is not a duration (e.g. 30s)\n";
+    return std::nullopt;
+  }
+  if (args.metrics_listen.empty()) {
+    std::cerr << "--metrics-linger only applies with --metrics-listen\n";
+    return std::nullopt;
+  }
+  return std::chrono::duration_cast<std::chrono::milliseconds>(*parsed);
+}
+
 int run(const RunArgs& args) {
   const auto loaded = load_plan_for(args.plan, "nothing was run");
   if (!loaded) return kExitUsage;
@@ -154,25 +176,8 @@ int run(const RunArgs& args) {
     }
     storm_interval = std::chrono::duration_cast<std::chrono::milliseconds>(*parsed);
   }
-  std::chrono::milliseconds metrics_linger{0};
-  if (!args.metrics_listen.empty()) {
-    if (auto ok = check_metrics_listen(args.metrics_listen); !ok) {
-      std::cerr << ok.error().what() << "\n";
-      return kExitUsage;
-    }
-  }
-  if (!args.metrics_linger.empty()) {
-    auto parsed = parse_duration(args.metrics_linger);
-    if (!parsed || *parsed < std::chrono::nanoseconds::zero()) {
-      std::cerr << "--metrics-linger '" << args.metrics_linger << "' is not a duration (e.g. 30s)\n";
-      return kExitUsage;
-    }
-    if (args.metrics_listen.empty()) {
-      std::cerr << "--metrics-linger only applies with --metrics-listen\n";
-      return kExitUsage;
-    }
-    metrics_linger = std::chrono::duration_cast<std::chrono::milliseconds>(*parsed);
-  }
+  const auto metrics_linger = metrics_flags(args);
+  if (!metrics_linger) return kExitUsage;
   const int repeats = args.repeat > 0 ? args.repeat : std::max(1, p.repeat);
   const int storms = storms_per_repeat * repeats;
   if (start_at && storms > 1 && storm_interval.count() == 0) {
@@ -226,7 +231,7 @@ int run(const RunArgs& args) {
   options.repeat = args.repeat;
   options.dry_run = args.dry_run;
   options.skip_checks = args.skip_checks;
-  options.metrics_linger = metrics_linger;
+  options.metrics_linger = *metrics_linger;
   engine::EngineHooks hooks = make_engine_hooks();
   if (!args.metrics_listen.empty()) hooks.serve_live = live_metrics_server(args.metrics_listen);
   engine::RunEngine engine(p, options, std::move(hooks));
