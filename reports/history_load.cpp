@@ -105,6 +105,17 @@ Expected<HistoryRuns> find_history_runs(const std::vector<std::string>& paths) {
 
 namespace {
 
+// The documents come from a server: a field of another type than expected reads as absent, never throws.
+std::optional<double> number_of(const nlohmann::json& doc, const char* key) {
+  auto it = doc.find(key);
+  return it != doc.end() && it->is_number() ? std::optional<double>(it->get<double>()) : std::nullopt;
+}
+
+std::size_t count_of(const nlohmann::json& doc, const char* key) {
+  const auto v = number_of(doc, key);
+  return v && *v >= 0 && *v < 1e15 ? static_cast<std::size_t>(*v) : 0;
+}
+
 std::optional<double> seconds_of(const nlohmann::json& doc, const char* key) {
   auto it = doc.find(key);
   if (it == doc.end() || !it->is_number()) return std::nullopt;
@@ -112,8 +123,8 @@ std::optional<double> seconds_of(const nlohmann::json& doc, const char* key) {
 }
 
 std::optional<double> exact_or(const nlohmann::json& meta, const char* key, std::optional<double> fallback) {
-  auto it = meta.find(key);
-  return it != meta.end() && it->is_number() ? std::optional<double>(it->get<double>()) : fallback;
+  const auto v = number_of(meta, key);
+  return v ? v : fallback;
 }
 
 std::string text_of(const nlohmann::json& doc, const char* key) {
@@ -145,7 +156,8 @@ Expected<HistoryRuns> history_runs_from_documents(const nlohmann::json& document
       s.run.plan = text_of(*meta, "plan");
       s.run.platform = text_of(*meta, "platform");
       s.run.source = text_of(*meta, "source");
-      s.run.simulated = meta->value("simulated", false);
+      s.run.simulated = meta->contains("simulated") && (*meta)["simulated"].is_boolean() &&
+                        (*meta)["simulated"].get<bool>();
       s.run.outcome = text_of(*meta, "outcome");
       s.run.golden = text_of(*meta, "golden");
       s.run.clone_kind = text_of(*meta, "cloneKind");
@@ -154,7 +166,7 @@ Expected<HistoryRuns> history_runs_from_documents(const nlohmann::json& document
         s.run.facts = api::facts_from_json(*f);
     }
     const std::string scenario = text_of(doc, "jobName");
-    const int repeat = doc.value("repeat", 1);
+    const int repeat = static_cast<int>(std::clamp(number_of(doc, "repeat").value_or(1), 1.0, 1e6));
     auto sc = std::find_if(s.scenarios.begin(), s.scenarios.end(), [&](const results::ScenarioSummary& x) {
       return x.name == scenario && x.repeat == repeat;
     });
@@ -162,15 +174,15 @@ Expected<HistoryRuns> history_runs_from_documents(const nlohmann::json& document
       results::ScenarioSummary added;
       added.name = scenario;
       added.repeat = repeat;
-      added.vms = meta->value("vms", 0);
+      added.vms = static_cast<int>(std::min<std::size_t>(count_of(*meta, "vms"), 10'000'000));
       added.ready_milestone = text_of(*meta, "readyMilestone");
       s.scenarios.push_back(std::move(added));
       sc = std::prev(s.scenarios.end());
     }
     results::MilestoneStats m;
     m.name = text_of(*meta, "milestone");
-    m.dist.count = doc.value("count", std::size_t{0});
-    m.dist.total = meta->value("total", std::size_t{0});
+    m.dist.count = count_of(doc, "count");
+    m.dist.total = count_of(*meta, "total");
     m.dist.ready_fraction =
         m.dist.total > 0 ? static_cast<double>(m.dist.count) / static_cast<double>(m.dist.total) : 0;
     // The exact seconds where the document has them, else its whole milliseconds.
