@@ -4,11 +4,16 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "reports/reports.hpp"
 
 namespace bootstorm::reports::detail {
+
+nlohmann::ordered_json number_or_null(const std::optional<double>& v) {
+  return v && std::isfinite(*v) ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+}
 
 std::string simulator_source(const results::RunRecord& record) {
   const std::string& simulator = record.facts.simulator;

@@ -56,7 +56,6 @@ std::string history_duration(double seconds);
 std::vector<std::string> history_lines(const std::vector<results::HistoryGroup>& groups);
 
 struct HistoryCommand {
-  std::vector<std::string> paths;
   std::filesystem::path out_dir = "history";
   results::HistoryOptions options;
   std::optional<double> fail_on_regression;  // fraction

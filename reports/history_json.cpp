@@ -1,17 +1,14 @@
 // `bootstorm history`, history.json: the groups, their runs, what changed and where, for other tools.
-#include <cmath>
 
 #include "providers/api/platform_facts.hpp"
+#include "reports/detail/format.hpp"
 #include "reports/history.hpp"
 
 namespace bootstorm::reports {
 namespace {
 
+using detail::number_or_null;
 using nlohmann::ordered_json;
-
-ordered_json number_or_null(const std::optional<double>& v) {
-  return v && std::isfinite(*v) ? ordered_json(*v) : ordered_json(nullptr);
-}
 
 ordered_json interval(const results::ConfidenceInterval& ci, bool bounded = true) {
   return {{"estimate", number_or_null(ci.estimate)},

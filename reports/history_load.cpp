@@ -117,9 +117,8 @@ std::size_t count_of(const nlohmann::json& doc, const char* key) {
 }
 
 std::optional<double> seconds_of(const nlohmann::json& doc, const char* key) {
-  auto it = doc.find(key);
-  if (it == doc.end() || !it->is_number()) return std::nullopt;
-  return it->get<double>() / 1e3;  // the documents hold milliseconds, as kube-burner writes them
+  const auto ms = number_of(doc, key);  // the documents hold milliseconds, as kube-burner writes them
+  return ms ? std::optional<double>(*ms / 1e3) : std::nullopt;
 }
 
 std::optional<double> exact_or(const nlohmann::json& meta, const char* key, std::optional<double> fallback) {
@@ -139,7 +138,6 @@ Expected<HistoryRuns> history_runs_from_documents(const nlohmann::json& document
     return make_error(ErrorKind::invalid_input, fmt::format("{}: the documents are not a list", where));
   // run id -> its summary, built up from its quantile documents.
   std::map<std::string, results::Summary> by_run;
-  std::map<std::string, std::string> first_seen;
   HistoryRuns runs;
   std::size_t without_metadata = 0;
   for (const auto& doc : documents) {

@@ -189,11 +189,17 @@ std::string milestone_chart(const HistoryGroup& g, std::size_t gi, const std::st
                        axis.label, "seconds", series, {}, marks(g, axis));
 }
 
-std::string ready_fraction_chart(const HistoryGroup& g, std::size_t gi, const TimeAxis& axis) {
-  std::vector<svg::XySeries> series;
+// The milestones charted: "ready" first, then the others whose series are followed.
+std::vector<std::string> charted_milestones(const HistoryGroup& g) {
   std::vector<std::string> names{"ready"};
   for (const auto& s : g.series)
     if (s != "ready") names.push_back(s);
+  return names;
+}
+
+std::string ready_fraction_chart(const HistoryGroup& g, std::size_t gi, const TimeAxis& axis) {
+  std::vector<svg::XySeries> series;
+  const std::vector<std::string> names = charted_milestones(g);
   for (std::size_t m = 0; m < names.size(); ++m) {
     svg::XySeries s{names[m], std::string(svg::series_color(m)), {}};
     for (const HistoryPoint& p : g.points) {
@@ -338,10 +344,7 @@ std::string render_history_html(const HistoryReportInput& in) {
                "</li>";
       out += "</ul></div>\n";
     }
-    std::vector<std::string> charted{"ready"};
-    for (const auto& s : g.series)
-      if (s != "ready") charted.push_back(s);
-    for (const std::string& m : charted)
+    for (const std::string& m : charted_milestones(g))
       out +=
           "<h3>" +
           escape_xml(m == "ready" && !g.ready_milestone.empty() ? "ready (" + g.ready_milestone + ")" : m) +

@@ -29,10 +29,6 @@ std::string camel(std::string_view snake, bool upper_first) {
   return out;
 }
 
-nlohmann::ordered_json number_or_null(const std::optional<double>& s) {
-  return s ? nlohmann::ordered_json(*s) : nlohmann::ordered_json(nullptr);
-}
-
 nlohmann::ordered_json ms_or_null(const std::optional<double>& s) {
   return s ? nlohmann::ordered_json(std::llround(*s * 1000.0)) : nlohmann::ordered_json(nullptr);
 }
@@ -176,9 +172,9 @@ nlohmann::ordered_json quantile_documents(const results::RunRecord& record, cons
                        {"cloneKind", summary.run.clone_kind},
                        // The figures history follows, in seconds as summary.json has them: the kube-burner
                        // fields above are whole milliseconds, too coarse for boots of tens of milliseconds.
-                       {"meanS", number_or_null(m.dist.mean)},
-                       {"p50S", number_or_null(m.dist.p50)},
-                       {"p95S", number_or_null(m.dist.p95)}};
+                       {"meanS", detail::number_or_null(m.dist.mean)},
+                       {"p50S", detail::number_or_null(m.dist.p50)},
+                       {"p95S", detail::number_or_null(m.dist.p95)}};
       if (summary.run.facts != api::PlatformFacts{})
         d["metadata"]["platformFacts"] = api::facts_to_json(summary.run.facts);
       // The storm's storage beside its ready quantiles (additive; the telemetry source says how measured).

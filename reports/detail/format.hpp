@@ -1,6 +1,7 @@
 #pragma once
 // Internal to bootstorm::reports: what the renderers share beyond the public text helpers (reports/text.hpp).
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,6 +49,11 @@ std::string slo_value(std::string_view stat, const std::optional<double>& v);
 // "ready p95 ≤ 60 s" / "ready ready_fraction ≥ 100 %".
 std::string slo_name(const results::SloResult& r);
 
+}  // namespace bootstorm::reports::detail
+
+namespace bootstorm::reports::detail {
+// A figure for a JSON document: the number, or null when it is unset or not finite (JSON has no NaN).
+nlohmann::ordered_json number_or_null(const std::optional<double>& v);
 }  // namespace bootstorm::reports::detail
 
 namespace bootstorm::reports::detail {
