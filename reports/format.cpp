@@ -132,6 +132,15 @@ std::vector<std::string> api_answer_sentences(const api::ApiStats& a) {
                   " (by UID; kubectl get prioritylevelconfigurations,flowschemas -o "
                   "custom-columns=NAME:.metadata.name,UID:.metadata.uid names them).");
   }
+  if (!a.warnings.empty()) {
+    std::string s = "The API server warned:";
+    const char* sep = " ";
+    for (const auto& [text, n] : a.warnings) {
+      s += fmt::format("{}\"{}\" ({})", sep, text, plural(n, "answer", "answers"));
+      sep = "; ";
+    }
+    out.push_back(s + ".");
+  }
   if (a.tasks > 0) {
     std::string s =
         fmt::format("vCenter tasks: {} followed, {} waited in vCenter's queue", a.tasks, a.tasks_queued);

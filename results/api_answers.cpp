@@ -38,6 +38,7 @@ json api_answers_json(const api::ApiStats& a) {
   if (!a.flow_schemas.empty()) j["flowSchemas"] = a.flow_schemas;
   if (!a.priority_levels.empty()) j["priorityLevels"] = a.priority_levels;
   if (!a.statuses.empty()) j["statuses"] = a.statuses;
+  if (!a.warnings.empty()) j["warnings"] = a.warnings;
   if (a.tasks > 0) {
     j["tasks"] = a.tasks;
     j["tasksQueued"] = a.tasks_queued;
@@ -57,6 +58,7 @@ api::ApiStats api_answers_from_json(const json& j) {
   a.flow_schemas = counts_at(j, "flowSchemas");
   a.priority_levels = counts_at(j, "priorityLevels");
   a.statuses = counts_at(j, "statuses");
+  a.warnings = counts_at(j, "warnings");
   a.tasks = count_at(j, "tasks");
   a.tasks_queued = count_at(j, "tasksQueued");
   a.task_queue_s = seconds_at(j, "taskQueueS");

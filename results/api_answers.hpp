@@ -1,7 +1,7 @@
 #pragma once
 // What the platform's answers said during a scenario (api::ApiStats counted after its start): 429 and 5xx,
-// Retry-After, API Priority and Fairness, vCenter's task queue. One JSON form for the journal's
-// scenario_ended ("apiAnswers"), summary.json's scenarios and the merge of shards.
+// Retry-After, API Priority and Fairness, the server's warnings, vCenter's task queue. One JSON form for the
+// journal's scenario_ended ("apiAnswers"), summary.json's scenarios and the merge of shards.
 #include <nlohmann/json_fwd.hpp>
 
 #include "providers/api/api_stats.hpp"

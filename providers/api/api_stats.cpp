@@ -37,6 +37,9 @@ void ApiStats::note_answer(int status, const std::vector<std::pair<std::string, 
     retry_after_s +=
         static_cast<double>(retry_after_delta_seconds(*wait).value_or(0));  // an HTTP-date: unknown
   }
+  for (const auto& [name, value] : headers)
+    if (equals_ignoring_ascii_case(name, "Warning"))
+      for (auto& text : warning_texts(value)) ++warnings[std::move(text)];
   if (auto uid = header_of(headers, kFlowSchemaHeader); uid && !uid->empty())
     ++flow_schemas[std::string(*uid)];
   if (auto uid = header_of(headers, kPriorityLevelHeader); uid && !uid->empty())
@@ -56,6 +59,7 @@ ApiStats ApiStats::since(const ApiStats& earlier) const {
   d.flow_schemas = minus(flow_schemas, earlier.flow_schemas);
   d.priority_levels = minus(priority_levels, earlier.priority_levels);
   d.statuses = minus(statuses, earlier.statuses);
+  d.warnings = minus(warnings, earlier.warnings);
   d.tasks = tasks - earlier.tasks;
   d.tasks_queued = tasks_queued - earlier.tasks_queued;
   d.task_queue_s = task_queue_s - earlier.task_queue_s;
@@ -74,6 +78,7 @@ ApiStats& ApiStats::operator+=(const ApiStats& more) {
   for (const auto& [uid, n] : more.flow_schemas) flow_schemas[uid] += n;
   for (const auto& [uid, n] : more.priority_levels) priority_levels[uid] += n;
   for (const auto& [status, n] : more.statuses) statuses[status] += n;
+  for (const auto& [text, n] : more.warnings) warnings[text] += n;
   tasks += more.tasks;
   tasks_queued += more.tasks_queued;
   task_queue_s += more.task_queue_s;

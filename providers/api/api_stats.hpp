@@ -32,6 +32,9 @@ struct ApiStats {
   std::map<std::string, std::uint64_t> flow_schemas;     // answers per FlowSchema UID
   std::map<std::string, std::uint64_t> priority_levels;  // answers per priority level UID
   std::map<std::string, std::uint64_t> statuses;         // answers per HTTP status ("200", "429")
+  // Warnings the server sent with its answers (Warning headers: a field it dropped, a deprecated API), by
+  // text, each counted once per answer that carried it.
+  std::map<std::string, std::uint64_t> warnings;
 
   // vCenter tasks followed to their end, and those seen waiting in vCenter's queue (info.state "queued")
   // before they ran, with the time they were seen waiting.

@@ -10,6 +10,7 @@
 #include <cctype>
 
 #include "common/async/wait_group.hpp"
+#include "common/header_text.hpp"
 #include "common/log.hpp"
 #include "providers/kube/detail/line_relay.hpp"
 #include "providers/kube/lateness_monitor.hpp"
@@ -173,6 +174,19 @@ void HttpKubeApi::count(const Expected<http::Response>& resp) {
   stats_.note_answer(resp->status, resp->headers);
 }
 
+void HttpKubeApi::log_warnings(const Expected<http::Response>& resp, const std::string& what) {
+  if (!resp) return;
+  for (const auto& [name, value] : resp->headers) {
+    if (!equals_ignoring_ascii_case(name, "Warning")) continue;
+    for (auto& text : warning_texts(value))
+      if (warned_.insert(text).second)
+        spdlog::warn(
+            "the API server warned while {}: {} (further answers with this warning are counted in "
+            "summary.json's apiAnswers.warnings)",
+            what, text);
+  }
+}
+
 awaitable<Expected<http::Response>> HttpKubeApi::call(ApiCall call, std::string what) {
   if (!client_) co_return make_error(ErrorKind::internal, what + ": not connected");
   if (options_.dry_run && changes_state(call)) {
@@ -193,6 +207,7 @@ awaitable<Expected<http::Response>> HttpKubeApi::call(ApiCall call, std::string 
     auto resp = co_await client_->request(std::move(req));
     stamp_handed(resp, handed_mono, handed_wall);
     count(resp);
+    log_warnings(resp, what);
     if (!resp) co_return tls_aware(resp.error(), what);
     if (resp->status == 401 && auth_attempt == 0 && can_refresh_credentials()) {
       creds_->invalidate();
@@ -256,6 +271,7 @@ awaitable<std::vector<Expected<http::Response>>> HttpKubeApi::pipeline(std::vect
   for (std::size_t i = 0; i < results.size(); ++i) {
     auto& resp = results[i];
     count(resp);
+    log_warnings(resp, calls[i].what);
     if (!resp) {
       resp = tls_aware(resp.error(), calls[i].what);
     } else if (resp->status == 401 && can_refresh_credentials()) {

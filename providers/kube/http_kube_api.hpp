@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "common/async/token_bucket.hpp"
@@ -66,6 +67,9 @@ class HttpKubeApi final : public KubeApi {
   Error tls_aware(Error e, const std::string& what) const;
   std::string ca_description() const;
   void count(const Expected<http::Response>& resp);
+  // Logs each warning text the server sends (Warning headers) the first time it comes, naming `what` drew it:
+  // a field the server dropped must not pass unseen. ApiStats counts them all.
+  void log_warnings(const Expected<http::Response>& resp, const std::string& what);
   // The watch thread, started at the first need; false when it cannot start (then watches share the loop).
   bool ensure_watch_thread();
   bool can_refresh_credentials() const;
@@ -91,6 +95,7 @@ class HttpKubeApi final : public KubeApi {
   std::string current_auth_;
   async::RateLimiter budget_;
   api::ApiStats stats_;
+  std::set<std::string> warned_;  // warning texts logged so far
 };
 
 }  // namespace bootstorm::kube

@@ -1,6 +1,7 @@
 #pragma once
 // Kubernetes answers with a Status object when a call fails; status_error() turns it into an Error with the
-// HTTP status, the reason and message, and what to do (401/403: credentials and RBAC).
+// HTTP status, the reason and message, and what to do (401: credentials; 403: RBAC, or the admission plugin
+// that refused: a namespace being deleted, a used-up ResourceQuota).
 #include <string>
 #include <string_view>
 

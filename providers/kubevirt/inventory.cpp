@@ -163,9 +163,45 @@ awaitable<Expected<api::CheckResult>> ProviderImpl::check_namespace() {
     co_return kube::status_error(resp->status, resp->body, "reading namespace " + ns);
   namespace_missing_ = resp->status == 404;
   namespace_known_ = true;
+  if (!namespace_missing_) {
+    // A namespace being deleted takes nothing new (NamespaceLifecycle answers 403 to every create) and is
+    // gone once its content is: the run would fail VM by VM, or lose what it made.
+    const json object = json::parse(resp->body, nullptr, false);
+    const std::string phase = object.is_object() ? text_at(object, {"status", "phase"}) : "";
+    const std::string deleting = object.is_object() ? text_at(object, {"metadata", "deletionTimestamp"}) : "";
+    if (phase == "Terminating" || !deleting.empty())
+      co_return make_error(ErrorKind::invalid_input,
+                           "namespace " + ns + " is being deleted" +
+                               (deleting.empty() ? std::string() : " (since " + deleting + ")") +
+                               ": it takes no new VirtualMachines",
+                           "wait until `kubectl get namespace " + ns +
+                               "` finds it no more, or name another namespace in the plan's `namespace`");
+  }
   co_return api::check_result("namespace", api::CheckStatus::pass,
                               namespace_missing_ ? "namespace " + ns + " does not exist: the run creates it"
                                                  : "namespace " + ns + " exists");
+}
+
+awaitable<Expected<api::CheckResult>> ProviderImpl::check_vm_object(const std::string& host) {
+  const std::string& ns = settings_.namespace_;
+  if (!namespace_known_) co_return make_error(ErrorKind::internal, "check_vm_object before check_namespace");
+  if (namespace_missing_)
+    co_return api::check_result("VM object", api::CheckStatus::pass,
+                                "namespace " + ns +
+                                    " is new: the run has the API server judge one VM (dry run) right after "
+                                    "creating it, before any VM exists");
+  api::VmSpec probe;
+  probe.name = "bootstorm-check-dry-run";
+  probe.host = host;
+  auto accepted = co_await dry_run_vm(probe);
+  if (!accepted && (accepted.error().status == 0 || accepted.error().status >= 500))
+    co_return api::check_result("VM object", api::CheckStatus::unknown,
+                                "the API server could not judge a VirtualMachine: " + accepted.error().what(),
+                                "the first create of the run will show whether it takes them");
+  if (!accepted) co_return accepted.error();
+  co_return api::check_result("VM object", api::CheckStatus::pass,
+                              "the API server takes the VirtualMachine bootstorm creates in " + ns +
+                                  " (dry run, strict field validation, admission)");
 }
 
 awaitable<Expected<void>> ProviderImpl::check_inventory(const api::InventoryRequest& request) {

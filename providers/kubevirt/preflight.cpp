@@ -159,6 +159,7 @@ awaitable<std::vector<api::CheckResult>> ProviderImpl::check(const api::CheckReq
   out.push_back(from(golden, "golden image"));
   auto ns = co_await check_namespace();
   out.push_back(from(ns, "namespace"));
+  if (ns && !hosts.empty()) out.push_back(from(co_await check_vm_object(hosts.front()), "VM object"));
   auto access = co_await check_access();
   out.push_back(std::move(access));
   auto quota = co_await check_quota(request.largest_storm);

@@ -24,9 +24,11 @@ awaitable<Expected<void>> ProviderImpl::ensure_namespace() {
     namespace_waiters_.push_back(timer);
     co_await timer->async_wait(asio::as_tuple(asio::use_awaitable));
     if (namespace_ready_) co_return Expected<void>();
+    if (namespace_error_) co_return *namespace_error_;
     co_return make_error(ErrorKind::api,
                          "creating namespace " + settings_.namespace_ + " failed (see above)");
   }
+  if (namespace_error_) co_return *namespace_error_;
   namespace_creating_ = true;
   Expected<void> result;
   const std::string& ns = settings_.namespace_;
@@ -49,19 +51,23 @@ awaitable<Expected<void>> ProviderImpl::ensure_namespace() {
     } else if (resp->status != 409) {
       spdlog::info("created namespace {}", ns);
     }
+    // The namespace is new, so check() could not have the server judge a VM in it: the first provision
+    // does, before any VM exists.
+    if (result && !config_.dry_run) {
+      api::VmSpec probe;
+      probe.name = config_.run_id.empty() ? "bootstorm-dry-run" : "bs-" + config_.run_id + "-dry-run";
+      result = co_await dry_run_vm(probe);
+    }
   }
   namespace_ready_ = static_cast<bool>(result);
+  if (!result) namespace_error_ = result.error();
   namespace_creating_ = false;
   for (auto& t : namespace_waiters_) t->cancel();
   namespace_waiters_.clear();
   co_return result;
 }
 
-awaitable<Expected<api::VmHandle>> ProviderImpl::provision(const api::VmSpec& spec) {
-  // The create's turn in the request budget comes first: thousands of creates waiting for it hold nothing
-  // yet (built VirtualMachine bodies waiting here were ~15 KB per VM at 10,000 VMs).
-  if (!config_.dry_run) co_await api_->wait_for_budget();
-  if (auto ns = co_await ensure_namespace(); !ns) co_return ns.error();
+std::string ProviderImpl::vm_body(const api::VmSpec& spec) const {
   VmBuild build;
   build.name = spec.name;
   build.namespace_ = settings_.namespace_;
@@ -77,7 +83,45 @@ awaitable<Expected<api::VmHandle>> ProviderImpl::provision(const api::VmSpec& sp
     build.beacon_token = config_.beacon_token ? config_.beacon_token(spec.name) : std::string();
     log::register_secret(build.beacon_token);
   }
-  const std::string body = build_virtual_machine(build).dump();
+  return build_virtual_machine(build).dump();
+}
+
+awaitable<Expected<void>> ProviderImpl::dry_run_vm(const api::VmSpec& spec) {
+  const std::string what =
+      "checking VirtualMachine " + settings_.namespace_ + "/" + spec.name + " with the API server (dry run)";
+  const std::string body = vm_body(spec);
+  Expected<http::Response> resp = make_error(ErrorKind::internal, what + ": not asked");
+  // A dry run changes nothing, so it is asked again after a refusal to handle it now, as a create is.
+  for (int attempt = 1;; ++attempt) {
+    resp = co_await call("POST", vms_path(settings_.namespace_) + "?dryRun=All&fieldValidation=Strict", body,
+                         what);
+    if (!resp) co_return resp.error();
+    if ((resp->status == 429 || resp->status == 503 || resp->status == 504) && attempt < 5) {
+      api_->count_retry();
+      co_await async::sleep_for(kube::retry_backoff(attempt));
+      continue;
+    }
+    break;
+  }
+  if (resp->status == 200 || resp->status == 201) co_return Expected<void>();
+  Error e = kube::status_error(resp->status, resp->body, what);
+  if (resp->status == 400 || resp->status == 422) {
+    // Strict decoding names the field the cluster's VirtualMachine schema lacks; a 422 names one it refuses.
+    e.message = "the API server refuses the VirtualMachine bootstorm creates: " + e.message;
+    e.hint =
+        "the cluster's KubeVirt does not take a field bootstorm sets, or refuses its value: compare "
+        "`kubectl explain virtualmachine.spec --recursive` with the field named, and upgrade KubeVirt or "
+        "report it";
+  }
+  co_return e;
+}
+
+awaitable<Expected<api::VmHandle>> ProviderImpl::provision(const api::VmSpec& spec) {
+  // The create's turn in the request budget comes first: thousands of creates waiting for it hold nothing
+  // yet (built VirtualMachine bodies waiting here were ~15 KB per VM at 10,000 VMs).
+  if (!config_.dry_run) co_await api_->wait_for_budget();
+  if (auto ns = co_await ensure_namespace(); !ns) co_return ns.error();
+  const std::string body = vm_body(spec);
   const std::string what = "creating VirtualMachine " + settings_.namespace_ + "/" + spec.name;
   api::VmHandle handle{spec.name, settings_.namespace_ + "/" + spec.name, spec.host, spec.scenario};
   // POST is not retried by the HTTP client; a create is safe to repeat here because a duplicate answers 409

@@ -172,12 +172,18 @@ ApiResult KubeFront::Impl::create(Kind kind, const std::string& path_ns, const s
     auto ns_object = store.get(Kind::namespaces, "", path_ns);
     if (!ns_object) return not_found(resource_type(Kind::namespaces), path_ns);
     if (ns_object->object["metadata"].contains("deletionTimestamp")) {
-      return status_error(403, "Forbidden",
-                          qualified_resource(type) + " \"" + meta.value("name", "") +
-                              "\" is forbidden: unable to "
-                              "create new content in namespace " +
-                              path_ns + " because it is being terminated",
-                          {{"name", meta.value("name", "")}, {"kind", type.plural}});
+      return status_error(
+          403, "Forbidden",
+          qualified_resource(type) + " \"" + meta.value("name", "") +
+              "\" is forbidden: unable to "
+              "create new content in namespace " +
+              path_ns + " because it is being terminated",
+          {{"name", meta.value("name", "")},
+           {"group", type.group},
+           {"kind", type.plural},
+           {"causes", json::array({{{"reason", "NamespaceTerminating"},
+                                    {"message", "namespace " + path_ns + " is being terminated"},
+                                    {"field", "metadata.namespace"}}})}});
     }
   } else {
     meta.erase("namespace");

@@ -95,7 +95,7 @@ void Seeder::cdi_cr() {
   publisher.insert(Kind::cdis, {{"apiVersion", "cdi.kubevirt.io/v1beta1"},
                                 {"kind", "CDI"},
                                 {"metadata", {{"name", "cdi"}}},
-                                {"spec", {{"workloads", json::object()}}},
+                                {"spec", {{"workload", json::object()}}},
                                 {"status", cdi_status}});
 }
 

@@ -82,6 +82,8 @@ class ProviderImpl : public std::enable_shared_from_this<ProviderImpl> {
       const std::vector<std::string>& hosts, const std::map<std::string, int>& vms_per_host);
   boost::asio::awaitable<Expected<api::CheckResult>> check_golden();
   boost::asio::awaitable<Expected<api::CheckResult>> check_namespace();
+  // dry_run_vm() of the first VM of the placement, when the namespace exists (check_namespace() first).
+  boost::asio::awaitable<Expected<api::CheckResult>> check_vm_object(const std::string& host);
 
   // preflight.cpp
   // Every verb the run uses, asked with SelfSubjectAccessReview.
@@ -92,6 +94,13 @@ class ProviderImpl : public std::enable_shared_from_this<ProviderImpl> {
 
   // provisioning.cpp
   boost::asio::awaitable<Expected<void>> ensure_namespace();
+  // The VirtualMachine provision() would create for `spec`.
+  std::string vm_body(const api::VmSpec& spec) const;
+  // The API server's verdict on a VirtualMachine as bootstorm creates them, before any exists: a server-side
+  // dry run (dryRun=All) with strict field validation, so a cluster whose KubeVirt does not know a field
+  // bootstorm sets refuses it here instead of dropping it with a warning, and admission (quota, webhooks)
+  // answers as it would to the real create. Needs the namespace to exist.
+  boost::asio::awaitable<Expected<void>> dry_run_vm(const api::VmSpec& spec);
 
   // platform_facts.cpp
   // Kubernetes', KubeVirt's, CDI's and OpenShift's versions, and whether the cluster says it is a simulator.
@@ -144,6 +153,7 @@ class ProviderImpl : public std::enable_shared_from_this<ProviderImpl> {
   bool namespace_known_ = false;
   bool namespace_ready_ = false;
   bool namespace_creating_ = false;
+  std::optional<Error> namespace_error_;  // why ensure_namespace() failed, for every provision after it
   std::vector<std::shared_ptr<boost::asio::steady_timer>> namespace_waiters_;
 };
 

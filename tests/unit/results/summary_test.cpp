@@ -228,7 +228,7 @@ TEST(SummaryJson, ApiAnswersRoundTrip) {
   RunRecord r = record();
   api::ApiStats answers;
   answers.note_answer(429, {{"Retry-After", "1"}, {"X-Kubernetes-PF-PriorityLevel-UID", "pl-1"}});
-  answers.note_answer(200, {{"X-Kubernetes-PF-FlowSchema-UID", "fs-1"}});
+  answers.note_answer(200, {{"X-Kubernetes-PF-FlowSchema-UID", "fs-1"}, {"Warning", R"(299 - "w1")"}});
   answers.tasks = 4;
   answers.tasks_queued = 2;
   answers.task_queue_s = 1.25;
@@ -241,6 +241,7 @@ TEST(SummaryJson, ApiAnswersRoundTrip) {
   EXPECT_EQ(a["priorityLevels"]["pl-1"], 1);
   EXPECT_EQ(a["flowSchemas"]["fs-1"], 1);
   EXPECT_EQ(a["tasksQueued"], 2);
+  EXPECT_EQ(a["warnings"]["w1"], 1);
   EXPECT_FALSE(j["scenarios"][1].contains("apiAnswers"));
   auto back = summary_from_json(j);
   ASSERT_TRUE(back.has_value()) << back.error().what();

@@ -55,4 +55,18 @@ TEST(ApiStats, SinceKeepsOnlyWhatCameAfterTheSnapshotAndAddsUp) {
   EXPECT_DOUBLE_EQ(total.retry_after_s, 2.0);
 }
 
+// kube-apiserver's Warning headers: each text counted per answer that carried it, whatever the header's case
+// and however many values one header holds.
+TEST(ApiStats, CountsTheServersWarningsByText) {
+  ApiStats s;
+  s.note_answer(201, {{"Warning", R"(299 - "unknown field \"spec.bogus\"")"}});
+  s.note_answer(201, {{"warning", R"(299 - "unknown field \"spec.bogus\"", 299 - "v1 Foo is deprecated")"}});
+  s.note_answer(200, {});
+  const ApiStats before = s;
+  s.note_answer(201, {{"Warning", R"(299 - "v1 Foo is deprecated")"}});
+  EXPECT_EQ(s.warnings, (std::map<std::string, std::uint64_t>{{R"(unknown field "spec.bogus")", 2},
+                                                              {"v1 Foo is deprecated", 2}}));
+  EXPECT_EQ(s.since(before).warnings, (std::map<std::string, std::uint64_t>{{"v1 Foo is deprecated", 1}}));
+}
+
 }  // namespace

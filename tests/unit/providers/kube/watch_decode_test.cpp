@@ -28,6 +28,28 @@ TEST(StatusErrors, KindStatusAndMessageComeFromTheStatusObject) {
   EXPECT_EQ(status_error(404, "not json", "x").kind, ErrorKind::not_found);
 }
 
+// kube-apiserver's own answers (v1.34) when admission, not RBAC, refuses a create.
+TEST(StatusErrors, AdmissionRefusalsAreNotCalledRbac) {
+  Error terminating = status_error(
+      403,
+      R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"virtualmachines.kubevirt.io \"vm1\" is forbidden: unable to create new content in namespace ns1 because it is being terminated","reason":"Forbidden","details":{"name":"vm1","group":"kubevirt.io","kind":"virtualmachines","causes":[{"reason":"NamespaceTerminating","message":"namespace ns1 is being terminated","field":"metadata.namespace"}]},"code":403})",
+      "creating VirtualMachine ns1/vm1");
+  EXPECT_EQ(terminating.kind, ErrorKind::api);
+  EXPECT_NE(terminating.hint.find("namespace is being deleted"), std::string::npos) << terminating.hint;
+  EXPECT_EQ(terminating.hint.find("RBAC"), std::string::npos) << terminating.hint;
+  Error quota = status_error(
+      403,
+      R"({"kind":"Status","status":"Failure","message":"virtualmachines.kubevirt.io \"vm3\" is forbidden: exceeded quota: desktops, requested: count/virtualmachines.kubevirt.io=1, used: count/virtualmachines.kubevirt.io=2, limited: count/virtualmachines.kubevirt.io=2","reason":"Forbidden","code":403})",
+      "creating VirtualMachine ns1/vm3");
+  EXPECT_EQ(quota.kind, ErrorKind::api);
+  EXPECT_NE(quota.hint.find("ResourceQuota"), std::string::npos) << quota.hint;
+  Error uncounted = status_error(
+      403,
+      R"({"kind":"Status","status":"Failure","message":"virtualmachines.kubevirt.io \"vm1\" is forbidden: status unknown for quota: desktops, resources: count/virtualmachines.kubevirt.io","reason":"Forbidden","code":403})",
+      "creating VirtualMachine ns1/vm1");
+  EXPECT_NE(uncounted.hint.find("quota controller"), std::string::npos) << uncounted.hint;
+}
+
 TEST(WatchLines, DecodesEveryEventType) {
   auto added = decode_watch_line(
       R"({"type":"ADDED","object":{"kind":"VirtualMachineInstance","metadata":{"name":"a","resourceVersion":"17"}}})");
