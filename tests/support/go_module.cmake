@@ -38,12 +38,12 @@ else()
   endif()
 endif()
 
-# bootstorm_add_go_module_program(<target> OUTPUT <file> MODULE <dir>)
+# bootstorm_add_go_module_program(<target> OUTPUT <file> MODULE <dir> [LDFLAGS <flag>...])
 # Builds the main package of the Go module in <dir> (relative to the current source dir) into <file>; <target>
-# is built by `all`. When no usable go is found, building <target> fails with what to install (configure does
+# is built by `all`. LDFLAGS are added to the linker's (e.g. -X for a version stamp). When no usable go is found, building <target> fails with what to install (configure does
 # not: `deploy/setup demo` builds only the bootstorm binary and needs no Go).
 function(bootstorm_add_go_module_program target)
-  cmake_parse_arguments(G "" "OUTPUT;MODULE" "" ${ARGN})
+  cmake_parse_arguments(G "" "OUTPUT;MODULE" "LDFLAGS" ${ARGN})
   if(BOOTSTORM_GO_PROBLEM)
     set(message "${target}: ${BOOTSTORM_GO_PROBLEM}. The suite's Go servers need Go ${BOOTSTORM_GO_MIN_VERSION} or "
                 "newer: `deploy/setup test` finds or installs one (on Debian 12, golang-1.23-go from "
@@ -58,11 +58,12 @@ function(bootstorm_add_go_module_program target)
   file(GLOB sources CONFIGURE_DEPENDS ${module}/*.go)
   set(work ${CMAKE_CURRENT_BINARY_DIR}/${target}-go)
   file(RELATIVE_PATH shown ${PROJECT_SOURCE_DIR} ${module})
+  list(JOIN G_LDFLAGS " " extra_ldflags)
   add_custom_command(
     OUTPUT ${G_OUTPUT}
     COMMAND ${CMAKE_COMMAND} -E env GOTOOLCHAIN=auto "GOFLAGS=-mod=readonly -buildvcs=false" GOWORK=off
             GOCACHE=${work}/cache
-            CGO_ENABLED=0 ${BOOTSTORM_GO} build -trimpath "-ldflags=-s -w" -o ${G_OUTPUT} .
+            CGO_ENABLED=0 ${BOOTSTORM_GO} build -trimpath "-ldflags=-s -w ${extra_ldflags}" -o ${G_OUTPUT} .
     WORKING_DIRECTORY ${module}
     DEPENDS ${sources} ${module}/go.mod ${module}/go.sum
     COMMENT "Building ${target} (Go module ${shown}, pinned by its go.sum)"

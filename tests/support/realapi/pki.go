@@ -1,0 +1,111 @@
+package main
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// PKI is the server's own certificate authority, its serving certificate (for 127.0.0.1, ::1 and localhost,
+// signed by that CA, as a cluster's installer makes one) and the key that signs service account tokens.
+type PKI struct {
+	CAFile          string
+	ServingCertFile string
+	ServingKeyFile  string
+	SAKeyFile       string
+}
+
+func makePKI(dir string) (PKI, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return PKI{}, err
+	}
+	p := PKI{
+		CAFile:          filepath.Join(dir, "ca.crt"),
+		ServingCertFile: filepath.Join(dir, "serving.crt"),
+		ServingKeyFile:  filepath.Join(dir, "serving.key"),
+		SAKeyFile:       filepath.Join(dir, "service-account.key"),
+	}
+	now := time.Now()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return p, err
+	}
+	caTemplate := &x509.Certificate{
+		SerialNumber:          serial(),
+		Subject:               pkix.Name{CommonName: "realapi-ca"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(7 * 24 * time.Hour),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTemplate, caTemplate, &caKey.PublicKey, caKey)
+	if err != nil {
+		return p, err
+	}
+	ca, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		return p, err
+	}
+	servingKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return p, err
+	}
+	servingTemplate := &x509.Certificate{
+		SerialNumber: serial(),
+		Subject:      pkix.Name{CommonName: "kube-apiserver"},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(7 * 24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:     []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1"), net.IPv6loopback},
+	}
+	servingDER, err := x509.CreateCertificate(rand.Reader, servingTemplate, ca, &servingKey.PublicKey, caKey)
+	if err != nil {
+		return p, err
+	}
+	saKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return p, err
+	}
+	for _, f := range []struct {
+		path string
+		mode os.FileMode
+		pem  []byte
+	}{
+		{p.CAFile, 0o644, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})},
+		{p.ServingCertFile, 0o644, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: servingDER})},
+		{p.ServingKeyFile, 0o600, ecKeyPEM(servingKey)},
+		{p.SAKeyFile, 0o600, ecKeyPEM(saKey)},
+	} {
+		if err := os.WriteFile(f.path, f.pem, f.mode); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+func ecKeyPEM(key *ecdsa.PrivateKey) []byte {
+	der, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		panic(err) // a P-256 key always marshals
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der})
+}
+
+func serial() *big.Int {
+	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	if err != nil {
+		panic(err)
+	}
+	return n.Add(n, big.NewInt(1))
+}
