@@ -80,11 +80,13 @@ asio::awaitable<Expected<std::vector<TaskOutcome>>> TaskWatcher::wait_all(
     std::function<void(const TaskOutcome&)> on_end) {
   if (closed_) co_return make_error(ErrorKind::cancelled, what + ": the task watcher was closed");
   std::vector<std::shared_ptr<Waiter>> waiters;
+  const auto shared_on_end =
+      on_end ? std::make_shared<const std::function<void(const TaskOutcome&)>>(std::move(on_end)) : nullptr;
   for (const MoRef& task : tasks) {
     auto waiter = std::make_shared<Waiter>(executor_);
     waiter->outcome.task = task;
     waiter->what = what;
-    waiter->on_end = on_end;
+    waiter->on_end = shared_on_end;
     waiter->timer.expires_after(timeout);
     waiters.push_back(std::move(waiter));
   }
@@ -210,7 +212,7 @@ void TaskWatcher::finish(const MoRef& task, Waiter& waiter) {
     waiter.queued_since.reset();
   }
   session_.count_task(waiter.was_queued, waiter.queued_s);
-  if (waiter.on_end) waiter.on_end(waiter.outcome);
+  if (waiter.on_end) (*waiter.on_end)(waiter.outcome);
   waiter.timer.cancel();
   waiters_.erase(task);
 }
