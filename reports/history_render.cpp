@@ -20,15 +20,8 @@ using results::SeriesShift;
 
 // ---- words and numbers ----
 
-std::string source_words(const std::string& source) {
-  if (source == "simulated") return "simulated lab";
-  if (source == "predicted") return "predicted";
-  return source.empty() ? "measured" : source;
-}
-
 std::string heading(const HistoryGroup& g) {
-  return fmt::format("{} / {} ({}, {})", g.key.plan, g.key.scenario, g.key.platform,
-                     source_words(g.key.source));
+  return results::group_label(g.key);
 }
 
 std::string signed_duration(double seconds) {

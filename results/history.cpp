@@ -236,7 +236,11 @@ std::vector<Regression> regressions(const std::vector<HistoryGroup>& groups, dou
 }
 
 std::string group_label(const HistoryKey& key) {
-  return fmt::format("{} / {} ({}, {})", key.plan, key.scenario, key.platform, key.source);
+  // The source in the words every report uses: simulated numbers say "simulated lab".
+  const std::string source = key.source == "simulated" ? "simulated lab"
+                             : key.source.empty()      ? "measured"
+                                                       : key.source;
+  return fmt::format("{} / {} ({}, {})", key.plan, key.scenario, key.platform, source);
 }
 
 }  // namespace bootstorm::results

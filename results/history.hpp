@@ -110,7 +110,7 @@ struct Regression {
 };
 std::vector<Regression> regressions(const std::vector<HistoryGroup>& groups, double threshold);
 
-// "kubevirt-density / 24 on worker-0 (kubevirt, simulated)".
+// "kubevirt-density / 24 on worker-0 (kubevirt, simulated lab)": the group in the words of every report.
 std::string group_label(const HistoryKey& key);
 
 }  // namespace bootstorm::results

@@ -66,7 +66,7 @@ TEST(History, OneGroupPerPlanScenarioPlatformAndSourceInStartOrder) {
   ASSERT_NE(simulated, nullptr);
   ASSERT_EQ(simulated->points.size(), 4u);
   for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(simulated->points[i].run_id, "run" + std::to_string(i));
-  EXPECT_EQ(group_label(simulated->key), "nightly / 24 on one host (kubevirt, simulated)");
+  EXPECT_EQ(group_label(simulated->key), "nightly / 24 on one host (kubevirt, simulated lab)");
 }
 
 TEST(History, TheSeriesAreReadyAndTheOtherMilestonesButNotReadyTwice) {
