@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <optional>
 
@@ -42,6 +43,9 @@ asio::awaitable<ProvisionedVms> RunSession::provision(const plan::Scenario& scen
   std::vector<bool> startable(specs.size(), false);
   std::vector<std::size_t> indices(specs.size());
   std::iota(indices.begin(), indices.end(), std::size_t{0});
+  // A failure shared by many clones (the namespace refused, the API server rejecting the VM) is logged in
+  // full once and counted after the phase; the journal keeps every VM's.
+  std::map<std::string, std::size_t> repeated_failures;
   auto one = [&](std::size_t i) -> asio::awaitable<void> {
     if (interrupt_.cancelled()) co_return;
     const auto& spec = specs[i];
@@ -57,7 +61,8 @@ asio::awaitable<ProvisionedVms> RunSession::provision(const plan::Scenario& scen
                                          {fields::host, spec.host},
                                          {fields::reason, vm.error().what()},
                                          {fields::failure, "clone"}});
-      spdlog::warn("clone of {} failed: {}", spec.name, vm.error().what());
+      if (repeated_failures[vm.error().what()]++ == 0)
+        spdlog::warn("clone of {} failed: {}", spec.name, vm.error().what());
       co_return;
     }
     provisioned_any_ = true;
@@ -91,6 +96,9 @@ asio::awaitable<ProvisionedVms> RunSession::provision(const plan::Scenario& scen
   };
   co_await async::bounded_for_each(indices, max_concurrent(), one, "provisioning");
   phase_boundary();
+  for (const auto& [reason, count] : repeated_failures)
+    if (count > 1)
+      spdlog::warn("{} more clones failed the same way ({}); the journal lists each", count - 1, reason);
 
   ProvisionedVms out;
   for (std::size_t i = 0; i < specs.size(); ++i) {
