@@ -67,6 +67,13 @@ awaitable<Expected<void>> ProviderImpl::ensure_namespace() {
   co_return result;
 }
 
+awaitable<bool> ProviderImpl::backed_off_after_refusal(int status, int attempt) {
+  if ((status != 429 && status != 503 && status != 504) || attempt >= 5) co_return false;
+  api_->count_retry();
+  co_await async::sleep_for(kube::retry_backoff(attempt));
+  co_return true;
+}
+
 std::string ProviderImpl::vm_body(const api::VmSpec& spec) const {
   VmBuild build;
   build.name = spec.name;
@@ -96,12 +103,7 @@ awaitable<Expected<void>> ProviderImpl::dry_run_vm(const api::VmSpec& spec) {
     resp = co_await call("POST", vms_path(settings_.namespace_) + "?dryRun=All&fieldValidation=Strict", body,
                          what);
     if (!resp) co_return resp.error();
-    if ((resp->status == 429 || resp->status == 503 || resp->status == 504) && attempt < 5) {
-      api_->count_retry();
-      co_await async::sleep_for(kube::retry_backoff(attempt));
-      continue;
-    }
-    break;
+    if (!co_await backed_off_after_refusal(resp->status, attempt)) break;
   }
   if (resp->status == 200 || resp->status == 201) co_return Expected<void>();
   Error e = kube::status_error(resp->status, resp->body, what);
@@ -143,11 +145,7 @@ awaitable<Expected<api::VmHandle>> ProviderImpl::provision(const api::VmSpec& sp
                                " already exists and does not belong to run " + config_.run_id,
                            "delete it or use another namespace", 409);
     }
-    if ((resp->status == 429 || resp->status == 503 || resp->status == 504) && attempt < 5) {
-      api_->count_retry();
-      co_await async::sleep_for(kube::retry_backoff(attempt));
-      continue;
-    }
+    if (co_await backed_off_after_refusal(resp->status, attempt)) continue;
     co_return kube::status_error(resp->status, resp->body, what);
   }
 }

@@ -94,6 +94,9 @@ class ProviderImpl : public std::enable_shared_from_this<ProviderImpl> {
 
   // provisioning.cpp
   boost::asio::awaitable<Expected<void>> ensure_namespace();
+  // A POST answered "not now" (429, 503, 504) before its 5th attempt: counts the retry, waits the backoff and
+  // returns true (send it again); false for any other answer.
+  boost::asio::awaitable<bool> backed_off_after_refusal(int status, int attempt);
   // The VirtualMachine provision() would create for `spec`.
   std::string vm_body(const api::VmSpec& spec) const;
   // The API server's verdict on a VirtualMachine as bootstorm creates them, before any exists: a server-side
