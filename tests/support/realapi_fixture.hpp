@@ -1,10 +1,10 @@
 #pragma once
 // The fixture of the tests that drive the real `bootstorm` CLI against a real Kubernetes API server
-// (tests/support/realapi: kube-apiserver and etcd, RBAC, admission, API Priority and Fairness): a scratch
-// directory per test (kept when the test fails), the server with the suite's CRDs (KubeVirt, CDI, Route:
-// tests/support/realapi/crds; Forklift's from tests/data/api-specs/forklift),
+// (tests/support/realapi: kube-apiserver and etcd, RBAC, admission, API Priority and Fairness): LabCliTest's
+// scratch directory, CLI and kubectl, without a lab; instead the server with the suite's CRDs (KubeVirt, CDI,
+// Route: tests/support/realapi/crds; Forklift's from tests/data/api-specs/forklift),
 // deploy/kubernetes/namespace.yaml and rbac.yaml applied, then the test's own manifests; kubectl as the
-// administrator or as bootstorm's service account, and the CLI.
+// administrator or as bootstorm's service account.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,20 +15,19 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/lab_process.hpp"
+#include "tests/support/lab_fixture.hpp"
 #include "tests/support/realapi_process.hpp"
-#include "tests/support/tools.hpp"
 
 namespace bootstorm::test_support {
 
-class RealApiCliTest : public ::testing::Test {
+class RealApiCliTest : public LabCliTest {
  protected:
   // `manifests`: applied after the CRDs and the RBAC, in order (paths relative to the source tree).
   RealApiCliTest(std::string scratch_prefix, std::vector<std::string> manifests)
-      : scratch_prefix_(std::move(scratch_prefix)), manifests_(std::move(manifests)) {}
+      : LabCliTest(std::move(scratch_prefix)), manifests_(std::move(manifests)) {}
 
   void SetUp() override {
-    dir_ = make_test_scratch_dir(scratch_prefix_);
+    LabCliTest::SetUp();
     if (!have_kubectl())
       BOOTSTORM_MISSING_KUBECTL("the tests read and change the server as its administrator");
     api_ = std::make_unique<RealApiProcess>(BOOTSTORM_REALAPI, dir_, suite_manifests());
@@ -37,7 +36,7 @@ class RealApiCliTest : public ::testing::Test {
 
   void TearDown() override {
     api_.reset();
-    finish_test_scratch_dir(dir_, HasFailure());
+    LabCliTest::TearDown();
   }
 
   // Everything the server gets before a test runs: the CRDs (sorted), the namespace and RBAC of
@@ -58,22 +57,8 @@ class RealApiCliTest : public ::testing::Test {
     return out;
   }
 
-  CliRun run(const std::vector<std::string>& argv, std::chrono::seconds timeout = std::chrono::seconds(120)) {
-    return run_process(argv, dir_ / ("cmd" + std::to_string(counter_++)), timeout, {});
-  }
-
-  CliRun bootstorm(std::vector<std::string> args, std::chrono::seconds timeout = std::chrono::seconds(120)) {
-    args.insert(args.begin(), bootstorm_binary());
-    return run(args, timeout);
-  }
-
-  static const std::string& kubectl_binary() {
-    static const std::string path = find_kubectl().value_or(fs::path()).string();
-    return path;
-  }
-  static bool have_kubectl() { return !kubectl_binary().empty(); }
-
-  // kubectl ARGS as `user`: "admin" (system:masters) or "bootstorm" (rbac.yaml's service account).
+  // kubectl ARGS as `user`: "admin" (system:masters) or "bootstorm" (rbac.yaml's service account). It hides
+  // LabCliTest's kubectl, which talks to a lab.
   CliRun kubectl(const std::string& user, std::vector<std::string> args) {
     args.insert(args.begin(), {kubectl_binary(), "--kubeconfig", api_->kubeconfig(user).string()});
     return run(args, std::chrono::seconds(60));
@@ -102,13 +87,10 @@ class RealApiCliTest : public ::testing::Test {
     return names;
   }
 
-  fs::path dir_;
   std::unique_ptr<RealApiProcess> api_;
 
  private:
-  std::string scratch_prefix_;
   std::vector<std::string> manifests_;
-  int counter_ = 0;
 };
 
 }  // namespace bootstorm::test_support

@@ -7,10 +7,10 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "tests/support/check_table.hpp"
 #include "tests/support/lab_fixture.hpp"
 #include "tests/support/plan_yaml.hpp"
 #include "tests/support/run_files.hpp"
@@ -19,6 +19,7 @@
 namespace {
 
 namespace fs = std::filesystem;
+using bootstorm::test_support::check_line;
 using bootstorm::test_support::LabCliTest;
 using bootstorm::test_support::PlanYaml;
 using bootstorm::test_support::read_file;
@@ -54,14 +55,6 @@ class CheckE2E : public LabCliTest {
     auto ns = kubectl({"get", "namespace", "bootstorm-check"});
     EXPECT_NE(ns.exit_code, 0) << "the namespace was created: " << ns.out;
   }
-
-  // The line of the check `name` in `bootstorm check`'s table ("" when absent).
-  static std::string line_of(const std::string& out, const std::string& name) {
-    std::istringstream in(out);
-    for (std::string line; std::getline(in, line);)
-      if (line.size() > 8 && line.substr(8).rfind(name, 0) == 0) return line;
-    return {};
-  }
 };
 
 TEST_F(CheckE2E, TheExamplePlansPassOnTheEmbeddedLabs) {
@@ -71,17 +64,17 @@ TEST_F(CheckE2E, TheExamplePlansPassOnTheEmbeddedLabs) {
     EXPECT_EQ(r.exit_code, 0) << example << "\n" << r.out << r.err;
     EXPECT_EQ(r.out.find("FAIL"), std::string::npos) << example << "\n" << r.out;
     EXPECT_NE(r.out.find("PASS"), std::string::npos) << example << "\n" << r.out;
-    EXPECT_EQ(line_of(r.out, "start burst").rfind("PASS", 0), 0u) << r.out;
+    EXPECT_EQ(check_line(r.out, "start burst").rfind("PASS", 0), 0u) << r.out;
     EXPECT_NE(r.out.find("platform: "), std::string::npos) << r.out;
     // Each platform asked who may do what: vim25 its AuthorizationManager, KubeVirt its access reviews.
     const std::string asked = std::string(example).find("kubevirt") != std::string::npos
-                                  ? line_of(r.out, "permissions")
-                                  : line_of(r.out, "privileges");
+                                  ? check_line(r.out, "permissions")
+                                  : check_line(r.out, "privileges");
     EXPECT_EQ(asked.rfind("PASS", 0), 0u) << r.out;
     EXPECT_NE(asked.find("all "), std::string::npos) << r.out;
     if (std::string(example).find("consolidation") != std::string::npos) {
-      EXPECT_EQ(line_of(r.out, "golden VM Tools").rfind("PASS", 0), 0u) << r.out;
-      EXPECT_EQ(line_of(r.out, "datastore space").rfind("PASS", 0), 0u) << r.out;
+      EXPECT_EQ(check_line(r.out, "golden VM Tools").rfind("PASS", 0), 0u) << r.out;
+      EXPECT_EQ(check_line(r.out, "datastore space").rfind("PASS", 0), 0u) << r.out;
     }
   }
 }
@@ -89,7 +82,7 @@ TEST_F(CheckE2E, TheExamplePlansPassOnTheEmbeddedLabs) {
 TEST_F(CheckE2E, AMissingGoldenImageFailsNamingWhatExistsAndCreatesNothing) {
   auto r = bootstorm({"check", plan("no-golden", "no-such-golden", 3).string()});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
-  const std::string golden = line_of(r.out, "golden image");
+  const std::string golden = check_line(r.out, "golden image");
   EXPECT_EQ(golden.rfind("FAIL", 0), 0u) << r.out;
   EXPECT_NE(golden.find("golden/no-such-golden does not exist"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("fedora-golden"), std::string::npos) << "the advice lists what exists\n" << r.out;
@@ -114,7 +107,7 @@ TEST_F(CheckE2E, ARoleWithoutVirtualMachinesStartFailsNamingTheVerbAndCreatesNot
 
   auto r = bootstorm({"check", plan("no-start", "fedora-golden", 3).string()});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
-  const std::string permissions = line_of(r.out, "permissions");
+  const std::string permissions = check_line(r.out, "permissions");
   EXPECT_EQ(permissions.rfind("FAIL", 0), 0u) << r.out;
   EXPECT_NE(
       permissions.find("may not update virtualmachines/start.subresources.kubevirt.io in bootstorm-check"),
@@ -130,7 +123,7 @@ TEST_F(CheckE2E, APlacementBeyondTheNodesMemoryFailsWithHowManyFit) {
   // Beyond run's count bound too: --max-vms lets check weigh the nodes.
   auto r = bootstorm({"check", plan("too-dense", "fedora-golden", 17000).string(), "--max-vms", "17000"});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
-  const std::string nodes = line_of(r.out, "nodes");
+  const std::string nodes = check_line(r.out, "nodes");
   EXPECT_EQ(nodes.rfind("FAIL", 0), 0u) << r.out;
   EXPECT_NE(nodes.find("cannot hold its share of the placement: 17000 VMs x 4Gi"), std::string::npos)
       << r.out;
@@ -155,7 +148,7 @@ TEST_F(CheckE2E, AVirtControllerLimitThatPacesTheLaunchPastTheTimeoutFailsWithTh
   auto r = bootstorm(
       {"check", plan("slow-controller", "fedora-golden", 30, "{mode: simultaneous, timeout: 1m}").string()});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
-  const std::string pacing = line_of(r.out, "launch pacing");
+  const std::string pacing = check_line(r.out, "launch pacing");
   EXPECT_EQ(pacing.rfind("FAIL", 0), 0u) << r.out;
   EXPECT_NE(pacing.find("virt-controller 2 QPS, burst 10 (set in KubeVirt CR kubevirt/kubevirt)"),
             std::string::npos)
@@ -172,7 +165,7 @@ TEST_F(CheckE2E, AHostAssistedCloneIsAWarningWithTheDataItMovesAndASnapshotClass
   const fs::path p = plan("snapshot-without-class", "fedora-golden", 30);
   auto r = bootstorm({"check", p.string()});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  const std::string clone = line_of(r.out, "clone strategy");
+  const std::string clone = check_line(r.out, "clone strategy");
   EXPECT_EQ(clone.rfind("WARN", 0), 0u) << r.out;
   EXPECT_NE(
       clone.find("storage class lab-rbd (openshift-storage.rbd.csi.ceph.com): CDI will clone host-assisted "
@@ -195,7 +188,7 @@ TEST_F(CheckE2E, AHostAssistedCloneIsAWarningWithTheDataItMovesAndASnapshotClass
       "small", "\nkube:\n", "\nkube:\n  cloneStrategy: snapshot\n  snapshotClass: lab-rbd-snapclass\n"));
   auto ok = bootstorm({"check", p.string()});
   EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
-  EXPECT_EQ(line_of(ok.out, "clone strategy").rfind("PASS", 0), 0u) << ok.out;
+  EXPECT_EQ(check_line(ok.out, "clone strategy").rfind("PASS", 0), 0u) << ok.out;
   EXPECT_NE(ok.out.find("CDI clones by snapshot, on the storage"), std::string::npos) << ok.out;
 }
 
@@ -204,7 +197,7 @@ TEST_F(CheckE2E, AHeldBackStartBurstIsAWarningNotAFailure) {
                                     "{mode: simultaneous, timeout: 2m, startConcurrency: 4}")
                                    .string()});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  const std::string burst = line_of(r.out, "start burst");
+  const std::string burst = check_line(r.out, "start burst");
   EXPECT_EQ(burst.rfind("WARN", 0), 0u) << r.out;
   EXPECT_NE(burst.find("storm.startConcurrency 4 holds the burst to 4 starts in flight"), std::string::npos)
       << r.out;
@@ -235,14 +228,14 @@ TEST_F(CheckE2E, VsphereGoldenWithoutToolsAFullDatastoreMaintenanceAndUnaskableP
   // Tools: the guest_agent signal cannot be reached; with `running` they are not needed.
   auto agent = bootstorm({"check", vsphere_plan("agent", "linked", 2, "guest_agent").string()});
   EXPECT_EQ(agent.exit_code, 1) << agent.out << agent.err;
-  const std::string tools = line_of(agent.out, "golden VM Tools");
+  const std::string tools = check_line(agent.out, "golden VM Tools");
   EXPECT_EQ(tools.rfind("FAIL", 0), 0u) << agent.out;
   EXPECT_NE(tools.find("tiny-golden has no VMware Tools (guestToolsNotInstalled)"), std::string::npos)
       << agent.out;
   auto running = bootstorm({"check", vsphere_plan("running", "linked", 2, "running").string()});
   EXPECT_EQ(running.exit_code, 0) << running.out << running.err;
-  EXPECT_EQ(line_of(running.out, "golden VM Tools").rfind("WARN", 0), 0u) << running.out;
-  EXPECT_EQ(line_of(running.out, "datastore space").rfind("PASS", 0), 0u) << running.out;
+  EXPECT_EQ(check_line(running.out, "golden VM Tools").rfind("WARN", 0), 0u) << running.out;
+  EXPECT_EQ(check_line(running.out, "datastore space").rfind("PASS", 0), 0u) << running.out;
 
   // The small lab's datastore holds 10,000,000 GB: full clones of the tiny profile (1 GB, 256 MB of
   // memory: about 0.25 GiB each) only fail past that, so the datastore shrinks to half a GB instead.
@@ -251,7 +244,7 @@ TEST_F(CheckE2E, VsphereGoldenWithoutToolsAFullDatastoreMaintenanceAndUnaskableP
       "{name: lab-ds01, MBps: 1000000, iops: 100000000, latencyMs: 0.05, capacityGB: 0.5}"));
   auto full = bootstorm({"check", vsphere_plan("full", "full", 4, "running").string()});
   EXPECT_EQ(full.exit_code, 1) << full.out << full.err;
-  const std::string space = line_of(full.out, "datastore space");
+  const std::string space = check_line(full.out, "datastore space");
   EXPECT_EQ(space.rfind("FAIL", 0), 0u) << full.out;
   EXPECT_NE(space.find("4 full clones need about"), std::string::npos) << full.out;
   EXPECT_NE(space.find("datastore lab-ds01 has "), std::string::npos) << full.out;
@@ -261,7 +254,7 @@ TEST_F(CheckE2E, VsphereGoldenWithoutToolsAFullDatastoreMaintenanceAndUnaskableP
                                            "  - {name: host-01, maintenance: true, cluster: lab-cluster,"));
   auto maintenance = bootstorm({"check", vsphere_plan("maintenance", "linked", 2, "running").string()});
   EXPECT_EQ(maintenance.exit_code, 1) << maintenance.out << maintenance.err;
-  const std::string inventory = line_of(maintenance.out, "inventory");
+  const std::string inventory = check_line(maintenance.out, "inventory");
   EXPECT_EQ(inventory.rfind("FAIL", 0), 0u) << maintenance.out;
   EXPECT_NE(inventory.find("host host-01 in vCenter https://"), std::string::npos) << maintenance.out;
   EXPECT_NE(inventory.find("is in maintenance mode"), std::string::npos) << maintenance.out;
@@ -272,7 +265,7 @@ TEST_F(CheckE2E, VsphereGoldenWithoutToolsAFullDatastoreMaintenanceAndUnaskableP
                        "  sessionIdleTimeoutS: 1800\n  unservedMethods: [HasPrivilegeOnEntities]\n"));
   auto unasked = bootstorm({"check", vsphere_plan("unasked", "linked", 2, "guest_agent").string()});
   EXPECT_EQ(unasked.exit_code, 0) << unasked.out << unasked.err;
-  const std::string privileges = line_of(unasked.out, "privileges");
+  const std::string privileges = check_line(unasked.out, "privileges");
   EXPECT_EQ(privileges.rfind("UNKNOWN", 0), 0u) << unasked.out;
   EXPECT_NE(privileges.find("did not answer which privileges the user holds"), std::string::npos)
       << unasked.out;

@@ -6,9 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 
+#include "tests/support/check_table.hpp"
 #include "tests/support/plan_yaml.hpp"
 #include "tests/support/realapi_fixture.hpp"
 #include "tests/support/run_files.hpp"
@@ -16,6 +16,7 @@
 namespace {
 
 namespace fs = std::filesystem;
+using bootstorm::test_support::check_line;
 using bootstorm::test_support::CliRun;
 using bootstorm::test_support::PlanYaml;
 using bootstorm::test_support::RealApiCliTest;
@@ -46,14 +47,6 @@ class RealApi : public RealApiCliTest {
     return path;
   }
 
-  // The line of check `name` in `bootstorm check`'s table ("" when absent).
-  static std::string line_of(const std::string& out, const std::string& name) {
-    std::istringstream in(out);
-    for (std::string line; std::getline(in, line);)
-      if (line.size() > 8 && line.substr(8).rfind(name, 0) == 0) return line;
-    return {};
-  }
-
   // The run makes nothing: no VirtualMachine anywhere, and the namespace as it was (`existed`).
   void expect_nothing_made(bool namespace_existed) {
     EXPECT_TRUE(all_vms().empty()) << ::testing::PrintToString(all_vms());
@@ -76,9 +69,9 @@ TEST_F(RealApi, CheckPassesForTheLeastPrivilegeServiceAccount) {
   EXPECT_EQ(r.out.find("FAIL"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("UNKNOWN"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Kubernetes " + server_version), std::string::npos) << r.out;
-  EXPECT_EQ(line_of(r.out, "permissions").rfind("PASS", 0), 0u) << r.out;
+  EXPECT_EQ(check_line(r.out, "permissions").rfind("PASS", 0), 0u) << r.out;
   // Read from the KubeVirt CR through the real server's CRD (spec.configuration kept by its schema).
-  EXPECT_NE(line_of(r.out, "launch pacing").find("virt-controller 200 QPS, burst 400"), std::string::npos)
+  EXPECT_NE(check_line(r.out, "launch pacing").find("virt-controller 200 QPS, burst 400"), std::string::npos)
       << r.out;
   expect_nothing_made(false);
 }
@@ -98,7 +91,7 @@ TEST_F(RealApi, AVerbTakenFromTheRoleFailsCheckNamingItAndTheRunMakesNothing) {
   const fs::path p = plan("no-start", 3);
   auto check = bootstorm({"check", p.string()});
   EXPECT_EQ(check.exit_code, 1) << check.out << check.err;
-  const std::string permissions = line_of(check.out, "permissions");
+  const std::string permissions = check_line(check.out, "permissions");
   EXPECT_EQ(permissions.rfind("FAIL", 0), 0u) << check.out;
   EXPECT_NE(permissions.find("may not update virtualmachines/start.subresources.kubevirt.io in " +
                              std::string(kNamespace)),
@@ -121,7 +114,7 @@ TEST_F(RealApi, ANamespaceBeingDeletedIsRefusedBeforeAnyVm) {
   const fs::path p = plan("terminating", 3);
   auto check = bootstorm({"check", p.string()});
   EXPECT_EQ(check.exit_code, 1) << check.out << check.err;
-  const std::string ns = line_of(check.out, "namespace");
+  const std::string ns = check_line(check.out, "namespace");
   EXPECT_EQ(ns.rfind("FAIL", 0), 0u) << check.out;
   EXPECT_NE(ns.find("is being deleted"), std::string::npos) << check.out;
 
@@ -151,7 +144,7 @@ spec: {hard: {count/virtualmachines.kubevirt.io: "2"}}
   const fs::path p = plan("quota", 3);
   auto check = bootstorm({"check", p.string()});
   EXPECT_EQ(check.exit_code, 1) << check.out << check.err;
-  const std::string quota = line_of(check.out, "resource quota");
+  const std::string quota = check_line(check.out, "resource quota");
   EXPECT_EQ(quota.rfind("FAIL", 0), 0u) << check.out;
   EXPECT_NE(quota.find("0 in use + 3 for the storm > 2 allowed"), std::string::npos) << check.out;
 
@@ -180,7 +173,7 @@ TEST_F(RealApi, AFieldTheClustersKubeVirtLacksIsRefusedBeforeAnyVmNamingIt) {
   const fs::path p = plan("older-kubevirt", 3);
   auto check = bootstorm({"check", p.string()});
   EXPECT_EQ(check.exit_code, 1) << check.out << check.err;
-  const std::string vm = line_of(check.out, "VM object");
+  const std::string vm = check_line(check.out, "VM object");
   EXPECT_EQ(vm.rfind("FAIL", 0), 0u) << check.out;
   EXPECT_NE(vm.find(R"(unknown field "spec.runStrategy")"), std::string::npos) << check.out;
   auto run = bootstorm({"run", p.string()});
