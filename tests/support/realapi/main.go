@@ -108,27 +108,26 @@ func run(dir string, manifests, apiserverFlags []string, watchStdin bool, readyT
 	if err != nil {
 		return fmt.Errorf("kube-apiserver: %w", err)
 	}
+	// However run returns from here on, the apiserver is stopped and waited for before etcd closes.
+	defer func() {
+		stop()
+		_ = server.wait()
+	}()
 	admin := users.config(server.URL, pki.CAFile, adminUser)
 	readyCtx, cancelReady := context.WithTimeout(ctx, readyTimeout)
 	err = server.waitReady(readyCtx, admin)
 	cancelReady()
 	if err != nil {
-		stop()
-		server.wait()
 		return err
 	}
 	for _, manifest := range manifests {
 		if err := applyManifest(ctx, admin, manifest); err != nil {
-			stop()
-			server.wait()
 			return fmt.Errorf("-apply %s: %w", manifest, err)
 		}
 	}
 
 	control, err := serveControl(etcd)
 	if err != nil {
-		stop()
-		server.wait()
 		return fmt.Errorf("control endpoint: %w", err)
 	}
 	defer control.Close()
@@ -147,8 +146,6 @@ func run(dir string, manifests, apiserverFlags []string, watchStdin bool, readyT
 	for _, u := range users.All {
 		path := filepath.Join(dir, "kubeconfig-"+u.Short)
 		if err := writeKubeconfig(path, server.URL, pki.CAFile, u); err != nil {
-			stop()
-			server.wait()
 			return err
 		}
 		started.Kubeconfigs[u.Short] = path
@@ -156,20 +153,14 @@ func run(dir string, manifests, apiserverFlags []string, watchStdin bool, readyT
 	}
 	started.Kubeconfig = started.Kubeconfigs[adminUser]
 	if err := copyFile(pki.CAFile, filepath.Join(dir, "ca.pem")); err != nil {
-		stop()
-		server.wait()
 		return err
 	}
 	line, _ := json.Marshal(started)
 	endpoints := filepath.Join(dir, "endpoints.json")
 	if err := os.WriteFile(endpoints+".tmp", append(line, '\n'), 0o600); err != nil {
-		stop()
-		server.wait()
 		return err
 	}
 	if err := os.Rename(endpoints+".tmp", endpoints); err != nil {
-		stop()
-		server.wait()
 		return err
 	}
 	fmt.Println(string(line))
