@@ -73,11 +73,16 @@ struct Cursor {
       }
       return false;
     }
+    // A number or a literal. Its characters are checked, not only its end: a quote or a control byte inside
+    // would make the member walk (compact_watch_line) and the bracket-counting skip (split_event) see
+    // different structures in the same line, and the compacted line would be an event the line is not.
     const std::size_t start = i;
     while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ']' && s[i] != ' ' && s[i] != '\n' &&
            s[i] != '\r' && s[i] != '\t')
       ++i;
-    return i > start;
+    const std::string_view token = s.substr(start, i - start);
+    if (token == "true" || token == "false" || token == "null") return true;
+    return !token.empty() && token.find_first_not_of("0123456789+-.eE") == std::string_view::npos;
   }
   // fn(key) for every member of the object at the cursor, with the cursor at the member's value: fn moves
   // the cursor past the value (with value() or by descending into it) and returns false to stop. False on

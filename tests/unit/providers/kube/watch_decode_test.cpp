@@ -99,6 +99,14 @@ TEST(WatchLines, CompactedLinesDecodeToTheSameEvent) {
   EXPECT_FALSE(compact_watch_line(R"({"type":"ADDED","object":{"metad\u0061ta":{"name":"b"}}})"));
   EXPECT_FALSE(compact_watch_line(R"({"type":"ADDED","object":{"metadata":{"name":"a"}}} trailing)"));
   EXPECT_FALSE(compact_watch_line("garbage"));
+  // A scalar with a quote in it: bracket counting would pair that quote with the next one, so the line has no
+  // structure both walks agree on; it is no event either way.
+  const std::string quote_in_scalar =
+      std::string(R"({"type":"ADDED","object":{"metadata":{"name":"a","x":9)") + std::string("\0\0", 2) +
+      R"(T0Z"},"status":{"phase":"Running"}}})";
+  EXPECT_FALSE(compact_watch_line(quote_in_scalar));
+  EXPECT_FALSE(decode_watch_line(quote_in_scalar, WatchDecode::milestone_fields));
+  EXPECT_FALSE(compact_watch_line(R"({"type":"ADDED","object":{"metadata":{"name":"a","x":tru}}})"));
   auto bookmark = compact_watch_line(R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"99"}}})");
   ASSERT_TRUE(bookmark);
   auto decoded = decode_watch_line(*bookmark, WatchDecode::milestone_fields);
