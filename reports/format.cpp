@@ -112,7 +112,7 @@ std::string uid_counts(const std::map<std::string, std::uint64_t>& counts) {
 
 }  // namespace
 
-std::vector<std::string> api_answer_sentences(const api::ApiStats& a) {
+std::vector<std::string> api_answer_sentences(const http::ApiStats& a) {
   std::vector<std::string> out;
   if (a.answers > 0) {
     std::string s = fmt::format("API answers: {} of {} throttled (429), {} server error{} (5xx)", a.throttled,

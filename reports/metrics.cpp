@@ -175,7 +175,7 @@ std::string render_metrics(const results::RunRecord& record, const results::Summ
   const Labels labels{record};
   // The API answers of a scenario: the journal's once it ended, the provider's so far while it runs.
   auto api_of =
-      [&](const results::ScenarioSummary& sc) -> std::pair<std::uint64_t, std::optional<api::ApiStats>> {
+      [&](const results::ScenarioSummary& sc) -> std::pair<std::uint64_t, std::optional<http::ApiStats>> {
     if (live && live->in_progress && live->in_progress->scenario == sc.name &&
         live->in_progress->repeat == sc.repeat)
       return {live->in_progress->answers.requests, live->in_progress->answers};

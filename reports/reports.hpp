@@ -56,7 +56,7 @@ std::string_view metrics_content_type(MetricsFormat format);
 struct LiveApiAccount {
   std::string scenario;
   int repeat = 1;
-  api::ApiStats answers;  // its requests count too
+  http::ApiStats answers;  // its requests count too
 };
 struct LiveMetrics {
   bool running = true;

@@ -29,7 +29,7 @@ std::map<std::string, std::uint64_t> counts_at(const json& j, const char* key) {
 
 }  // namespace
 
-json api_answers_json(const api::ApiStats& a) {
+json api_answers_json(const http::ApiStats& a) {
   json j = {{"answers", a.answers},
             {"throttled", a.throttled},
             {"serverErrors", a.server_errors},
@@ -47,8 +47,8 @@ json api_answers_json(const api::ApiStats& a) {
   return j;
 }
 
-api::ApiStats api_answers_from_json(const json& j) {
-  api::ApiStats a;
+http::ApiStats api_answers_from_json(const json& j) {
+  http::ApiStats a;
   if (!j.is_object()) return a;
   a.answers = count_at(j, "answers");
   a.throttled = count_at(j, "throttled");

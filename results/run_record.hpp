@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "providers/api/api_stats.hpp"
+#include "protocol/http/api_stats.hpp"
 #include "providers/api/milestone.hpp"
 #include "providers/api/platform_facts.hpp"
 #include "providers/api/storage_telemetry.hpp"
@@ -82,7 +82,7 @@ struct ScenarioRecord {
   // Provisioning: from the scenario's start to its last VM created (or failed), on the journal's clock.
   std::optional<double> provision_begin_mono, provision_end_mono;
   std::optional<std::uint64_t> storm_api_requests;  // of api_requests, those after provisioning
-  std::optional<api::ApiStats> api_answers;         // what the answers said (runs before it: unset)
+  std::optional<http::ApiStats> api_answers;        // what the answers said (runs before it: unset)
   int power_on_calls = 0;                           // batched power-on calls (PowerOnMultiVM_Task)
   std::vector<NotAttempted> not_attempted;
   std::vector<HostMove> moves;

@@ -69,7 +69,7 @@ struct ScenarioSummary {
   std::optional<std::uint64_t> storm_api_requests;
   // What the platform's answers said: 429s, 5xx, Retry-After, APF levels, vCenter's task queue (additive
   // "apiAnswers", results/api_answers.hpp).
-  std::optional<api::ApiStats> api_answers;
+  std::optional<http::ApiStats> api_answers;
   // Storage during the storm, from the platform's monitoring (additive "telemetry"), or why there is none
   // ("telemetry": {"unavailable": ...}).
   std::optional<StorageFigures> storage;

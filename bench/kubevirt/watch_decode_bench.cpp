@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "providers/kube/watch_decode.hpp"
+#include "protocol/kube/watch_decode.hpp"
 #include "providers/kubevirt/kube_objects.hpp"
 #include "providers/kubevirt/vmi_tracker.hpp"
 

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "providers/api/api_stats.hpp"
+#include "protocol/http/api_stats.hpp"
 #include "results/run_record.hpp"
 
 namespace bootstorm::engine {
@@ -15,7 +15,7 @@ class LiveRun {
   struct ScenarioApi {
     std::string scenario;
     int repeat = 1;
-    api::ApiStats stats;  // since the scenario started; frozen where scenario_ended will take it
+    http::ApiStats stats;  // since the scenario started; frozen where scenario_ended will take it
   };
 
   virtual ~LiveRun() = default;

@@ -133,7 +133,7 @@ struct ScenarioMerge {
   int ended_total = 0;
   std::uint64_t api_requests = 0, api_errors = 0;
   std::optional<std::uint64_t> storm_api_requests;  // summed over the shards that recorded it
-  std::optional<api::ApiStats> api_answers;         // likewise
+  std::optional<http::ApiStats> api_answers;        // likewise
   json errors = json::array();
 };
 

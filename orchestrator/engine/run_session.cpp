@@ -203,7 +203,7 @@ asio::awaitable<void> RunSession::run_all() {
 
 std::optional<LiveRun::ScenarioApi> RunSession::scenario_api() const {
   if (!live_scenario_ || !provider_) return std::nullopt;
-  const api::ApiStats now = live_scenario_->after ? *live_scenario_->after : provider_->stats();
+  const http::ApiStats now = live_scenario_->after ? *live_scenario_->after : provider_->stats();
   return ScenarioApi{live_scenario_->name, live_scenario_->repeat, now.since(live_scenario_->before)};
 }
 

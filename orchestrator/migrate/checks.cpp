@@ -6,8 +6,8 @@
 
 #include "orchestrator/migrate/detail/migrate_internal.hpp"
 #include "orchestrator/migrate/forklift_objects.hpp"
+#include "protocol/kube/object_calls.hpp"
 #include "providers/kube/access_review.hpp"
-#include "providers/kube/object_calls.hpp"
 
 namespace bootstorm::migrate {
 namespace asio = boost::asio;

@@ -16,7 +16,7 @@
 #include "orchestrator/migrate/detail/migrate_internal.hpp"
 #include "orchestrator/migrate/forklift_objects.hpp"
 #include "orchestrator/migrate/migrate.hpp"
-#include "providers/kube/object_calls.hpp"
+#include "protocol/kube/object_calls.hpp"
 #include "providers/kubevirt/kube_objects.hpp"
 
 namespace bootstorm::migrate {

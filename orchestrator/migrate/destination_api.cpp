@@ -2,8 +2,8 @@
 #include <spdlog/spdlog.h>
 
 #include "orchestrator/migrate/detail/migrate_internal.hpp"
-#include "providers/kube/http_kube_api.hpp"
-#include "providers/kube/list_watch.hpp"
+#include "protocol/kube/http_kube_api.hpp"
+#include "protocol/kube/list_watch.hpp"
 
 namespace bootstorm::migrate {
 namespace asio = boost::asio;

@@ -14,7 +14,7 @@
 #include "common/rfc3339.hpp"
 #include "orchestrator/migrate/forklift_objects.hpp"
 #include "protocol/http/types.hpp"
-#include "providers/kube/object_calls.hpp"
+#include "protocol/kube/object_calls.hpp"
 
 namespace bootstorm::migrate {
 namespace asio = boost::asio;

@@ -11,7 +11,7 @@
 #include "orchestrator/migrate/detail/forklift_migration.hpp"
 #include "orchestrator/migrate/forklift_objects.hpp"
 #include "protocol/http/types.hpp"
-#include "providers/kube/object_calls.hpp"
+#include "protocol/kube/object_calls.hpp"
 
 namespace bootstorm::migrate {
 namespace asio = boost::asio;

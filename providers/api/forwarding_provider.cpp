@@ -78,8 +78,8 @@ asio::awaitable<void> ForwardingProvider::disconnect() {
   if (target_) co_await target_->disconnect();
 }
 
-ApiStats ForwardingProvider::stats() const {
-  return target_ ? target_->stats() : ApiStats{};
+http::ApiStats ForwardingProvider::stats() const {
+  return target_ ? target_->stats() : http::ApiStats{};
 }
 
 PlatformFacts ForwardingProvider::facts() const {

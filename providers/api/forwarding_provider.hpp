@@ -29,7 +29,7 @@ class ForwardingProvider : public Provider {
   boost::asio::awaitable<Expected<std::vector<VmHandle>>> list_run_vms(const std::string& run_id) override;
   boost::asio::awaitable<Expected<void>> remove_run_artifacts(const std::string& run_id) override;
   boost::asio::awaitable<void> disconnect() override;
-  ApiStats stats() const override;
+  http::ApiStats stats() const override;
   PlatformFacts facts() const override;
   std::string clone_method(const VmHandle& vm) const override;
   Expected<std::unique_ptr<TelemetrySource>> telemetry_source(const TelemetrySettings& settings) override;

@@ -18,7 +18,7 @@
 
 #include "common/cancel.hpp"
 #include "common/expected.hpp"
-#include "providers/api/api_stats.hpp"
+#include "protocol/http/api_stats.hpp"
 #include "providers/api/check.hpp"
 #include "providers/api/milestone.hpp"
 #include "providers/api/platform_descriptor.hpp"
@@ -181,7 +181,7 @@ class Provider {
   // Log out / close; called at the end, also after errors and Ctrl-C.
   virtual boost::asio::awaitable<void> disconnect() = 0;
 
-  virtual ApiStats stats() const = 0;
+  virtual http::ApiStats stats() const = 0;
 
   // What the provider learned of the platform so far (after connect() and check_inventory()).
   virtual PlatformFacts facts() const { return {}; }

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "providers/kube/status_error.hpp"
+#include "protocol/kube/status_error.hpp"
 
 namespace bootstorm::kube {
 

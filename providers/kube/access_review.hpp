@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "protocol/kube/kube_api.hpp"
 #include "providers/api/check.hpp"
-#include "providers/kube/kube_api.hpp"
 
 namespace bootstorm::kube {
 

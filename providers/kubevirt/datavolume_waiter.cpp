@@ -6,7 +6,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include "providers/kube/list_watch.hpp"
+#include "protocol/kube/list_watch.hpp"
 #include "providers/kubevirt/detail/provider_impl.hpp"
 
 namespace bootstorm::kubevirt::detail {

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "common/expected.hpp"
-#include "providers/kube/status_error.hpp"
-#include "providers/kube/watch_decode.hpp"
+#include "protocol/kube/status_error.hpp"
+#include "protocol/kube/watch_decode.hpp"
 
 namespace bootstorm::kubevirt {
 

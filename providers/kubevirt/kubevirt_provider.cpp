@@ -4,7 +4,8 @@
 #include <spdlog/spdlog.h>
 
 #include "common/log.hpp"
-#include "providers/kube/http_kube_api.hpp"
+#include "protocol/kube/http_kube_api.hpp"
+#include "providers/kube/client_config.hpp"
 #include "providers/kubevirt/detail/provider_impl.hpp"
 #include "providers/kubevirt/vmi_tracker.hpp"
 
@@ -35,8 +36,8 @@ api::Capabilities ProviderImpl::capabilities() const {
   return caps;
 }
 
-api::ApiStats ProviderImpl::stats() const {
-  return api_ ? api_->stats() : api::ApiStats{};
+http::ApiStats ProviderImpl::stats() const {
+  return api_ ? api_->stats() : http::ApiStats{};
 }
 
 awaitable<Expected<void>> ProviderImpl::connect() {
@@ -155,7 +156,7 @@ class KubevirtProvider final : public api::Provider {
     auto impl = impl_;
     co_await impl->disconnect();
   }
-  api::ApiStats stats() const override { return impl_->stats(); }
+  http::ApiStats stats() const override { return impl_->stats(); }
   api::PlatformFacts facts() const override { return impl_->facts(); }
   std::string clone_method(const api::VmHandle& vm) const override { return impl_->clone_method(vm); }
   Expected<std::unique_ptr<api::TelemetrySource>> telemetry_source(

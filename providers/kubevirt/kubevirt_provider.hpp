@@ -6,8 +6,8 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <memory>
 
+#include "protocol/kube/kube_api.hpp"
 #include "providers/api/provider.hpp"
-#include "providers/kube/kube_api.hpp"
 #include "providers/kubevirt/descriptor.hpp"
 
 namespace bootstorm::kubevirt {

@@ -1,8 +1,8 @@
 // Milestones from ONE list + watch of the run's VirtualMachineInstances, read on a thread of its own.
 #include <spdlog/spdlog.h>
 
-#include "providers/kube/lateness_monitor.hpp"
-#include "providers/kube/list_watch.hpp"
+#include "protocol/kube/lateness_monitor.hpp"
+#include "protocol/kube/list_watch.hpp"
 #include "providers/kubevirt/detail/provider_impl.hpp"
 #include "providers/kubevirt/vmi_tracker.hpp"
 

@@ -7,7 +7,7 @@
 
 #include "common/async/sleep.hpp"
 #include "common/log.hpp"
-#include "providers/kube/list_watch.hpp"
+#include "protocol/kube/list_watch.hpp"
 #include "providers/kubevirt/detail/provider_impl.hpp"
 
 namespace bootstorm::kubevirt::detail {

@@ -1,6 +1,6 @@
 // After the storm: stop and delete what this run created (and only that), and find it again for cleanup.
 #include "common/async/sleep.hpp"
-#include "providers/kube/object_calls.hpp"
+#include "protocol/kube/object_calls.hpp"
 #include "providers/kubevirt/detail/provider_impl.hpp"
 
 namespace bootstorm::kubevirt::detail {

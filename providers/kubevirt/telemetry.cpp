@@ -7,7 +7,8 @@
 #include <sstream>
 
 #include "common/log.hpp"
-#include "providers/kube/object_calls.hpp"
+#include "protocol/kube/object_calls.hpp"
+#include "providers/kube/client_config.hpp"
 #include "providers/kubevirt/detail/provider_impl.hpp"
 #include "providers/prometheus/prometheus_source.hpp"
 

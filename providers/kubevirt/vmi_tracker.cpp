@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "providers/kube/kube_config.hpp"
+#include "protocol/kube/kube_config.hpp"
 
 namespace bootstorm::kubevirt {
 using api::Milestone;

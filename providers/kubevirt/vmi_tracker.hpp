@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "protocol/kube/client_instant.hpp"
 #include "providers/api/milestone.hpp"
-#include "providers/kube/client_instant.hpp"
 
 namespace bootstorm::kubevirt {
 

@@ -51,7 +51,7 @@ class Session {
   void set_limiter(async::RateLimiter* limiter) { limiter_ = limiter; }
   async::RateLimiter* limiter() const { return limiter_; }
 
-  api::ApiStats stats() const { return stats_; }
+  http::ApiStats stats() const { return stats_; }
   void count_retry() { ++stats_.retries; }
   std::uint64_t logins() const { return logins_; }
 
@@ -77,7 +77,7 @@ class Session {
   std::uint64_t logins_ = 0;
   async::AsyncSemaphore login_mutex_;
   async::RateLimiter* limiter_ = nullptr;
-  api::ApiStats stats_;
+  http::ApiStats stats_;
 };
 
 // RFC 4648 base64 (for the Basic authorization header).

@@ -48,7 +48,7 @@ inline boost::asio::awaitable<Expected<http::Response>> send_counted(Transport& 
                                                                      http::Request request,
                                                                      async::RateLimiter* limiter,
                                                                      async::CallPacing pacing,
-                                                                     api::ApiStats& stats) {
+                                                                     http::ApiStats& stats) {
   co_await async::pay_for_call(limiter, pacing);
   ++stats.requests;
   auto resp = co_await transport.send(std::move(request));

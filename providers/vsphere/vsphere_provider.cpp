@@ -221,7 +221,7 @@ asio::awaitable<void> VsphereProvider::disconnect() {
   transport_->close_idle();
 }
 
-api::ApiStats VsphereProvider::stats() const {
+http::ApiStats VsphereProvider::stats() const {
   return session_.stats();
 }
 

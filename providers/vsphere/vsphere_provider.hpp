@@ -74,7 +74,7 @@ class VsphereProvider final : public api::Provider {
   boost::asio::awaitable<Expected<std::vector<api::VmHandle>>> list_run_vms(
       const std::string& run_id) override;
   boost::asio::awaitable<void> disconnect() override;
-  api::ApiStats stats() const override;
+  http::ApiStats stats() const override;
   api::PlatformFacts facts() const override;
   // vCenter's statistics (PerformanceManager) are a vim25 API: REST has none.
   Expected<std::unique_ptr<api::TelemetrySource>> telemetry_source(const api::TelemetrySettings&) override {

@@ -32,7 +32,7 @@ std::vector<std::string> platform_sentences(const results::Summary& summary,
 std::vector<std::string> storage_sentences(const results::Summary& summary,
                                            const results::ScenarioSummary& sc);
 // What the platform's answers said (429, 5xx, Retry-After, API Priority and Fairness, vCenter's task queue).
-std::vector<std::string> api_answer_sentences(const api::ApiStats& answers);
+std::vector<std::string> api_answer_sentences(const http::ApiStats& answers);
 // What produced a simulated run's figures: "bootstorm's lab simulator", or "the simulator govmomi vcsim" for
 // another simulator that said so.
 std::string simulator_source(const results::RunRecord& record);

@@ -4,7 +4,7 @@
 #include <fstream>
 #include <string>
 
-#include "providers/kube/kube_config.hpp"
+#include "protocol/kube/kube_config.hpp"
 #include "tests/support/scratch_dir.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

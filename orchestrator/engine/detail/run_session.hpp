@@ -175,8 +175,8 @@ class RunSession final : public LiveRun {
   struct LiveScenario {
     std::string name;
     int repeat = 1;
-    api::ApiStats before;
-    std::optional<api::ApiStats> after;  // taken for scenario_ended: no longer counting
+    http::ApiStats before;
+    std::optional<http::ApiStats> after;  // taken for scenario_ended: no longer counting
   };
   std::optional<LiveScenario> live_scenario_;
   std::shared_ptr<void> live_server_;

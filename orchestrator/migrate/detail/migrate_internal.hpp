@@ -17,9 +17,10 @@
 #include "orchestrator/migrate/forklift_objects.hpp"
 #include "orchestrator/migrate/migration_plan.hpp"
 #include "orchestrator/migrate/migration_record.hpp"
+#include "protocol/kube/kube_api.hpp"
+#include "protocol/kube/kube_config.hpp"
 #include "providers/api/check.hpp"
-#include "providers/kube/kube_api.hpp"
-#include "providers/kube/kube_config.hpp"
+#include "providers/kube/client_config.hpp"
 
 namespace bootstorm::migrate {
 

@@ -14,7 +14,7 @@
 
 #include "common/cancel.hpp"
 #include "common/expected.hpp"
-#include "providers/kube/kube_api.hpp"
+#include "protocol/kube/kube_api.hpp"
 #include "providers/kubevirt/kube_objects.hpp"
 
 namespace bootstorm::kubevirt::detail {

@@ -18,9 +18,9 @@
 
 #include "common/cancel.hpp"
 #include "common/expected.hpp"
+#include "protocol/kube/kube_api.hpp"
+#include "protocol/kube/kube_config.hpp"
 #include "providers/api/provider.hpp"
-#include "providers/kube/kube_api.hpp"
-#include "providers/kube/kube_config.hpp"
 #include "providers/kubevirt/clone_forecast.hpp"
 #include "providers/kubevirt/detail/datavolume_waiter.hpp"
 #include "providers/kubevirt/detail/start_pipeline.hpp"
@@ -36,7 +36,7 @@ class ProviderImpl : public std::enable_shared_from_this<ProviderImpl> {
                std::shared_ptr<kube::KubeApi> api);
 
   api::Capabilities capabilities() const;
-  api::ApiStats stats() const;
+  http::ApiStats stats() const;
 
   // kubevirt_provider.cpp
   boost::asio::awaitable<Expected<void>> connect();

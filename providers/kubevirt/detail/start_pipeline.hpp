@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/expected.hpp"
-#include "providers/kube/kube_api.hpp"
+#include "protocol/kube/kube_api.hpp"
 
 namespace bootstorm::kubevirt::detail {
 

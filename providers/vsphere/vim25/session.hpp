@@ -68,7 +68,7 @@ class Session {
 
   void set_limiter(async::RateLimiter* limiter) { limiter_ = limiter; }
   async::RateLimiter* limiter() const { return limiter_; }
-  api::ApiStats stats() const { return stats_; }
+  http::ApiStats stats() const { return stats_; }
   // Why vCenter is gone (Transport::gone), nullopt while it answers.
   std::optional<std::string> gone() const { return transport_.gone(); }
   // A task followed to its end, and how long it was seen waiting in vCenter's queue (info.state "queued").
@@ -100,7 +100,7 @@ class Session {
   std::uint64_t logins_ = 0;
   async::AsyncSemaphore login_mutex_;
   async::RateLimiter* limiter_ = nullptr;
-  api::ApiStats stats_;
+  http::ApiStats stats_;
 };
 
 // "6.7.3" vs "6.7": the lower of two dotted versions.

@@ -72,7 +72,7 @@ asio::awaitable<void> Vim25Provider::disconnect() {
   co_await session_.logout();
 }
 
-api::ApiStats Vim25Provider::stats() const {
+http::ApiStats Vim25Provider::stats() const {
   return session_.stats();
 }
 

@@ -54,7 +54,7 @@ class Vim25Provider final : public api::Provider {
   api::Capabilities capabilities() const override;
   boost::asio::awaitable<Expected<void>> connect() override;
   boost::asio::awaitable<void> disconnect() override;
-  api::ApiStats stats() const override;
+  http::ApiStats stats() const override;
   api::PlatformFacts facts() const override { return facts_; }
   // "auto" and "vsphere-perf": vCenter's real-time statistics (Vim25PerfSource, vim25_telemetry.hpp), read
   // through this provider's session. "prometheus" and "none" are errors saying why there is none.

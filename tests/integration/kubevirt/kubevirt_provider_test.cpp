@@ -29,7 +29,7 @@
 #include "common/log.hpp"
 #include "protocol/http/client.hpp"
 #include "protocol/http/server.hpp"
-#include "providers/kube/kube_config.hpp"
+#include "protocol/kube/kube_config.hpp"
 #include "providers/kubevirt/settings.hpp"
 #include "simulator/kube/kube_front.hpp"
 #include "simulator/model/lab.hpp"
@@ -235,7 +235,7 @@ struct StormResult {
   std::map<std::string, api::StartResult> starts;
   std::map<std::string, std::vector<api::MilestoneEvent>> events;  // by VM
   std::vector<std::string> errors;
-  api::ApiStats before_start, after_observe;
+  http::ApiStats before_start, after_observe;
   bool observe_completed = false;
 };
 

@@ -123,7 +123,7 @@ TEST_F(Render, MarkdownReportContents) {
 // What the answers said, in both reports: throttling with Retry-After, the APF priority level, vCenter's
 // queue.
 TEST_F(Render, WhatTheAnswersSaidIsInBothReports) {
-  api::ApiStats answers;
+  http::ApiStats answers;
   for (int i = 0; i < 3; ++i) answers.note_answer(200, {{"X-Kubernetes-PF-PriorityLevel-UID", "pl-uid"}});
   answers.note_answer(429, {{"Retry-After", "1"}, {"X-Kubernetes-PF-PriorityLevel-UID", "pl-uid"}});
   answers.tasks = 10;

@@ -226,7 +226,7 @@ TEST(Summarize, WhatThePlatformIsAndWhereTheFiguresCameFrom) {
 // recorded none of it has no "apiAnswers".
 TEST(SummaryJson, ApiAnswersRoundTrip) {
   RunRecord r = record();
-  api::ApiStats answers;
+  http::ApiStats answers;
   answers.note_answer(429, {{"Retry-After", "1"}, {"X-Kubernetes-PF-PriorityLevel-UID", "pl-1"}});
   answers.note_answer(200, {{"X-Kubernetes-PF-FlowSchema-UID", "fs-1"}, {"Warning", R"(299 - "w1")"}});
   answers.tasks = 4;

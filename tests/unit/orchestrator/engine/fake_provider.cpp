@@ -176,7 +176,7 @@ asio::awaitable<void> FakeProvider::disconnect() {
   co_return;
 }
 
-api::ApiStats FakeProvider::stats() const {
+http::ApiStats FakeProvider::stats() const {
   return stats_;
 }
 

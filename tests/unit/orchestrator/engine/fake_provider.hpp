@@ -73,7 +73,7 @@ class FakeProvider final : public api::Provider {
   boost::asio::awaitable<Expected<std::vector<api::VmHandle>>> list_run_vms(
       const std::string& run_id) override;
   boost::asio::awaitable<void> disconnect() override;
-  api::ApiStats stats() const override;
+  http::ApiStats stats() const override;
 
   const api::ProviderConfig& config() const { return config_; }
 
@@ -84,7 +84,7 @@ class FakeProvider final : public api::Provider {
   api::ProviderConfig config_;
   FakeBehaviour b_;
   std::shared_ptr<FakeRecord> rec_;
-  api::ApiStats stats_;
+  http::ApiStats stats_;
   std::map<std::string, api::VmHandle> handles_;
 };
 

@@ -63,7 +63,7 @@ class RecordingProvider : public api::Provider {
     co_return std::vector<api::VmHandle>{};
   }
   awaitable<void> disconnect() override { co_return; }
-  api::ApiStats stats() const override { return {}; }
+  http::ApiStats stats() const override { return {}; }
 };
 
 TEST(AdoptingProvider, AdoptsExistingVmsInsteadOfCloning) {

@@ -60,8 +60,8 @@ class Recorder final : public Provider {
     calls_.push_back("disconnect");
     co_return;
   }
-  ApiStats stats() const override {
-    ApiStats s;
+  http::ApiStats stats() const override {
+    http::ApiStats s;
     s.requests = 7;
     return s;
   }

@@ -161,7 +161,7 @@ TEST(KubeObjects, DataVolumeState) {
   EXPECT_EQ(datavolume_state(json::parse(R"({"metadata":{}})")).phase, "");
 }
 
-// The scanner of providers/kube keeps exactly what the KubeVirt observers read.
+// The scanner of protocol/kube keeps exactly what the KubeVirt observers read.
 TEST(WatchLines, MilestoneFieldsKeepWhatObserversReadAndSkipTheRest) {
   const std::string line =
       R"({"type":"MODIFIED","object":{"kind":"VirtualMachineInstance","apiVersion":"kubevirt.io/v1",)"

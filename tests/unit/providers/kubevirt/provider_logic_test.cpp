@@ -15,7 +15,7 @@
 #include "providers/kubevirt/kubevirt_provider.hpp"
 #include "providers/kubevirt/settings.hpp"
 #include "tests/support/run_task.hpp"
-#include "tests/unit/providers/kube/fake_kube_api.hpp"
+#include "tests/unit/protocol/kube/fake_kube_api.hpp"
 
 namespace bootstorm::kubevirt {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "providers/kube/kube_config.hpp"
+#include "protocol/kube/kube_config.hpp"
 #include "providers/kubevirt/kube_objects.hpp"
 
 namespace bootstorm::kubevirt {

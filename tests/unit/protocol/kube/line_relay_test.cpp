@@ -1,6 +1,6 @@
 // LineRelay: watch lines handed from the watch thread to the caller's executor in order, one wakeup per
 // batch.
-#include "providers/kube/detail/line_relay.hpp"
+#include "protocol/kube/detail/line_relay.hpp"
 
 #include <gtest/gtest.h>
 

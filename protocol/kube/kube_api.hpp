@@ -1,7 +1,7 @@
 #pragma once
 // The seam between bootstorm and a Kubernetes API server: one request, a burst of pipelined requests, one
 // watch stream. HttpKubeApi (http_kube_api.hpp) is the real client;
-// tests/unit/providers/kube/fake_kube_api.hpp answers from memory so that the logic above it (list_watch, the
+// tests/unit/protocol/kube/fake_kube_api.hpp answers from memory so that the logic above it (list_watch, the
 // KubeVirt provider, the migration) is tested without sockets.
 //
 // What an implementation owns, so that its callers need not: credentials and their refresh, the request
@@ -17,10 +17,10 @@
 
 #include "common/cancel.hpp"
 #include "common/expected.hpp"
+#include "protocol/http/api_stats.hpp"
 #include "protocol/http/types.hpp"
-#include "providers/api/provider.hpp"
-#include "providers/kube/client_instant.hpp"
-#include "providers/kube/watch_decode.hpp"
+#include "protocol/kube/client_instant.hpp"
+#include "protocol/kube/watch_decode.hpp"
 
 namespace bootstorm::kube {
 
@@ -106,7 +106,7 @@ class KubeApi {
   // Closes idle connections and stops the watch thread.
   virtual void close() = 0;
 
-  virtual api::ApiStats stats() const = 0;
+  virtual http::ApiStats stats() const = 0;
   // A retry decided above this client (a create answered 429, say) counts in its stats.
   virtual void count_retry() = 0;
   // The API server URL, for messages.

@@ -12,7 +12,7 @@
 
 #include "common/cancel.hpp"
 #include "common/expected.hpp"
-#include "providers/kube/kube_api.hpp"
+#include "protocol/kube/kube_api.hpp"
 
 namespace bootstorm::kube {
 

@@ -1,5 +1,5 @@
 // Kubeconfig loading and merging, in-cluster configuration, exec credential plugins and credential caching.
-#include "providers/kube/kube_config.hpp"
+#include "protocol/kube/kube_config.hpp"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -176,34 +176,6 @@ TEST(Kubeconfig, PathsFromKubeconfigEnvAndHome) {
   ScopedEnv env("KUBECONFIG", "");
   ScopedEnv home("HOME", "/home/tester");
   EXPECT_EQ(kubeconfig_paths(""), (std::vector<std::string>{"/home/tester/.kube/config"}));
-}
-
-TEST(Kubeconfig, ResolveFromProviderConfig) {
-  TempDir dir;
-  std::string b = dir.write("b/config", kSecond);
-  api::ProviderConfig pc;
-  pc.endpoint = "kubeconfig";
-  pc.kubeconfig = b;
-  pc.context = "prod";
-  pc.ca_file = "/override/ca.pem";
-  auto cfg = resolve_client_config(pc);
-  ASSERT_TRUE(cfg) << cfg.error().what();
-  EXPECT_EQ(cfg->tls.ca_file, "/override/ca.pem");
-  EXPECT_TRUE(cfg->tls.ca_data.empty());
-
-  api::ProviderConfig url;
-  url.endpoint = "https://127.0.0.1:8443";
-  url.password = "lab-token-1234";
-  url.ca_data = "PEM";
-  auto direct = resolve_client_config(url);
-  ASSERT_TRUE(direct);
-  EXPECT_EQ(direct->server, "https://127.0.0.1:8443");
-  EXPECT_EQ(direct->auth.token, "lab-token-1234");
-  EXPECT_EQ(direct->tls.ca_data, "PEM");
-
-  api::ProviderConfig bad;
-  bad.endpoint = "http://plain:80";
-  EXPECT_FALSE(resolve_client_config(bad));
 }
 
 TEST(InCluster, ReadsServiceAccountDirAndServiceEnv) {

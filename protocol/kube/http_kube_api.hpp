@@ -12,8 +12,8 @@
 
 #include "common/async/token_bucket.hpp"
 #include "protocol/http/client.hpp"
-#include "providers/kube/kube_api.hpp"
-#include "providers/kube/kube_config.hpp"
+#include "protocol/kube/kube_api.hpp"
+#include "protocol/kube/kube_config.hpp"
 
 namespace bootstorm::kube {
 
@@ -52,7 +52,7 @@ class HttpKubeApi final : public KubeApi {
   boost::asio::any_io_executor watch_executor() override;
   void close() override;
 
-  api::ApiStats stats() const override { return stats_; }
+  http::ApiStats stats() const override { return stats_; }
   void count_retry() override { stats_.retries++; }
   const std::string& server() const override { return config_.server; }
   boost::asio::any_io_executor executor() const override { return executor_; }
@@ -94,7 +94,7 @@ class HttpKubeApi final : public KubeApi {
   std::shared_ptr<WatchThread> watch_thread_;  // started by the first watch that asks for its own thread
   std::string current_auth_;
   async::RateLimiter budget_;
-  api::ApiStats stats_;
+  http::ApiStats stats_;
   std::set<std::string> warned_;  // warning texts logged so far
 };
 

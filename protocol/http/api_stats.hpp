@@ -1,8 +1,8 @@
 #pragma once
-// What a provider counts of its own API traffic, for summary.json ("apiRequests", "apiAnswers") and the
-// budget tests: requests and retries, and what the server's answers said about its load. A virt-controller
-// that paces itself sends no 429, so these are only half of the control plane's story; the phases are the
-// other half (results/phases.hpp).
+// What an API client counts of its own traffic (a provider's, a migration's), for summary.json
+// ("apiRequests", "apiAnswers") and the budget tests: requests and retries, and what the server's answers
+// said about its load. A virt-controller that paces itself sends no 429, so these are only half of the
+// control plane's story; the phases are the other half (results/phases.hpp).
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-namespace bootstorm::api {
+namespace bootstorm::http {
 
 // API Priority and Fairness: the Kubernetes API server names, on each answer, the FlowSchema that classified
 // the request and the priority level that queued it (by UID).
@@ -50,4 +50,4 @@ struct ApiStats {
   ApiStats& operator+=(const ApiStats& more);
 };
 
-}  // namespace bootstorm::api
+}  // namespace bootstorm::http

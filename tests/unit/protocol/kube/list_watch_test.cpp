@@ -1,6 +1,6 @@
-// The one list + watch loop (providers/kube/list_watch.hpp) over a FakeKubeApi: resume, bookmarks, 410
+// The one list + watch loop (protocol/kube/list_watch.hpp) over a FakeKubeApi: resume, bookmarks, 410
 // re-list, failures, deadline and cancel.
-#include "providers/kube/list_watch.hpp"
+#include "protocol/kube/list_watch.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "tests/support/run_task.hpp"
-#include "tests/unit/providers/kube/fake_kube_api.hpp"
+#include "tests/unit/protocol/kube/fake_kube_api.hpp"
 
 namespace bootstorm::kube {
 namespace {

@@ -1,8 +1,8 @@
-#include "providers/api/api_stats.hpp"
+#include "protocol/http/api_stats.hpp"
 
 #include "common/header_text.hpp"
 
-namespace bootstorm::api {
+namespace bootstorm::http {
 
 namespace {
 
@@ -85,4 +85,4 @@ ApiStats& ApiStats::operator+=(const ApiStats& more) {
   return *this;
 }
 
-}  // namespace bootstorm::api
+}  // namespace bootstorm::http

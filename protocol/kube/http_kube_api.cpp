@@ -1,5 +1,5 @@
 // KubeApi over http::Client (see http_kube_api.hpp).
-#include "providers/kube/http_kube_api.hpp"
+#include "protocol/kube/http_kube_api.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -12,10 +12,10 @@
 #include "common/async/wait_group.hpp"
 #include "common/header_text.hpp"
 #include "common/log.hpp"
-#include "providers/kube/detail/line_relay.hpp"
-#include "providers/kube/lateness_monitor.hpp"
-#include "providers/kube/status_error.hpp"
-#include "providers/kube/watch_thread.hpp"
+#include "protocol/kube/detail/line_relay.hpp"
+#include "protocol/kube/lateness_monitor.hpp"
+#include "protocol/kube/status_error.hpp"
+#include "protocol/kube/watch_thread.hpp"
 
 namespace bootstorm::kube {
 namespace asio = boost::asio;

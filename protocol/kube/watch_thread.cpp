@@ -1,4 +1,4 @@
-#include "providers/kube/watch_thread.hpp"
+#include "protocol/kube/watch_thread.hpp"
 
 #include <spdlog/spdlog.h>
 

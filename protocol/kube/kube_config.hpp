@@ -17,7 +17,6 @@
 #include "common/expected.hpp"
 #include "common/rfc3339.hpp"
 #include "protocol/http/tls.hpp"
-#include "providers/api/provider.hpp"
 
 namespace bootstorm::kube {
 
@@ -63,10 +62,6 @@ Expected<KubeClientConfig> load_kubeconfig(const std::vector<std::string>& paths
 // In-cluster configuration: token and CA under `service_account_dir`, server from KUBERNETES_SERVICE_HOST and
 // KUBERNETES_SERVICE_PORT.
 Expected<KubeClientConfig> load_in_cluster(const std::string& service_account_dir = kServiceAccountDir);
-
-// Dispatches on ProviderConfig::endpoint: "kubeconfig" | "in-cluster" | an https URL (token in `password`,
-// CA in ca_data/ca_file). TLS overrides of the plan (ca_file, insecure_skip_verify) apply on top.
-Expected<KubeClientConfig> resolve_client_config(const api::ProviderConfig& config);
 
 // Decodes standard base64 (whitespace ignored). nullopt when malformed.
 using bootstorm::base64_decode;

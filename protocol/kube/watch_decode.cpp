@@ -1,5 +1,5 @@
 // Watch lines and list responses decoded (see watch_decode.hpp).
-#include "providers/kube/watch_decode.hpp"
+#include "protocol/kube/watch_decode.hpp"
 
 #include <optional>
 #include <string_view>

@@ -1,11 +1,11 @@
 // ApiStats: what the answers said, counted and subtracted.
-#include "providers/api/api_stats.hpp"
+#include "protocol/http/api_stats.hpp"
 
 #include <gtest/gtest.h>
 
 namespace {
 
-using bootstorm::api::ApiStats;
+using bootstorm::http::ApiStats;
 
 TEST(ApiStats, CountsThrottlingServerErrorsRetryAfterAndPriorityLevels) {
   ApiStats s;

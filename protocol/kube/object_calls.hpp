@@ -7,7 +7,7 @@
 #include <string>
 
 #include "common/expected.hpp"
-#include "providers/kube/kube_api.hpp"
+#include "protocol/kube/kube_api.hpp"
 
 namespace bootstorm::kube {
 

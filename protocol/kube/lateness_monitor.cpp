@@ -1,5 +1,5 @@
 // Lateness bound of watch lines (see lateness_monitor.hpp).
-#include "providers/kube/lateness_monitor.hpp"
+#include "protocol/kube/lateness_monitor.hpp"
 
 #include <algorithm>
 #include <boost/asio/as_tuple.hpp>

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "providers/kube/kube_api.hpp"
+#include "protocol/kube/kube_api.hpp"
 
 namespace bootstorm::kube::testing {
 
@@ -138,7 +138,7 @@ class FakeKubeApi final : public KubeApi {
   }
   boost::asio::any_io_executor watch_executor() override { return executor_; }
   void close() override { closed = true; }
-  api::ApiStats stats() const override { return stats_; }
+  http::ApiStats stats() const override { return stats_; }
   void count_retry() override { ++stats_.retries; }
   const std::string& server() const override { return server_; }
   boost::asio::any_io_executor executor() const override { return executor_; }
@@ -163,7 +163,7 @@ class FakeKubeApi final : public KubeApi {
   std::string server_;
   std::vector<Route> responders_;
   std::deque<WatchScript> watches_;
-  api::ApiStats stats_;
+  http::ApiStats stats_;
 };
 
 }  // namespace bootstorm::kube::testing

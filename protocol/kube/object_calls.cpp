@@ -1,10 +1,10 @@
 // Object-level Kubernetes calls (see object_calls.hpp).
-#include "providers/kube/object_calls.hpp"
+#include "protocol/kube/object_calls.hpp"
 
 #include <iterator>
 
 #include "protocol/http/types.hpp"
-#include "providers/kube/status_error.hpp"
+#include "protocol/kube/status_error.hpp"
 
 namespace bootstorm::kube {
 using boost::asio::awaitable;

@@ -1,9 +1,9 @@
-// Status errors, watch lines and list responses decoded (providers/kube/status_error.hpp, watch_decode.hpp).
-#include "providers/kube/watch_decode.hpp"
+// Status errors, watch lines and list responses decoded (protocol/kube/status_error.hpp, watch_decode.hpp).
+#include "protocol/kube/watch_decode.hpp"
 
 #include <gtest/gtest.h>
 
-#include "providers/kube/status_error.hpp"
+#include "protocol/kube/status_error.hpp"
 
 namespace bootstorm::kube {
 namespace {

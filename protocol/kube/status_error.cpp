@@ -1,5 +1,5 @@
 // Kubernetes Status errors as bootstorm errors (see status_error.hpp).
-#include "providers/kube/status_error.hpp"
+#include "protocol/kube/status_error.hpp"
 
 #include <nlohmann/json.hpp>
 

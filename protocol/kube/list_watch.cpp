@@ -1,5 +1,5 @@
 // List + watch with resume, bookmarks, 410 re-list and backoff (see list_watch.hpp).
-#include "providers/kube/list_watch.hpp"
+#include "protocol/kube/list_watch.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -9,8 +9,8 @@
 
 #include "common/async/sleep.hpp"
 #include "protocol/http/types.hpp"
-#include "providers/kube/object_calls.hpp"
-#include "providers/kube/status_error.hpp"
+#include "protocol/kube/object_calls.hpp"
+#include "protocol/kube/status_error.hpp"
 
 namespace bootstorm::kube {
 namespace asio = boost::asio;
