@@ -5,13 +5,13 @@
 #include <chrono>
 #include <cmath>
 #include <map>
-#include <numeric>
 #include <optional>
 
 #include "common/async/for_each.hpp"
 #include "orchestrator/engine/detail/run_session.hpp"
 #include "orchestrator/engine/journal_events.hpp"
 #include "orchestrator/engine/naming.hpp"
+#include "orchestrator/engine/provision_order.hpp"
 
 namespace bootstorm::engine::detail {
 
@@ -41,8 +41,7 @@ asio::awaitable<ProvisionedVms> RunSession::provision(const plan::Scenario& scen
   progress_.phase("provision", counts_);
   std::vector<std::optional<api::VmHandle>> handles(specs.size());
   std::vector<bool> startable(specs.size(), false);
-  std::vector<std::size_t> indices(specs.size());
-  std::iota(indices.begin(), indices.end(), std::size_t{0});
+  const std::vector<std::size_t> indices = provision_order(specs);
   // A failure shared by many clones (the namespace refused, the API server rejecting the VM) is logged in
   // full once and counted after the phase; the journal keeps every VM's.
   std::map<std::string, std::size_t> repeated_failures;

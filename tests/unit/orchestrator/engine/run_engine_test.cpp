@@ -80,6 +80,24 @@ void expect_same_record(const results::RunRecord& a, const results::RunRecord& b
   }
 }
 
+// Clones start round-robin over the hosts, not host after host: a platform's per-host cap on simultaneous
+// clones then holds back one host's queue, not the whole phase.
+TEST(RunEngine, ClonesStartOneHostAfterAnother) {
+  Harness h;
+  auto plan = test::small_plan(3, 2);
+  plan.platform.api_budget.max_concurrent = 1;  // one clone at a time: the calls show the order
+  auto result = h.run(plan);
+  ASSERT_FALSE(result.error) << result.error->what();
+  std::vector<std::string> hosts;
+  for (const auto& call : h.rec->calls) {
+    if (call.rfind("provision ", 0) != 0) continue;
+    for (const auto& vm : result.record.vms)
+      if ("provision " + vm.name == call) hosts.push_back(vm.host);
+  }
+  EXPECT_EQ(hosts,
+            (std::vector<std::string>{"host-01", "host-02", "host-01", "host-02", "host-01", "host-02"}));
+}
+
 // The burst is not held to apiBudget.maxConcurrent: a plan with the default budget fires all its starts
 // together; storm.startConcurrency is the one setting that holds them back.
 TEST(RunEngine, TheStartBurstIgnoresMaxConcurrentUnlessThePlanSetsStartConcurrency) {
