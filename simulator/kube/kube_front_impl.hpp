@@ -76,7 +76,7 @@ struct FrontStats {
   std::set<std::uint64_t> start_connections;
 };
 
-struct KubeFront::Impl : std::enable_shared_from_this<KubeFront::Impl>, ObjectPublisher {
+struct KubeFront::Impl final : std::enable_shared_from_this<KubeFront::Impl>, ObjectPublisher {
   Impl(model::Lab& lab, KubeFrontOptions options);
 
   model::Lab& lab;
