@@ -153,8 +153,10 @@ asio::awaitable<Expected<void>> Session::login() {
 asio::awaitable<Expected<void>> Session::relogin(std::uint64_t seen_generation) {
   auto permit = co_await async::acquire(login_mutex_);
   if (generation_ != seen_generation) co_return Expected<void>{};  // another call already logged in again
-  spdlog::info("vim25 session at {}{} is no longer authenticated: logging in again", settings_.endpoint,
-               kSdkPath);
+  if (logins_ > 0) {
+    spdlog::info("vim25 session at {}{} is no longer authenticated: logging in again", settings_.endpoint,
+                 kSdkPath);
+  }
   cookie_.clear();
   co_return co_await login();
 }

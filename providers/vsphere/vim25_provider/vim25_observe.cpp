@@ -1,7 +1,9 @@
 // Vim25Provider::observe: one filter over a ListView of the run's VMs, read with WaitForUpdatesEx; the pushed
-// changes become milestones (PushedMilestones). A failed wait is repeated from the kept version; a collector
-// gone with an expired session is made again and read from the start (milestones already reported are not
-// reported twice).
+// changes become milestones (PushedMilestones). After a wait whose answer never came (a timeout, a dropped
+// connection, a collector gone with an expired session) or came only to a resend, the collector and its view
+// are made again and read from the start: a server may count the changes of an answer it sent as delivered
+// (govmomi's simulator keeps no history of versions), so a repeat from the kept version could lose them.
+// Milestones already reported are not reported twice.
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/steady_timer.hpp>
@@ -108,6 +110,19 @@ asio::awaitable<void> Vim25Provider::observe(std::vector<api::VmHandle> vms, api
   MoRef view;
   // Reading the filter's initial state: its first answer and, when that was truncated, the rest of it.
   bool initial = false;
+  // An answer was lost on the way in the set being read: read from the start once it is read to its end.
+  bool lost_answer = false;
+  // The collector and its view, destroyed (best effort) so that the next turn makes them again.
+  auto drop_stream = [&]() -> asio::awaitable<void> {
+    if (stream) co_await stream->destroy();
+    stream.reset();
+    if (!view.empty()) {
+      const std::string method = "DestroyView";
+      const std::string element = destroy_view(view);
+      (void)co_await session_.call(method, element);
+      view = {};
+    }
+  };
   int failures = 0;
   auto previous_sent = steady::now();
   while (!stop.cancelled() && !pushed.all_reached()) {
@@ -150,8 +165,11 @@ asio::awaitable<void> Vim25Provider::observe(std::vector<api::VmHandle> vms, api
     auto set = co_await stream->next(options);
     if (!set) {
       armed();
-      spdlog::warn("waiting for VM changes at vCenter {} failed: {}", config_.endpoint, set.error().what());
-      if (set.error().kind == ErrorKind::not_found) stream.reset();  // the collector went with the session
+      spdlog::warn("waiting for VM changes at vCenter {} failed: {}; reading the VMs' state from the start",
+                   config_.endpoint, set.error().what());
+      // The window of the next answer reaches back to the last wait answered (previous_sent is not moved),
+      // so a milestone the lost answer carried keeps an honest bound.
+      co_await drop_stream();
       if (++failures >= kMaxFailures) {
         spdlog::error("observing {} VMs through vCenter {} gave up after {} failed waits", vms.size(),
                       config_.endpoint, failures);
@@ -170,7 +188,10 @@ asio::awaitable<void> Vim25Provider::observe(std::vector<api::VmHandle> vms, api
                         wall::now() - std::chrono::duration_cast<wall::duration>(now - arrived)};
     // The initial state read before any start was asked for predates every start of the storm.
     window.before_starts = initial && starts_requested_ == 0;
-    previous_sent = sent;
+    // Answered only to a resend: the first answer, lost on the way, may have carried changes this one does
+    // not. Its own changes count; then the state is read from the start, in a window from the same bound.
+    if (set->resent) lost_answer = true;
+    if (!lost_answer) previous_sent = sent;
     if (!set->truncated) {
       // The initial state is read to the end: the next wait, sent right away, is on vCenter before the
       // storm's starts.
@@ -185,14 +206,17 @@ asio::awaitable<void> Vim25Provider::observe(std::vector<api::VmHandle> vms, api
       sink(std::move(ev));
     }
     warn_of_surprises(pushed, host_names_, config_);
+    if (lost_answer && !set->truncated) {
+      lost_answer = false;
+      spdlog::info(
+          "an answer from vCenter {} was lost on the way and its wait sent again: reading the VMs' "
+          "state from the start",
+          config_.endpoint);
+      co_await drop_stream();
+    }
   }
   armed();
-  if (stream) co_await stream->destroy();
-  if (!view.empty()) {
-    const std::string method = "DestroyView";
-    const std::string element = destroy_view(view);
-    (void)co_await session_.call(method, element);
-  }
+  co_await drop_stream();
 }
 
 }  // namespace bootstorm::vsphere::vim25

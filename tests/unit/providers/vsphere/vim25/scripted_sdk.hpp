@@ -2,6 +2,7 @@
 // A scripted vCenter /sdk for unit tests of the vim25 client's logic: it logs in, then answers each call with
 // the next body of its script, and keeps every request body. Helpers build the PropertyCollector's answers.
 #include <boost/asio/awaitable.hpp>
+#include <chrono>
 #include <deque>
 #include <string>
 #include <vector>
@@ -58,6 +59,9 @@ class ScriptedSdk final : public vsphere::Transport {
     if (next.body.find("<soapenv:Fault>") != std::string::npos) r.status = 500;
     r.body = envelope(next.body);
     r.attempts = next.attempts;
+    // Written and answered at once, as over a socket that never waits.
+    r.written_at = r.received_at = std::chrono::steady_clock::now();
+    r.written_at_wall = std::chrono::system_clock::now();
     co_return r;
   }
   asio::awaitable<Expected<void>> prewarm(std::size_t) override { co_return Expected<void>{}; }
