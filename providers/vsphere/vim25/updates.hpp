@@ -7,10 +7,10 @@
 // would take each other's updates.
 //
 // The version of the last update set is kept, so a call that failed (a dropped connection, a timeout) can be
-// repeated from it: vCenter keeps its collector's versions, so nothing is lost or repeated. A server that keeps
-// none (govmomi's simulator) counts an answer as delivered once sent, lost or not: a caller that must not miss
-// a change starts over with a new stream instead (Vim25Provider::observe does). A truncated set (more changes
-// than maxObjectUpdates) is continued at once.
+// repeated from it: vCenter keeps its collector's versions, so nothing is lost or repeated. A server that
+// keeps none (govmomi's simulator) counts an answer as delivered once sent, lost or not: a caller that must
+// not miss a change starts over with a new stream instead (Vim25Provider::observe does). A truncated set
+// (more changes than maxObjectUpdates) is continued at once.
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <optional>
