@@ -94,39 +94,67 @@ class RealApiWatch : public ::testing::Test {
 
   // What the loop handed over, per object name.
   struct Seen {
-    int listed = 0, added = 0, modified = 0, relists = 0, lists = 0;
+    int listed = 0, added = 0, modified = 0;
   };
+
+  // The loop over the namespace's ConfigMaps (`query`: a label selector), asking the server to end each
+  // stream after a second.
+  static ListWatchRequest request_for(const std::string& ns, const std::string& query = {}) {
+    ListWatchRequest request;
+    request.collection = "/api/v1/namespaces/" + ns + "/configmaps";
+    request.query = query;
+    request.what = "ConfigMaps";
+    request.watch_timeout_seconds = 1;
+    request.deadline = steady_clock::now() + std::chrono::seconds(90);
+    request.max_failures = 5;
+    return request;
+  }
+  // Starts the loop with `handlers` (their on_list counts lists, re-lists and the objects listed, in seen_),
+  // and waits for its first list.
+  awaitable<void> start_loop(ListWatchRequest request, ListWatchHandlers handlers) {
+    handlers.on_list = [this](const std::vector<json>& items, ClientInstant, bool relist) {
+      ++lists_;
+      relists_ += relist ? 1 : 0;
+      for (const auto& item : items) ++seen_[item["metadata"].value("name", "")].listed;
+    };
+    asio::co_spawn(io_.get_executor(), list_watch(*api_, std::move(request), std::move(handlers), cancel_),
+                   [this](std::exception_ptr, Expected<void> r) {
+                     loop_result_ = std::move(r);
+                     loop_ended_ = true;
+                   });
+    EXPECT_TRUE(co_await until([this] { return lists_ > 0; }, std::chrono::seconds(30)));
+  }
+  // Waits for the loop to end on its own (its done() became true) within `limit`, then makes sure it ended.
+  awaitable<void> loop_ends_within(std::chrono::seconds limit) {
+    EXPECT_TRUE(co_await until([this] { return loop_ended_; }, limit));
+    cancel_.cancel();
+    co_await until([this] { return loop_ended_; }, std::chrono::seconds(10));
+    EXPECT_TRUE(loop_result_) << loop_result_.error().what();
+  }
 
   static inline std::unique_ptr<test_support::ScratchDir> dir_;
   static inline std::unique_ptr<test_support::RealApiProcess> server_;
   asio::io_context io_;
   std::unique_ptr<HttpKubeApi> api_;
+  std::map<std::string, Seen> seen_;
+  int lists_ = 0, relists_ = 0;
+  CancelSignal cancel_;
+  bool loop_ended_ = false;
+  Expected<void> loop_result_;
 };
 
 // The server ends every stream after a second; the loop resumes each from the last resourceVersion it saw.
 // Across those ends, 120 creations and 120 updates: each seen exactly once, none replayed, no re-list.
 TEST_F(RealApiWatch, StreamsTheServerEndsResumeWithoutAGapOrARepeat) {
   constexpr int kObjects = 120;
-  std::map<std::string, Seen> seen;
-  int lists = 0, relists = 0, modified_total = 0;
+  int modified_total = 0;
   bool order_broken = false;
   const http::ApiStats before = api_->stats();
   testing::run_task(io_, [&]() -> awaitable<void> {
     co_await make_namespace("resume");
-    ListWatchRequest request;
-    request.collection = "/api/v1/namespaces/resume/configmaps";
-    request.what = "ConfigMaps";
-    request.watch_timeout_seconds = 1;
-    request.deadline = steady_clock::now() + std::chrono::seconds(90);
-    request.max_failures = 5;
     ListWatchHandlers handlers;
-    handlers.on_list = [&](const std::vector<json>& items, ClientInstant, bool relist) {
-      ++lists;
-      relists += relist ? 1 : 0;
-      for (const auto& item : items) ++seen[item["metadata"].value("name", "")].listed;
-    };
     handlers.on_event = [&](const WatchEvent& ev, ClientInstant, bool, double) {
-      Seen& s = seen[ev.object["metadata"].value("name", "")];
+      Seen& s = seen_[ev.object["metadata"].value("name", "")];
       if (ev.type == WatchEvent::Type::added) ++s.added;
       if (ev.type == WatchEvent::Type::modified) {
         if (s.added == 0) order_broken = true;
@@ -135,15 +163,7 @@ TEST_F(RealApiWatch, StreamsTheServerEndsResumeWithoutAGapOrARepeat) {
       }
     };
     handlers.done = [&] { return modified_total >= kObjects; };
-    CancelSignal cancel;
-    bool loop_ended = false;
-    Expected<void> loop_result;
-    asio::co_spawn(io_.get_executor(), list_watch(*api_, request, handlers, cancel),
-                   [&](std::exception_ptr, Expected<void> r) {
-                     loop_result = std::move(r);
-                     loop_ended = true;
-                   });
-    EXPECT_TRUE(co_await until([&] { return lists > 0; }, std::chrono::seconds(30)));
+    co_await start_loop(request_for("resume"), std::move(handlers));
     // ~8 s of changes: the streams end about 8 times in between.
     for (int i = 0; i < kObjects; ++i) {
       co_await make_config_map("resume", "cm-" + std::to_string(i), false);
@@ -157,16 +177,13 @@ TEST_F(RealApiWatch, StreamsTheServerEndsResumeWithoutAGapOrARepeat) {
       EXPECT_TRUE(patched) << patched.error().what();
       co_await async::sleep_for(std::chrono::milliseconds(30));
     }
-    EXPECT_TRUE(co_await until([&] { return loop_ended; }, std::chrono::seconds(60)));
-    cancel.cancel();
-    co_await until([&] { return loop_ended; }, std::chrono::seconds(10));
-    EXPECT_TRUE(loop_result) << loop_result.error().what();
+    co_await loop_ends_within(std::chrono::seconds(60));
   }());
-  EXPECT_EQ(lists, 1);
-  EXPECT_EQ(relists, 0);
+  EXPECT_EQ(lists_, 1);
+  EXPECT_EQ(relists_, 0);
   EXPECT_FALSE(order_broken);
-  ASSERT_EQ(seen.size(), static_cast<std::size_t>(kObjects));
-  for (const auto& [name, s] : seen) {
+  ASSERT_EQ(seen_.size(), static_cast<std::size_t>(kObjects));
+  for (const auto& [name, s] : seen_) {
     EXPECT_EQ(s.listed, 0) << name;
     EXPECT_EQ(s.added, 1) << name;
     EXPECT_EQ(s.modified, 1) << name;
@@ -186,56 +203,31 @@ TEST_F(RealApiWatch, StreamsTheServerEndsResumeWithoutAGapOrARepeat) {
 // The server answers 410, the loop re-lists (the object it had seen is in that list) and goes on watching:
 // the object created after is seen once.
 TEST_F(RealApiWatch, AResourceVersionCompactedAwayIsGoneAndTheLoopRelists) {
-  int lists = 0, relists = 0;
-  std::map<std::string, Seen> seen;
   long long compacted_at = 0;
   testing::run_task(io_, [&]() -> awaitable<void> {
     co_await make_namespace("compact");
-    ListWatchRequest request;
-    request.collection = "/api/v1/namespaces/compact/configmaps";
-    request.query = "labelSelector=watched%3Dyes";
-    request.what = "ConfigMaps";
-    request.watch_timeout_seconds = 1;
-    request.deadline = steady_clock::now() + std::chrono::seconds(90);
-    request.max_failures = 5;
     ListWatchHandlers handlers;
-    handlers.on_list = [&](const std::vector<json>& items, ClientInstant, bool relist) {
-      ++lists;
-      relists += relist ? 1 : 0;
-      for (const auto& item : items) ++seen[item["metadata"].value("name", "")].listed;
-    };
     handlers.on_event = [&](const WatchEvent& ev, ClientInstant, bool, double) {
-      if (ev.type == WatchEvent::Type::added) ++seen[ev.object["metadata"].value("name", "")].added;
+      if (ev.type == WatchEvent::Type::added) ++seen_[ev.object["metadata"].value("name", "")].added;
     };
-    handlers.done = [&] { return seen["after"].added + seen["after"].listed > 0; };
-    CancelSignal cancel;
-    bool loop_ended = false;
-    Expected<void> loop_result;
-    asio::co_spawn(io_.get_executor(), list_watch(*api_, request, handlers, cancel),
-                   [&](std::exception_ptr, Expected<void> r) {
-                     loop_result = std::move(r);
-                     loop_ended = true;
-                   });
-    EXPECT_TRUE(co_await until([&] { return lists > 0; }, std::chrono::seconds(30)));
+    handlers.done = [&] { return seen_["after"].added + seen_["after"].listed > 0; };
+    co_await start_loop(request_for("compact", "labelSelector=watched%3Dyes"), std::move(handlers));
     co_await make_config_map("compact", "before", true);
-    EXPECT_TRUE(co_await until([&] { return seen["before"].added > 0; }, std::chrono::seconds(30)));
+    EXPECT_TRUE(co_await until([&] { return seen_["before"].added > 0; }, std::chrono::seconds(30)));
     // Revisions the watch does not see (its selector filters them out), then compaction past them all.
     for (int i = 0; i < 50; ++i) co_await make_config_map("compact", "unwatched-" + std::to_string(i), false);
     compacted_at = co_await compact();
-    EXPECT_TRUE(co_await until([&] { return relists > 0; }, std::chrono::seconds(30)))
+    EXPECT_TRUE(co_await until([&] { return relists_ > 0; }, std::chrono::seconds(30)))
         << "no re-list after etcd was compacted at revision " << compacted_at;
     co_await make_config_map("compact", "after", true);
-    EXPECT_TRUE(co_await until([&] { return loop_ended; }, std::chrono::seconds(30)));
-    cancel.cancel();
-    co_await until([&] { return loop_ended; }, std::chrono::seconds(10));
-    EXPECT_TRUE(loop_result) << loop_result.error().what();
+    co_await loop_ends_within(std::chrono::seconds(30));
   }());
   EXPECT_GT(compacted_at, 0);
-  EXPECT_EQ(relists, 1);
-  EXPECT_EQ(seen["before"].added, 1);
-  EXPECT_EQ(seen["before"].listed, 1);  // in the re-list
-  EXPECT_EQ(seen["after"].added + seen["after"].listed, 1);
-  EXPECT_EQ(seen.count("unwatched-0"), 0u);
+  EXPECT_EQ(relists_, 1);
+  EXPECT_EQ(seen_["before"].added, 1);
+  EXPECT_EQ(seen_["before"].listed, 1);  // in the re-list
+  EXPECT_EQ(seen_["after"].added + seen_["after"].listed, 1);
+  EXPECT_EQ(seen_.count("unwatched-0"), 0u);
 }
 
 }  // namespace
