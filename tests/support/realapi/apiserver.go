@@ -23,6 +23,9 @@ type apiserverConfig struct {
 	pki       PKI
 	tokenFile string
 	flags     []string // given after `--`, applied last
+	// The administrator's client configuration for the server at `url` (the Service resolver reads Services
+	// with it).
+	admin func(url string) *rest.Config
 }
 
 // APIServer is kube-apiserver running in this process.
@@ -49,6 +52,17 @@ func baseFlags(c apiserverConfig) []string {
 		"--service-account-signing-key-file=" + c.pki.SAKeyFile,
 		"--service-cluster-ip-range=10.96.0.0/16",
 		"--anonymous-auth=false",
+		// The aggregation layer: kube-apiserver proxies an aggregated API (KubeVirt's subresources.kubevirt.io)
+		// to its backend with the caller's identity in X-Remote-* headers and the front proxy's client
+		// certificate, which the backend checks against extension-apiserver-authentication's
+		// requestheader-client-ca-file (kube-system), as a cluster's installer sets it up.
+		"--requestheader-client-ca-file=" + c.pki.FrontProxyCAFile,
+		"--requestheader-allowed-names=" + frontProxyClient,
+		"--requestheader-username-headers=X-Remote-User",
+		"--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+		"--proxy-client-cert-file=" + c.pki.ProxyClientCertFile,
+		"--proxy-client-key-file=" + c.pki.ProxyClientKeyFile,
 		// The only address is loopback, which the "kubernetes" Service's endpoints may not hold; nothing in
 		// the suite reaches the apiserver through that Service.
 		"--endpoint-reconciler-type=none",
@@ -85,6 +99,10 @@ func startAPIServer(ctx context.Context, c apiserverConfig) (*APIServer, error) 
 	s.SecureServing.BindPort = listener.Addr().(*net.TCPAddr).Port
 	s.SecureServing.ExternalAddress = net.ParseIP("127.0.0.1")
 
+	url := fmt.Sprintf("https://127.0.0.1:%d", s.SecureServing.BindPort)
+	// Set before the server chain is built, which reads it; this process runs one server.
+	app.SetServiceResolverForTests(&loopbackResolver{admin: func() *rest.Config { return c.admin(url) }})
+
 	completed, err := s.Complete(ctx)
 	if err != nil {
 		return nil, err
@@ -110,7 +128,7 @@ func startAPIServer(ctx context.Context, c apiserverConfig) (*APIServer, error) 
 		return nil, err
 	}
 	server := &APIServer{
-		URL:     fmt.Sprintf("https://127.0.0.1:%d", s.SecureServing.BindPort),
+		URL:     url,
 		Version: s.GenericServerRunOptions.ComponentGlobalsRegistry.EffectiveVersionFor(basecompatibility.DefaultKubeComponent).BinaryVersion().String(),
 		done:    make(chan error, 1),
 	}

@@ -6,6 +6,11 @@
 // (system:serviceaccount:bootstorm:bootstorm), which holds only what the manifests given with -apply grant it
 // (the repository's deploy/kubernetes/rbac.yaml).
 //
+// The API aggregation layer is set up as a cluster's installer sets it up (a front-proxy CA, the client
+// certificate kube-apiserver presents to aggregated API servers, the X-Remote-* request headers), so an
+// APIService (KubeVirt's subresources.kubevirt.io) can be served by a backend of the suite. Every pod of the
+// suite runs on this machine: a Service resolves to 127.0.0.1 at its targetPort (resolver.go).
+//
 // Once the server is ready and every -apply manifest is in (CRDs established first), it writes into -dir a
 // kubeconfig per user, ca.pem and endpoints.json (last: its presence means the server serves), prints the
 // same JSON as one line on stdout, and serves until stdin reaches EOF (with -stdin) or SIGTERM/SIGINT arrives;
@@ -28,6 +33,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"k8s.io/client-go/rest"
 )
 
 // stringList is a repeatable flag.
@@ -104,6 +111,7 @@ func run(dir string, manifests, apiserverFlags []string, watchStdin bool, readyT
 		pki:       pki,
 		tokenFile: users.TokenFile,
 		flags:     apiserverFlags,
+		admin:     func(url string) *rest.Config { return users.config(url, pki.CAFile, adminUser) },
 	})
 	if err != nil {
 		return fmt.Errorf("kube-apiserver: %w", err)

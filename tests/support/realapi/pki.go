@@ -15,13 +15,22 @@ import (
 )
 
 // PKI is the server's own certificate authority, its serving certificate (for 127.0.0.1, ::1 and localhost,
-// signed by that CA, as a cluster's installer makes one) and the key that signs service account tokens.
+// signed by that CA, as a cluster's installer makes one) and the key that signs service account tokens; and,
+// for the API aggregation layer, a second CA (the front proxy's, which extension API servers trust for the
+// X-Remote-* headers) with the client certificate kube-apiserver presents to them.
 type PKI struct {
 	CAFile          string
 	ServingCertFile string
 	ServingKeyFile  string
 	SAKeyFile       string
+
+	FrontProxyCAFile    string
+	ProxyClientCertFile string
+	ProxyClientKeyFile  string
 }
+
+// The common name of the front proxy's client certificate, the one name --requestheader-allowed-names allows.
+const frontProxyClient = "front-proxy-client"
 
 func makePKI(dir string) (PKI, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -32,22 +41,13 @@ func makePKI(dir string) (PKI, error) {
 		ServingCertFile: filepath.Join(dir, "serving.crt"),
 		ServingKeyFile:  filepath.Join(dir, "serving.key"),
 		SAKeyFile:       filepath.Join(dir, "service-account.key"),
+
+		FrontProxyCAFile:    filepath.Join(dir, "front-proxy-ca.crt"),
+		ProxyClientCertFile: filepath.Join(dir, "front-proxy-client.crt"),
+		ProxyClientKeyFile:  filepath.Join(dir, "front-proxy-client.key"),
 	}
 	now := time.Now()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return p, err
-	}
-	caTemplate := &x509.Certificate{
-		SerialNumber:          serial(),
-		Subject:               pkix.Name{CommonName: "realapi-ca"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(7 * 24 * time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTemplate, caTemplate, &caKey.PublicKey, caKey)
+	caKey, caDER, err := makeCA("realapi-ca", now)
 	if err != nil {
 		return p, err
 	}
@@ -77,6 +77,31 @@ func makePKI(dir string) (PKI, error) {
 	if err != nil {
 		return p, err
 	}
+	frontProxyCAKey, frontProxyCADER, err := makeCA("realapi-front-proxy-ca", now)
+	if err != nil {
+		return p, err
+	}
+	frontProxyCA, err := x509.ParseCertificate(frontProxyCADER)
+	if err != nil {
+		return p, err
+	}
+	proxyClientKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return p, err
+	}
+	proxyClientTemplate := &x509.Certificate{
+		SerialNumber: serial(),
+		Subject:      pkix.Name{CommonName: frontProxyClient},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(7 * 24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	proxyClientDER, err := x509.CreateCertificate(rand.Reader, proxyClientTemplate, frontProxyCA,
+		&proxyClientKey.PublicKey, frontProxyCAKey)
+	if err != nil {
+		return p, err
+	}
 	for _, f := range []struct {
 		path string
 		mode os.FileMode
@@ -86,12 +111,34 @@ func makePKI(dir string) (PKI, error) {
 		{p.ServingCertFile, 0o644, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: servingDER})},
 		{p.ServingKeyFile, 0o600, ecKeyPEM(servingKey)},
 		{p.SAKeyFile, 0o600, ecKeyPEM(saKey)},
+		{p.FrontProxyCAFile, 0o644, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: frontProxyCADER})},
+		{p.ProxyClientCertFile, 0o644, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: proxyClientDER})},
+		{p.ProxyClientKeyFile, 0o600, ecKeyPEM(proxyClientKey)},
 	} {
 		if err := os.WriteFile(f.path, f.pem, f.mode); err != nil {
 			return p, err
 		}
 	}
 	return p, nil
+}
+
+// makeCA makes a self-signed certificate authority named `name`: its key and DER certificate.
+func makeCA(name string, now time.Time) (*ecdsa.PrivateKey, []byte, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	template := &x509.Certificate{
+		SerialNumber:          serial(),
+		Subject:               pkix.Name{CommonName: name},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(7 * 24 * time.Hour),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, template, template, &key.PublicKey, key)
+	return key, der, err
 }
 
 func ecKeyPEM(key *ecdsa.PrivateKey) []byte {
