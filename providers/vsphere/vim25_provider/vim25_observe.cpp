@@ -146,8 +146,8 @@ asio::awaitable<void> Vim25Provider::observe(std::vector<api::VmHandle> vms, api
         created = made.error();
       }
       if (!created) {
-        armed();  // not in place, and the storm will not wait for the retries
-        stream.reset();
+        armed();                 // not in place, and the storm will not wait for the retries
+        co_await drop_stream();  // the view or collector that was made, if any
         if (++failures >= kMaxFailures) {
           spdlog::error("observing {} VMs through vCenter {} failed: {}", vms.size(), config_.endpoint,
                         created.error().what());
