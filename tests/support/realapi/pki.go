@@ -51,25 +51,12 @@ func makePKI(dir string) (PKI, error) {
 	if err != nil {
 		return p, err
 	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		return p, err
-	}
-	servingKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return p, err
-	}
-	servingTemplate := &x509.Certificate{
-		SerialNumber: serial(),
-		Subject:      pkix.Name{CommonName: "kube-apiserver"},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(7 * 24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:     []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
-		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1"), net.IPv6loopback},
-	}
-	servingDER, err := x509.CreateCertificate(rand.Reader, servingTemplate, ca, &servingKey.PublicKey, caKey)
+	servingKey, servingDER, err := issue(caKey, caDER, now, &x509.Certificate{
+		Subject:     pkix.Name{CommonName: "kube-apiserver"},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:    []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1"), net.IPv6loopback},
+	})
 	if err != nil {
 		return p, err
 	}
@@ -81,24 +68,10 @@ func makePKI(dir string) (PKI, error) {
 	if err != nil {
 		return p, err
 	}
-	frontProxyCA, err := x509.ParseCertificate(frontProxyCADER)
-	if err != nil {
-		return p, err
-	}
-	proxyClientKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return p, err
-	}
-	proxyClientTemplate := &x509.Certificate{
-		SerialNumber: serial(),
-		Subject:      pkix.Name{CommonName: frontProxyClient},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(7 * 24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	proxyClientDER, err := x509.CreateCertificate(rand.Reader, proxyClientTemplate, frontProxyCA,
-		&proxyClientKey.PublicKey, frontProxyCAKey)
+	proxyClientKey, proxyClientDER, err := issue(frontProxyCAKey, frontProxyCADER, now, &x509.Certificate{
+		Subject:     pkix.Name{CommonName: frontProxyClient},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	})
 	if err != nil {
 		return p, err
 	}
@@ -138,6 +111,25 @@ func makeCA(name string, now time.Time) (*ecdsa.PrivateKey, []byte, error) {
 		IsCA:                  true,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, template, template, &key.PublicKey, key)
+	return key, der, err
+}
+
+// issue makes a key and a certificate for it from `template` (its subject, extended key usage and names),
+// signed by the CA of `caKey` and `caDER`, valid for a week.
+func issue(caKey *ecdsa.PrivateKey, caDER []byte, now time.Time, template *x509.Certificate) (*ecdsa.PrivateKey, []byte, error) {
+	ca, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		return nil, nil, err
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	template.SerialNumber = serial()
+	template.NotBefore = now.Add(-time.Hour)
+	template.NotAfter = now.Add(7 * 24 * time.Hour)
+	template.KeyUsage = x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment
+	der, err := x509.CreateCertificate(rand.Reader, template, ca, &key.PublicKey, caKey)
 	return key, der, err
 }
 

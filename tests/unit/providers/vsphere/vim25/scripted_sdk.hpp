@@ -94,6 +94,11 @@ inline std::string change(const std::string& name, const std::string& value) {
   return "<changeSet><name>" + name + "</name><op>assign</op>" + value + "</changeSet>";
 }
 
+// A task's info.state changed to `state` (queued, running, success, error).
+inline std::string task_state(const std::string& state) {
+  return change("info.state", "<val xsi:type=\"TaskInfoState\">" + state + "</val>");
+}
+
 // A SOAP fault of `type` (e.g. InvalidCollectorVersion), answered with HTTP 500 as vCenter does.
 inline std::string fault(const std::string& type) {
   return "<soapenv:Fault><faultcode>ServerFaultCode</faultcode><faultstring>" + type +

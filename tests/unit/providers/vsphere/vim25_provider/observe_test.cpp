@@ -59,12 +59,11 @@ class Vim25ObserveTest : public ::testing::Test {
     sdk->script.insert(
         sdk->script.end(),
         {R"(<PowerOnVM_TaskResponse xmlns="urn:vim25"><returnval type="Task">task-1</returnval></PowerOnVM_TaskResponse>)",
-         collector_created(), filter_created(),
-         update("1",
-                task_change("task-1", change("info.state", "<val xsi:type=\"TaskInfoState\">success</val>"))),
+         collector_created(), filter_created(), update("1", task_change("task-1", task_state("success"))),
          R"(<DestroyPropertyFilterResponse xmlns="urn:vim25"/>)"});
     auto started = run_task(io, provider->start(vm));
     ASSERT_TRUE(started) << started.error().what();
+    first_observe_body = sdk->bodies.size();
   }
   // The milestones observe() reports until `running`.
   std::vector<api::MilestoneEvent> observe() {
@@ -80,13 +79,13 @@ class Vim25ObserveTest : public ::testing::Test {
                      stop));
     return seen;
   }
-  // Where the observation's own requests begin (after the start's).
-  std::size_t first_observe_body() const { return 5; }
 
   asio::io_context io;
   ScriptedSdk* sdk = nullptr;
   std::unique_ptr<Vim25Provider> provider;
   api::VmHandle vm{kVm, "vm-1", "host-1", "storm"};
+  // Where the observation's own requests begin (after the start's).
+  std::size_t first_observe_body = 0;
 };
 
 TEST_F(Vim25ObserveTest, AWaitWhoseAnswerNeverCameIsFollowedByTheStateFromTheStart) {
@@ -105,7 +104,7 @@ TEST_F(Vim25ObserveTest, AWaitWhoseAnswerNeverCameIsFollowedByTheStateFromTheSta
   EXPECT_EQ(seen.back().milestone, api::Milestone::running);
   EXPECT_EQ(seen.back().vm, kVm);
   const auto& bodies = sdk->bodies;
-  const std::size_t at = first_observe_body();
+  const std::size_t at = first_observe_body;
   ASSERT_GE(bodies.size(), at + 11);
   EXPECT_NE(bodies[at + 4].find("<version>1</version>"), std::string::npos) << bodies[at + 4];
   EXPECT_NE(bodies[at + 5].find("<DestroyPropertyCollector "), std::string::npos) << bodies[at + 5];
@@ -128,7 +127,7 @@ TEST_F(Vim25ObserveTest, AnAnswerToAResendIsFollowedByTheStateFromTheStart) {
   ASSERT_FALSE(seen.empty());
   EXPECT_EQ(seen.back().milestone, api::Milestone::running);
   const auto& bodies = sdk->bodies;
-  const std::size_t at = first_observe_body();
+  const std::size_t at = first_observe_body;
   ASSERT_GE(bodies.size(), at + 11);
   EXPECT_NE(bodies[at + 5].find("<DestroyPropertyCollector "), std::string::npos) << bodies[at + 5];
   EXPECT_NE(bodies[at + 10].find("<version></version>"), std::string::npos) << bodies[at + 10];

@@ -18,10 +18,6 @@ using namespace bootstorm::vsphere::vim25;
 using namespace bootstorm::test_support::scripted_sdk;
 using bootstorm::testing::run_task;
 
-std::string task_state(const std::string& state) {
-  return change("info.state", "<val xsi:type=\"TaskInfoState\">" + state + "</val>");
-}
-
 std::string task_read(const std::string& task, const std::string& state) {
   return R"(<RetrievePropertiesExResponse xmlns="urn:vim25"><returnval><objects><obj type="Task">)" + task +
          R"(</obj><propSet><name>info.state</name><val xsi:type="TaskInfoState">)" + state +
