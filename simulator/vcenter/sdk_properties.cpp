@@ -524,6 +524,27 @@ ServerResponse VcenterFront::Impl::sdk_retrieve(const vim25::XmlNode& call, bool
   return sdk_result_page("RetrievePropertiesExResponse", std::move(rendered), page);
 }
 
+// Fetch is not in the WSDL, but vCenter serves it on every managed object and pyVmomi 8.0.1 and later send it
+// for each property accessor (vm.name, view.view). The answer is the property's value as <returnval>,
+// typed as RetrieveProperties would type it, and no <returnval> for a property without a value.
+ServerResponse VcenterFront::Impl::sdk_fetch(const vim25::XmlNode& call, const vim25::MoRef& self) const {
+  const std::string type = sdk_type_of(self.value);
+  if (type.empty()) return sdk_object_not_found(self);
+  const std::string path = call.child_text("prop").value_or("");
+  const auto value = sdk_property({type, self.value}, path);
+  if (!value) {
+    return sdk_fault("InvalidProperty",
+                     "The simulated lab does not know property '" + path + "' of " + type + ".",
+                     "<name>" + esc(path) + "</name>");
+  }
+  std::string returnval = *value;
+  constexpr std::string_view kOpen = "<val", kClose = "</val>";
+  if (returnval.starts_with(kOpen)) returnval.replace(0, kOpen.size(), "<returnval");
+  if (returnval.ends_with(kClose))
+    returnval.replace(returnval.size() - kClose.size(), kClose.size(), "</returnval>");
+  return sdk_ok(response_element("FetchResponse", returnval));
+}
+
 ServerResponse VcenterFront::Impl::sdk_result_page(const std::string& response,
                                                    std::vector<std::string> objects, std::size_t page) {
   std::string body;

@@ -320,6 +320,7 @@ boost::asio::awaitable<ServerResponse> VcenterFront::Impl::sdk_session_call(cons
   if (method == "RetrievePropertiesEx") co_return sdk_retrieve(call, true);
   if (method == "RetrieveProperties") co_return sdk_retrieve(call, false);
   if (method == "ContinueRetrievePropertiesEx") co_return sdk_continue(call);
+  if (method == "Fetch") co_return sdk_fetch(call, self);
   // The PropertyCollector's filters and waits, on the session's collector or one it created.
   if (self.type == "PropertyCollector" &&
       (method == "CreatePropertyCollector" || method == "DestroyPropertyCollector" ||

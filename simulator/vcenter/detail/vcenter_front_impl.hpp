@@ -172,6 +172,9 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
   // RetrievePropertiesEx (paged: a token for the rest) or RetrieveProperties (all at once).
   http::ServerResponse sdk_retrieve(const vsphere::vim25::XmlNode& call, bool paged);
   http::ServerResponse sdk_continue(const vsphere::vim25::XmlNode& call);
+  // Fetch: one property of one object, as pyVmomi 8.0.1 and later read every property accessor.
+  http::ServerResponse sdk_fetch(const vsphere::vim25::XmlNode& call,
+                                 const vsphere::vim25::MoRef& self) const;
   http::ServerResponse sdk_result_page(const std::string& response, std::vector<std::string> objects,
                                        std::size_t page);
 

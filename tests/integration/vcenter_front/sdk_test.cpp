@@ -167,6 +167,50 @@ TEST_F(LabSdk, ViewsReadPageByPageMatchTheLabProfile) {
   EXPECT_NE(unknown.error().message.find("InvalidProperty"), std::string::npos) << unknown.error().what();
 }
 
+// Fetch: how pyVmomi 8.0.1 and later read each property accessor (vm.name, view.view): one property of one
+// object, typed as RetrieveProperties types it.
+TEST_F(LabSdk, FetchReadsOnePropertyOfAnyObjectAsPyVmomiAccessorsDo) {
+  Session session(io_.get_executor(), *transport_, settings());
+  ASSERT_TRUE(run_task(io_, session.login()));
+  const ServiceContent& sc = session.service_content();
+  auto fetch = [&](const MoRef& self, const std::string& prop) {
+    return run_task(io_,
+                    session.call("Fetch", "<Fetch xmlns=\"urn:vim25\"><_this type=\"" + self.type + "\">" +
+                                              self.value + "</_this><prop>" + prop + "</prop></Fetch>"));
+  };
+  auto view = run_task(
+      io_, session.call("CreateContainerView",
+                        create_container_view(sc.view_manager, sc.root_folder, {"VirtualMachine"}, true)));
+  ASSERT_TRUE(view) << view.error().what();
+  auto members = fetch(decode_moref(view->returnval()), "view");
+  ASSERT_TRUE(members) << members.error().what();
+  EXPECT_EQ(members->returnval().type_name(), "ArrayOfManagedObjectReference");
+  const std::vector<XmlNode> vms = members->returnval().children("ManagedObjectReference");
+  ASSERT_EQ(vms.size(), 1u);  // the lab's golden VM
+  const MoRef golden = decode_moref(vms.front());
+  EXPECT_EQ(golden.type, "VirtualMachine");
+
+  auto name = fetch(golden, "name");
+  ASSERT_TRUE(name) << name.error().what();
+  EXPECT_EQ(name->returnval().type_name(), "string");
+  EXPECT_EQ(name->returnval().text(), "tiny-golden");
+  auto power = fetch(golden, "runtime.powerState");
+  ASSERT_TRUE(power) << power.error().what();
+  EXPECT_EQ(power->returnval().text(), "poweredOff");
+  // A property without a value (no snapshot yet): an answer without returnval, as pyVmomi reads None.
+  auto snapshot = fetch(golden, "snapshot");
+  ASSERT_TRUE(snapshot) << snapshot.error().what();
+  EXPECT_FALSE(snapshot->returnval());
+
+  auto unknown = fetch(golden, "no.such");
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().message.find("InvalidProperty"), std::string::npos) << unknown.error().what();
+  auto gone = fetch({"VirtualMachine", "vm-does-not-exist"}, "name");
+  ASSERT_FALSE(gone);
+  EXPECT_NE(gone.error().message.find("no longer exists"), std::string::npos)
+      << gone.error().what();  // ManagedObjectNotFound
+}
+
 TEST_F(LabSdk, TheLabsFrontFaultsApplyToSdkToo) {
   // Every /sdk call fails with an injected 503 SystemError: login says so, naming the call.
   set_faults(R"({"errorRate": 1.0, "errorStatus": 503, "paths": ["/sdk"]})");
