@@ -4,15 +4,14 @@ that bench/run can set bootstorm's figures beside it on the same lab (or vCenter
 
   - linked clones of a template (a snapshot of its own, diskMoveType createNewChildDiskBacking), CloneVM_Task
     from a thread pool, round-robin over the hosts, each thread reading its task's info every half second
-    until it ends (the samples' wait_for_task; pyVim.task.WaitForTask from many threads would share the
-    session's one PropertyCollector);
+    until it ends (wait_for_task below);
   - the power-on: a PowerOnVM_Task per VM from --threads threads (--power-on each; the first wave waits at a
     barrier so that it leaves together), or one Datacenter.PowerOnMultiVM_Task (--power-on multi);
   - observed by a second session: a PropertyCollector filter over a ContainerView of every VM, and
     WaitForUpdatesEx in a loop, from before the power-on until each clone is ready.
 
 usage: vsphere_peer.py --endpoints FILE | --vcsim FILE   [--vms N] [--threads T] [--power-on each|multi]
-                       [--ready running|guest_agent] [--prefix NAME] [--timeout S]
+                       [--ready running|guest_agent] [--prefix NAME] [--hosts H1,H2] [--timeout S]
   --endpoints: a `bootstorm lab serve` state directory's endpoints.json (its /_lab/truth gives the lateness);
   --vcsim: the first line tests/support/vcsim printed (no truth there: lateness is not measured).
 Prints one line of key=value figures, each prefixed `peer`:
@@ -38,7 +37,6 @@ import threading
 import time
 import urllib.request
 
-from pyVim import task as pyvim_task
 from pyVim.connect import Disconnect, SmartConnect
 from pyVmomi import SoapAdapter, vim, vmodl
 
@@ -144,6 +142,20 @@ class Observer(threading.Thread):
             self.done.set()
 
 
+def wait_for_task(task, what):
+    """The task's result once it ends, reading its info every half second (the samples' wait_for_task).
+    pyVim.task.WaitForTask is not used: from many threads it shares the session's one PropertyCollector, and
+    pyVmomi 9.1.1.0's fails on a task it sees running whose info.name is a method pyVmomi does not know
+    (vcsim's PowerOnMultiVM_Task: AttributeError in GetTaskStatus)."""
+    while True:
+        info = task.info
+        if info.state == vim.TaskInfo.State.success:
+            return info.result
+        if info.state == vim.TaskInfo.State.error:
+            raise RuntimeError(f"{what}: {info.error.msg}")
+        time.sleep(0.5)
+
+
 def pct(values, p):
     if not values:
         return float("nan")
@@ -161,6 +173,7 @@ def main():
     parser.add_argument("--power-on", choices=["each", "multi"], default="each")
     parser.add_argument("--ready", choices=["running", "guest_agent"], default="guest_agent")
     parser.add_argument("--prefix", default="peer")
+    parser.add_argument("--hosts", help="comma-separated host names to clone onto (default: every host)")
     parser.add_argument("--timeout", type=float, default=600)
     args = parser.parse_args()
     began = time.time()
@@ -178,6 +191,10 @@ def main():
     vms = collect(si, vim.VirtualMachine, ["name"])
     template = next(vm for vm, p in vms.items() if p.get("name") == target["template"])
     hosts = sorted(collect(si, vim.HostSystem, ["name", "parent"]).items(), key=lambda h: h[1]["name"])
+    if args.hosts:
+        hosts = [h for h in hosts if h[1]["name"] in args.hosts.split(",")]
+        if not hosts:
+            sys.exit(f"vsphere_peer.py: none of the hosts {args.hosts} is in {target['sdk']}")
     pools = {}
     for host, props in hosts:
         pools.setdefault(props["parent"], props["parent"].resourcePool)
@@ -185,8 +202,7 @@ def main():
 
     snapshot_task = template.CreateSnapshot_Task(name=f"{args.prefix}-base", description="the peer's linked clones",
                                                  memory=False, quiesce=False)
-    pyvim_task.WaitForTask(snapshot_task, si=si)
-    snapshot = snapshot_task.info.result
+    snapshot = wait_for_task(snapshot_task, f"taking the snapshot {args.prefix}-base")
     folder = datacenter.vmFolder
     names = [f"{args.prefix}-{i:05d}" for i in range(args.vms)]
 
@@ -195,14 +211,8 @@ def main():
         spec = vim.vm.CloneSpec(location=vim.vm.RelocateSpec(host=host[0], pool=pools[host[1]["parent"]],
                                                              diskMoveType="createNewChildDiskBacking"),
                                 snapshot=snapshot, powerOn=False, template=False)
-        t = template.CloneVM_Task(folder=folder, name=names[index], spec=spec)
-        while True:
-            info = t.info
-            if info.state == vim.TaskInfo.State.success:
-                return info.result
-            if info.state == vim.TaskInfo.State.error:
-                raise RuntimeError(f"cloning {names[index]}: {info.error.msg}")
-            time.sleep(0.5)
+        return wait_for_task(template.CloneVM_Task(folder=folder, name=names[index], spec=spec),
+                             f"cloning {names[index]}")
 
     with concurrent.futures.ThreadPoolExecutor(args.threads) as pool:
         clones = list(pool.map(clone, range(args.vms)))
@@ -217,7 +227,7 @@ def main():
     sent = [0.0] * args.vms
     if args.power_on == "multi":
         sent = [time.time()] * args.vms
-        pyvim_task.WaitForTask(datacenter.PowerOnMultiVM_Task(vm=clones), si=si)
+        wait_for_task(datacenter.PowerOnMultiVM_Task(vm=clones), "PowerOnMultiVM_Task")
     else:
         barrier = threading.Barrier(min(args.threads, args.vms))
 
