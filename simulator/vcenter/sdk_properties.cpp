@@ -260,15 +260,123 @@ std::optional<std::string> vm_property(const VcenterFront::Impl& front, const mo
     return moref_array({{"VirtualMachineSnapshot", chain.front()->id}});
   }
   return std::nullopt;
-  return std::nullopt;
+}
+
+// ---- data objects composed from the paths beneath them ----
+
+// vim25 answers a property that holds a data object (`runtime`, `guest`, `summary.storage`) with the whole
+// object; the front serves values by path, so it composes such an object from the paths it serves beneath it.
+// Fields in the order of the vim25 XSD's sequences; a nested data object is a shape of its own.
+struct DataObjectShape {
+  std::string_view owner, path, type;
+  std::vector<std::string_view> fields;
+};
+
+const std::vector<DataObjectShape>& data_object_shapes() {
+  static const std::vector<DataObjectShape> shapes{
+      {"VirtualMachine",
+       "runtime",
+       "VirtualMachineRuntimeInfo",
+       {"host", "connectionState", "powerState", "bootTime"}},
+      {"VirtualMachine",
+       "guest",
+       "GuestInfo",
+       {"toolsVersionStatus2", "toolsRunningStatus", "ipAddress", "net"}},
+      {"VirtualMachine",
+       "config",
+       "VirtualMachineConfigInfo",
+       {"name", "template", "hardware", "tools", "extraConfig"}},
+      {"VirtualMachine", "config.hardware", "VirtualHardware", {"numCPU", "memoryMB"}},
+      {"VirtualMachine", "config.tools", "ToolsConfigInfo", {"toolsVersion"}},
+      {"VirtualMachine", "summary", "VirtualMachineSummary", {"config", "storage", "customValue"}},
+      {"VirtualMachine",
+       "summary.config",
+       "VirtualMachineConfigSummary",
+       {"name", "template", "memorySizeMB", "numCpu"}},
+      {"VirtualMachine", "summary.storage", "VirtualMachineStorageSummary", {"committed"}},
+      {"HostSystem", "runtime", "HostRuntimeInfo", {"connectionState", "powerState", "inMaintenanceMode"}},
+      {"HostSystem", "hardware", "HostHardwareInfo", {"memorySize"}},
+      {"HostSystem", "summary", "HostListSummary", {"hardware", "config"}},
+      {"HostSystem", "summary.hardware", "HostHardwareSummary", {"cpuModel", "memorySize", "numCpuCores"}},
+      {"HostSystem", "summary.config", "HostConfigSummary", {"product"}},
+      {"HostSystem", "summary.config.product", "AboutInfo", {"fullName"}},
+      {"Datastore", "summary", "DatastoreSummary", {"capacity", "freeSpace", "accessible"}},
+  };
+  return shapes;
+}
+
+// The element `<tag...>` that starts at `from` of `xml` (escaped text, elements only at its top): where it
+// ends.
+std::size_t element_end(std::string_view xml, std::size_t from) {
+  int depth = 0;
+  for (std::size_t at = from; at < xml.size();) {
+    const std::size_t close = xml.find('>', at);
+    if (close == std::string_view::npos) return xml.size();
+    if (xml[at + 1] == '/') {
+      --depth;
+    } else if (xml[close - 1] != '/') {
+      ++depth;
+    }
+    at = close + 1;
+    if (depth == 0) return at;
+    at = xml.find('<', at);
+    if (at == std::string_view::npos) return xml.size();
+  }
+  return xml.size();
+}
+
+// `<name...>` for the element `<old...>` that `element` is (its opening and closing tags renamed).
+std::string renamed(std::string_view element, std::string_view name) {
+  const std::size_t name_end = element.find_first_of(" />", 1);
+  std::string out = "<" + std::string(name) + std::string(element.substr(name_end));
+  if (!element.ends_with("/>")) {
+    out.resize(out.size() - (element.size() - element.rfind("</")));
+    out += "</" + std::string(name) + ">";
+  }
+  return out;
+}
+
+// A property's `<val ...>` as the field `name` of a data object: an array's items each become one `<name>`
+// element (vim25 repeats an array field's element), any other value is the element renamed.
+std::string as_field(std::string_view value, std::string_view name) {
+  const std::size_t open_end = value.find('>');
+  const bool array = value.substr(0, open_end).find(R"(xsi:type="ArrayOf)") != std::string_view::npos;
+  if (!array || value.ends_with("/>")) return array ? std::string() : renamed(value, name);
+  const std::string_view items =
+      value.substr(open_end + 1, value.size() - open_end - 1 - std::string_view("</val>").size());
+  std::string out;
+  for (std::size_t at = items.find('<'); at != std::string_view::npos && at < items.size();) {
+    const std::size_t end = element_end(items, at);
+    out += renamed(items.substr(at, end - at), name);
+    at = items.find('<', end);
+  }
+  return out;
 }
 
 }  // namespace
+
+std::optional<std::string> VcenterFront::Impl::sdk_data_object(const vim25::MoRef& obj,
+                                                               std::string_view path) const {
+  for (const auto& shape : data_object_shapes()) {
+    if (shape.owner != obj.type || shape.path != path) continue;
+    std::string fields;
+    bool known = false;  // a gone or hidden object serves none of its paths
+    for (const auto field : shape.fields) {
+      const auto value = sdk_property(obj, std::string(path) + "." + std::string(field));
+      known = known || value.has_value();
+      if (value && !value->empty()) fields += as_field(*value, field);
+    }
+    if (!known) return std::nullopt;
+    return fmt::format(R"(<val xsi:type="{}">{}</val>)", shape.type, fields);
+  }
+  return std::nullopt;
+}
 
 std::optional<std::string> VcenterFront::Impl::sdk_property(const vim25::MoRef& obj,
                                                             std::string_view path) const {
   const model::Datacenter& dc = lab.datacenter();
   if (auto perf = sdk_perf_property(obj, path)) return perf;  // sdk_performance.cpp
+  if (auto object = sdk_data_object(obj, path)) return object;
   if (obj.type == "Task") {
     auto task = sdk_tasks.find(obj.value);
     if (task == sdk_tasks.end()) return std::nullopt;

@@ -53,6 +53,27 @@ class PyVmomi(LabTestCase):
         self.assertGreaterEqual(routes.get("POST /sdk Login", 0), 1)
         self.assertGreaterEqual(routes.get("POST /sdk Logout", 0), 1)
 
+    def test_property_accessors_read_whole_data_objects(self):
+        # pyVmomi reads `vm.runtime` whole (RetrievePropertiesEx of the path `runtime` in 6.7, Fetch since 8.0.1),
+        # then takes `.powerState` from the object: the lab composes the object from the paths it serves.
+        si = self.connect()
+        content = si.RetrieveContent()
+        view = content.viewManager.CreateContainerView(content.rootFolder, [vim.VirtualMachine], True)
+        golden = [vm for vm in view.view if vm.name == "tiny-golden"][0]
+        self.assertIsInstance(golden.runtime, vim.vm.RuntimeInfo)
+        self.assertEqual(golden.runtime.powerState, "poweredOff")
+        self.assertIsInstance(golden.runtime.host, vim.HostSystem)
+        self.assertEqual(golden.guest.toolsRunningStatus, "guestToolsNotRunning")
+        self.assertEqual(list(golden.guest.net), [])  # off: no NIC reported
+        self.assertGreater(golden.config.hardware.numCPU, 0)
+        self.assertEqual(golden.config.name, "tiny-golden")
+        self.assertGreater(golden.summary.storage.committed, 0)
+        host = golden.runtime.host
+        self.assertEqual(host.runtime.connectionState, "connected")
+        self.assertGreater(host.summary.hardware.numCpuCores, 0)
+        view.Destroy()
+        pyVim_connect.Disconnect(si)
+
     def test_a_wrong_password_is_invalid_login(self):
         with self.assertRaises(vim.fault.InvalidLogin) as raised:
             self.connect(password="not-the-password")

@@ -167,6 +167,9 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
                                                   bool recursive) const;
   // The <val> element of property `path` of `obj`; "" for a property without a value; nullopt: unknown.
   std::optional<std::string> sdk_property(const vsphere::vim25::MoRef& obj, std::string_view path) const;
+  // A property that holds a data object the front composes from the paths beneath it (`runtime`, `guest`):
+  // its <val>; nullopt for any other path, or an object that is gone.
+  std::optional<std::string> sdk_data_object(const vsphere::vim25::MoRef& obj, std::string_view path) const;
   http::ServerResponse sdk_create_view(const vsphere::vim25::XmlNode& call, const std::string& session_key);
   http::ServerResponse sdk_destroy_view(const vsphere::vim25::MoRef& self);
   // RetrievePropertiesEx (paged: a token for the rest) or RetrieveProperties (all at once).

@@ -155,6 +155,16 @@ TEST_F(LabSdk, ViewsReadPageByPageMatchTheLabProfile) {
   EXPECT_EQ(only->objects[0].obj, golden);
   EXPECT_EQ(only->objects[0].prop("runtime.powerState")->text, "poweredOff");
   EXPECT_EQ(only->objects[0].prop("runtime.host")->moref().type, "HostSystem");
+  // A data object whole, as a pathSet may ask: `guest`, its array field `net` repeated (none while off).
+  auto guest =
+      run_task(io_, session.call("RetrievePropertiesEx",
+                                 retrieve_properties_ex(sc.property_collector,
+                                                        {view_filter_spec(decode_moref(list->returnval()),
+                                                                          "VirtualMachine", {"guest"})})));
+  ASSERT_TRUE(guest) << guest.error().what();
+  auto guest_info = decode_retrieve_result(guest->response());
+  ASSERT_TRUE(guest_info && guest_info->objects.size() == 1u);
+  EXPECT_EQ(guest_info->objects[0].prop("guest")->field_text("toolsRunningStatus"), "guestToolsNotRunning");
   // Destroyed views are gone; an unknown property is InvalidProperty.
   ASSERT_TRUE(run_task(io_, session.call("DestroyView", destroy_view(hosts_view))));
   EXPECT_FALSE(run_task(io_, session.call("DestroyView", destroy_view(hosts_view))));
@@ -201,6 +211,19 @@ TEST_F(LabSdk, FetchReadsOnePropertyOfAnyObjectAsPyVmomiAccessorsDo) {
   auto snapshot = fetch(golden, "snapshot");
   ASSERT_TRUE(snapshot) << snapshot.error().what();
   EXPECT_FALSE(snapshot->returnval());
+
+  // A property that holds a data object: the whole object, composed from the paths beneath it.
+  auto runtime = fetch(golden, "runtime");
+  ASSERT_TRUE(runtime) << runtime.error().what();
+  EXPECT_EQ(runtime->returnval().type_name(), "VirtualMachineRuntimeInfo");
+  EXPECT_EQ(runtime->returnval().child_text("powerState"), "poweredOff");
+  EXPECT_EQ(decode_moref(runtime->returnval().child("host")).type, "HostSystem");
+  EXPECT_FALSE(runtime->returnval().child("bootTime"));  // off: unset, so left out
+  auto config = fetch(golden, "config");
+  ASSERT_TRUE(config) << config.error().what();
+  EXPECT_EQ(config->returnval().child_text("name"), "tiny-golden");
+  EXPECT_EQ(config->returnval().child("hardware").type_name(), "VirtualHardware");
+  EXPECT_NE(config->returnval().child("hardware").child_text("numCPU").value_or("0"), "0");
 
   auto unknown = fetch(golden, "no.such");
   ASSERT_FALSE(unknown);
