@@ -29,7 +29,7 @@ pyVmomi is the one bench/peer/requirements.txt pins (`deploy/setup bench` puts i
 import argparse
 import concurrent.futures
 import json
-import math
+import os
 import resource
 import ssl
 import sys
@@ -39,6 +39,9 @@ import urllib.request
 
 from pyVim.connect import Disconnect, SmartConnect
 from pyVmomi import SoapAdapter, vim, vmodl
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from storm_accuracy import pct  # noqa: E402  the same percentile as bootstorm's figures
 
 PC = vmodl.query.PropertyCollector
 MILESTONES = {"runtime.powerState": ("running", "poweredOn"),
@@ -154,13 +157,6 @@ def wait_for_task(task, what):
         if info.state == vim.TaskInfo.State.error:
             raise RuntimeError(f"{what}: {info.error.msg}")
         time.sleep(0.5)
-
-
-def pct(values, p):
-    if not values:
-        return float("nan")
-    v = sorted(values)
-    return v[min(len(v) - 1, max(0, math.ceil(p * len(v)) - 1))]
 
 
 def main():
