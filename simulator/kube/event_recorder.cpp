@@ -48,7 +48,7 @@ void EventRecorder::record(const json& involved, const std::string& type, const 
   publisher_.insert(Kind::events, std::move(event));
   order_.emplace_back(ns, name);
   while (order_.size() > max_events_) {
-    store_.remove(Kind::events, order_.front().first, order_.front().second);
+    publisher_.remove(Kind::events, order_.front().first, order_.front().second);
     order_.pop_front();
   }
 }

@@ -33,7 +33,7 @@ ApiResult GarbageCollector::delete_object(Kind kind, const std::string& ns, cons
   switch (kind) {
     case Kind::virtual_machines: {
       if (store_.get(Kind::virtual_machine_instances, ns, name)) {
-        store_.remove(Kind::virtual_machine_instances, ns, name);
+        publisher_.remove(Kind::virtual_machine_instances, ns, name);
         events_.record(current->object, "Normal", "SuccessfulDelete",
                        "Stopped the virtual machine by deleting the virtual machine instance " +
                            std::string(current->object["metadata"].value("uid", "")),
@@ -63,22 +63,22 @@ ApiResult GarbageCollector::delete_object(Kind kind, const std::string& ns, cons
           continue;
         }
         cdi_.forget(ns, dv_name);
-        store_.remove(Kind::data_volumes, ns, dv_name);
-        store_.remove(Kind::persistent_volume_claims, ns, dv_name);
+        publisher_.remove(Kind::data_volumes, ns, dv_name);
+        publisher_.remove(Kind::persistent_volume_claims, ns, dv_name);
       }
-      return store_.remove(kind, ns, name);
+      return publisher_.remove(kind, ns, name);
     }
     case Kind::virtual_machine_instances: {
       const bool tracked = vms_.tracks(ns, name);
       vms_.power_off_deleted_vmi(ns, name);
-      auto removed = store_.remove(kind, ns, name);
+      auto removed = publisher_.remove(kind, ns, name);
       if (tracked) vms_.reconcile(ns, name);
       return removed;
     }
     case Kind::data_volumes: {
       cdi_.forget(ns, name);
-      store_.remove(Kind::persistent_volume_claims, ns, name);
-      return store_.remove(kind, ns, name);
+      publisher_.remove(Kind::persistent_volume_claims, ns, name);
+      return publisher_.remove(kind, ns, name);
     }
     case Kind::namespaces: {
       terminate_namespace(name);
@@ -86,7 +86,7 @@ ApiResult GarbageCollector::delete_object(Kind kind, const std::string& ns, cons
     }
     default: {
       if (kind == Kind::events) events_.forget(ns, name);
-      auto removed = store_.remove(kind, ns, name);
+      auto removed = publisher_.remove(kind, ns, name);
       publisher_.after_delete(kind, ns, name);
       return removed;
     }
@@ -113,7 +113,7 @@ void GarbageCollector::terminate_namespace(const std::string& name) {
         (void)delete_object(kind, name, object->object["metadata"].value("name", ""));
       }
     }
-    store_.remove(Kind::namespaces, "", name);
+    publisher_.remove(Kind::namespaces, "", name);
   }));
 }
 

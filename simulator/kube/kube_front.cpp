@@ -211,6 +211,10 @@ ObjectPtr KubeFront::Impl::insert(Kind kind, json object) {
   return store.put(kind, std::move(object));
 }
 
+ObjectPtr KubeFront::Impl::remove(Kind kind, const std::string& ns, const std::string& name) {
+  return store.remove(kind, ns, name);
+}
+
 void KubeFront::Impl::after_create(Kind kind, const ObjectPtr& object) {
   std::string ns = object->object["metadata"].value("namespace", "");
   std::string name = object->object["metadata"].value("name", "");

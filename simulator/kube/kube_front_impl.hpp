@@ -143,6 +143,7 @@ struct KubeFront::Impl final : std::enable_shared_from_this<KubeFront::Impl>, Ob
                    const std::function<void(json&)>& edit) override;
   // Fills uid, creationTimestamp, generation of a new object and stores it.
   ObjectPtr insert(Kind kind, json object) override;
+  ObjectPtr remove(Kind kind, const std::string& ns, const std::string& name) override;
 
   // ---- Controllers: what a created, updated or deleted object sets going ----
   void after_create(Kind kind, const ObjectPtr& object);

@@ -192,7 +192,7 @@ void VmController::reconcile(const std::string& ns, const std::string& name) {
 void VmController::delete_vmi_object(const std::string& ns, const std::string& name) {
   auto vmi = store_.get(Kind::virtual_machine_instances, ns, name);
   if (!vmi) return;
-  store_.remove(Kind::virtual_machine_instances, ns, name);
+  publisher_.remove(Kind::virtual_machine_instances, ns, name);
   if (auto vm = store_.get(Kind::virtual_machines, ns, name)) {
     events_.record(vm->object, "Normal", "SuccessfulDelete",
                    "Stopped the virtual machine by deleting the virtual machine instance " +

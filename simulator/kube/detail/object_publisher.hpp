@@ -22,6 +22,9 @@ class ObjectPublisher {
                            const std::function<void(nlohmann::json&)>& edit) = 0;
   // Fills uid, creationTimestamp, generation of a new object and stores it.
   virtual ObjectPtr insert(Kind kind, nlohmann::json object) = 0;
+  // Deletes a stored object (the watches see it go): the removed version, or null when there was none. Every
+  // deletion a controller makes goes through here, so that a publisher can also make it elsewhere.
+  virtual ObjectPtr remove(Kind kind, const std::string& ns, const std::string& name) = 0;
   // An object was updated as a client updates it: the controllers react as to an update through the API.
   virtual void after_update(Kind kind, const ObjectPtr& before, const ObjectPtr& after) = 0;
   // An object of a kind no controller here manages was deleted: the Forklift controller may follow it.
