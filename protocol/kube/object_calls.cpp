@@ -47,6 +47,19 @@ awaitable<Expected<json>> create_object(KubeApi& api, const std::string& collect
   co_return created.is_discarded() ? object : created;
 }
 
+awaitable<Expected<json>> replace_object(KubeApi& api, const std::string& path, const json& object,
+                                         const std::string& what) {
+  ApiCall call{"PUT", path, object.dump()};
+  auto resp = co_await api.call(std::move(call), what);
+  if (!resp) co_return resp.error();
+  if (resp->status != 200 && resp->status != 201) {
+    co_return status_error(resp->status, resp->body, what);  // 409 is ErrorKind::conflict
+  }
+  auto replaced = parse_object(resp->body, what);
+  if (!replaced) co_return replaced.error();
+  co_return std::move(*replaced);
+}
+
 awaitable<Expected<json>> merge_patch_object(KubeApi& api, const std::string& path, const json& patch,
                                              const std::string& what) {
   ApiCall call{"PATCH", path, patch.dump(), "application/merge-patch+json"};

@@ -1,6 +1,7 @@
 #pragma once
-// The object-level calls of the Kubernetes REST API over any KubeApi: read, create, merge-patch, delete and
-// list (every page), each answering with the object or a Status error that names what was being done.
+// The object-level calls of the Kubernetes REST API over any KubeApi: read, create, replace, merge-patch,
+// delete and list (every page), each answering with the object or a Status error that names what was being
+// done.
 #include <boost/asio/awaitable.hpp>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -19,6 +20,12 @@ boost::asio::awaitable<Expected<std::optional<nlohmann::json>>> get_object(KubeA
 boost::asio::awaitable<Expected<nlohmann::json>> create_object(KubeApi& api, const std::string& collection,
                                                                const nlohmann::json& object,
                                                                const std::string& what);
+// PUT of the whole object (or of its /status subresource, `path` ending in /status). Its
+// metadata.resourceVersion makes it conditional: an object changed since comes back as ErrorKind::conflict
+// (409 Conflict), for the caller to read the newer one and apply its change again, as a controller does.
+boost::asio::awaitable<Expected<nlohmann::json>> replace_object(KubeApi& api, const std::string& path,
+                                                                const nlohmann::json& object,
+                                                                const std::string& what);
 // application/merge-patch+json.
 boost::asio::awaitable<Expected<nlohmann::json>> merge_patch_object(KubeApi& api, const std::string& path,
                                                                     const nlohmann::json& patch,
