@@ -374,9 +374,15 @@ std::optional<std::string> VcenterFront::Impl::sdk_data_object(const vim25::MoRe
 
 std::optional<std::string> VcenterFront::Impl::sdk_property(const vim25::MoRef& obj,
                                                             std::string_view path) const {
+  // A path served as such first: the composition is only for what no path serves (not on every read).
+  if (auto value = sdk_path_property(obj, path)) return value;
+  return sdk_data_object(obj, path);
+}
+
+std::optional<std::string> VcenterFront::Impl::sdk_path_property(const vim25::MoRef& obj,
+                                                                 std::string_view path) const {
   const model::Datacenter& dc = lab.datacenter();
   if (auto perf = sdk_perf_property(obj, path)) return perf;  // sdk_performance.cpp
-  if (auto object = sdk_data_object(obj, path)) return object;
   if (obj.type == "Task") {
     auto task = sdk_tasks.find(obj.value);
     if (task == sdk_tasks.end()) return std::nullopt;
@@ -586,11 +592,7 @@ ServerResponse VcenterFront::Impl::sdk_retrieve(const vim25::XmlNode& call, bool
         }
         for (const auto& path : sdk_paths_of(ps)) {
           auto value = sdk_property({type, obj.value}, path);
-          if (!value) {
-            return sdk_fault("InvalidProperty",
-                             "The simulated lab does not know property '" + path + "' of " + type + ".",
-                             "<name>" + esc(path) + "</name>");
-          }
+          if (!value) return sdk_invalid_property(path, type);
           if (std::none_of(existing->props.begin(), existing->props.end(),
                            [&](const auto& p) { return p.first == path; }))
             existing->props.emplace_back(path, *value);
@@ -640,17 +642,9 @@ ServerResponse VcenterFront::Impl::sdk_fetch(const vim25::XmlNode& call, const v
   if (type.empty()) return sdk_object_not_found(self);
   const std::string path = call.child_text("prop").value_or("");
   const auto value = sdk_property({type, self.value}, path);
-  if (!value) {
-    return sdk_fault("InvalidProperty",
-                     "The simulated lab does not know property '" + path + "' of " + type + ".",
-                     "<name>" + esc(path) + "</name>");
-  }
-  std::string returnval = *value;
-  constexpr std::string_view kOpen = "<val", kClose = "</val>";
-  if (returnval.starts_with(kOpen)) returnval.replace(0, kOpen.size(), "<returnval");
-  if (returnval.ends_with(kClose))
-    returnval.replace(returnval.size() - kClose.size(), kClose.size(), "</returnval>");
-  return sdk_ok(response_element("FetchResponse", returnval));
+  if (!value) return sdk_invalid_property(path, type);
+  return sdk_ok(
+      response_element("FetchResponse", value->empty() ? std::string() : renamed(*value, "returnval")));
 }
 
 ServerResponse VcenterFront::Impl::sdk_result_page(const std::string& response,

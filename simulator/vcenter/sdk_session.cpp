@@ -138,6 +138,12 @@ ServerResponse sdk_object_not_found(const vim25::MoRef& ref) {
   return sdk_fault(object_not_found_fault(ref));
 }
 
+ServerResponse sdk_invalid_property(std::string_view path, std::string_view type) {
+  return sdk_fault("InvalidProperty",
+                   fmt::format("The simulated lab does not know property '{}' of {}.", path, type),
+                   "<name>" + escape_xml(path) + "</name>");
+}
+
 std::string localized_fault(const SdkFaultInfo& fault) {
   return fmt::format(R"(<fault xsi:type="{}">{}</fault><localizedMessage>{}</localizedMessage>)", fault.type,
                      fault.fields, escape_xml(fault.message));

@@ -105,11 +105,7 @@ ServerResponse VcenterFront::Impl::sdk_create_filter(SdkCollector& collector, co
                                [&](const vim25::MoRef& o) { return sdk_type_of(o.value) == ps.type; });
     if (sample == objects.end()) continue;
     for (const auto& path : sdk_paths_of(ps)) {
-      if (!sdk_property({ps.type, sample->value}, path)) {
-        return sdk_fault("InvalidProperty",
-                         "The simulated lab does not know property '" + path + "' of " + ps.type + ".",
-                         "<name>" + escape_xml(path) + "</name>");
-      }
+      if (!sdk_property({ps.type, sample->value}, path)) return sdk_invalid_property(path, ps.type);
     }
   }
   filter.id = session_prefix(collector.session) + "filter-" + std::to_string(++sdk_filter_counter);

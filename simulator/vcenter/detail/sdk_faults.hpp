@@ -21,6 +21,8 @@ http::ServerResponse sdk_fault(const SdkFaultInfo& fault);
 // vCenter's answer for a reference to an object that does not (or no longer) exist.
 SdkFaultInfo object_not_found_fault(const vsphere::vim25::MoRef& ref);
 http::ServerResponse sdk_object_not_found(const vsphere::vim25::MoRef& ref);
+// InvalidProperty: a property path of `type` the front does not serve.
+http::ServerResponse sdk_invalid_property(std::string_view path, std::string_view type);
 // The fault's <fault xsi:type=...>fields</fault><localizedMessage>...</localizedMessage>: the content of a
 // LocalizedMethodFault (a task's info.error, PowerOnMultiVM's notAttempted).
 std::string localized_fault(const SdkFaultInfo& fault);

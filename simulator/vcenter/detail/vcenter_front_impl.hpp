@@ -166,7 +166,10 @@ struct VcenterFront::Impl : std::enable_shared_from_this<VcenterFront::Impl> {
                                                   const std::vector<std::string>& types,
                                                   bool recursive) const;
   // The <val> element of property `path` of `obj`; "" for a property without a value; nullopt: unknown.
+  // sdk_path_property's answer, else sdk_data_object's.
   std::optional<std::string> sdk_property(const vsphere::vim25::MoRef& obj, std::string_view path) const;
+  // The paths the front serves as such (`runtime.powerState`).
+  std::optional<std::string> sdk_path_property(const vsphere::vim25::MoRef& obj, std::string_view path) const;
   // A property that holds a data object the front composes from the paths beneath it (`runtime`, `guest`):
   // its <val>; nullopt for any other path, or an object that is gone.
   std::optional<std::string> sdk_data_object(const vsphere::vim25::MoRef& obj, std::string_view path) const;
