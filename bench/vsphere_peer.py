@@ -193,7 +193,8 @@ def main():
             sys.exit(f"vsphere_peer.py: none of the hosts {args.hosts} is in {target['sdk']}")
     pools = {}
     for host, props in hosts:
-        pools.setdefault(props["parent"], props["parent"].resourcePool)
+        if props["parent"] not in pools:  # one read of a cluster's pool, however many hosts it has
+            pools[props["parent"]] = props["parent"].resourcePool
     datacenter = next(e for e in content.rootFolder.childEntity if isinstance(e, vim.Datacenter))
 
     snapshot_task = template.CreateSnapshot_Task(name=f"{args.prefix}-base", description="the peer's linked clones",
