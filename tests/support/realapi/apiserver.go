@@ -101,7 +101,7 @@ func startAPIServer(ctx context.Context, c apiserverConfig) (*APIServer, error) 
 
 	url := fmt.Sprintf("https://127.0.0.1:%d", s.SecureServing.BindPort)
 	// Set before the server chain is built, which reads it; this process runs one server.
-	app.SetServiceResolverForTests(&loopbackResolver{admin: func() *rest.Config { return c.admin(url) }})
+	app.SetServiceResolverForTests(&loopbackResolver{ctx: ctx, admin: func() *rest.Config { return c.admin(url) }})
 
 	completed, err := s.Complete(ctx)
 	if err != nil {

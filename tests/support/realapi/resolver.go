@@ -20,6 +20,9 @@ import (
 // port its targetPort names. A cluster would resolve the Service's EndpointSlices instead; theirs may not hold
 // loopback addresses, and no controller here would write them.
 type loopbackResolver struct {
+	// Ends the Service informer's watch when the server stops: a watch still open on the server would hold
+	// its graceful shutdown until the shutdown timeout.
+	ctx    context.Context
 	admin  func() *rest.Config // the server's own administrator, once the server is up
 	once   sync.Once
 	lister listersv1.ServiceLister
@@ -35,8 +38,8 @@ func (r *loopbackResolver) services() (listersv1.ServiceLister, error) {
 		}
 		factory := informers.NewSharedInformerFactory(client, 0)
 		r.lister = factory.Core().V1().Services().Lister()
-		factory.Start(context.Background().Done())
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		factory.Start(r.ctx.Done())
+		ctx, cancel := context.WithTimeout(r.ctx, 30*time.Second)
 		defer cancel()
 		for typ, synced := range factory.WaitForCacheSync(ctx.Done()) {
 			if !synced {
