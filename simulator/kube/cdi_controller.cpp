@@ -148,6 +148,14 @@ void CdiController::start(const std::string& ns, const std::string& name) {
   const std::string& src_name = source.name;
   const std::string& missing = source.missing;
   const model::GoldenImage* golden = source.golden;
+  // A clone without a size takes the source's, as CDI sizes it (a claim must request one).
+  if (string_field(pvc_spec, {"resources", "requests", "storage"}).empty() && clone && missing.empty()) {
+    if (auto source_pvc = store_.get(Kind::persistent_volume_claims, src_ns, src_name)) {
+      std::string size = string_field(source_pvc->object, {"spec", "resources", "requests", "storage"});
+      if (size.empty()) size = string_field(source_pvc->object, {"status", "capacity", "storage"});
+      if (!size.empty()) pvc_spec["resources"]["requests"]["storage"] = size;
+    }
+  }
   json pvc_annotations = json::object();
   if (golden) pvc_annotations[kGoldenAnnotation] = golden->spec.namespace_ + "/" + golden->spec.name;
   json pvc = {

@@ -71,6 +71,10 @@ const ResourceType* find_resource_type(const std::string& group, const std::stri
                                        const std::string& plural);
 
 constexpr const char* kSubresourcesGroup = "subresources.kubevirt.io";
+// Where the lab's KubeVirt CR (and virt-api) lives: upstream's install (OpenShift's is
+// openshift-cnv/kubevirt-kubevirt-hyperconverged).
+inline constexpr const char* kKubeVirtNamespace = "kubevirt";
+inline constexpr const char* kKubeVirtName = "kubevirt";
 constexpr const char* kServerVersion = "v1.31.4";
 
 nlohmann::json version_info();

@@ -91,7 +91,7 @@ void Seeder::cdi_cr() {
                      {"observedVersion", kube.cdi_version},
                      {"operatorVersion", kube.cdi_version},
                      {"targetVersion", kube.cdi_version}};
-  set_condition(cdi_status, "Available", true, "", "", ts);
+  set_condition(cdi_status, "Available", true, "", "", ts, /*with_probe_time=*/false, /*heartbeat=*/true);
   publisher.insert(Kind::cdis, {{"apiVersion", "cdi.kubevirt.io/v1beta1"},
                                 {"kind", "CDI"},
                                 {"metadata", {{"name", "cdi"}}},

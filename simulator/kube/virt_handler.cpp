@@ -183,17 +183,22 @@ void VirtHandler::on_lab_event(const model::VmEvent& event) {
   vms_.update_status(ns, name);
 }
 
-VirtHandler::Delivered VirtHandler::mark_delivered(const std::vector<std::uint64_t>& resource_versions) {
-  Delivered stamped;
-  if (undelivered_.empty() || resource_versions.empty()) return stamped;
-  const double at = lab_.now();
+VirtHandler::Delivered VirtHandler::take_milestones(const std::vector<std::uint64_t>& resource_versions) {
+  Delivered taken;
+  if (undelivered_.empty()) return taken;
   for (std::uint64_t rv : resource_versions) {
     auto it = undelivered_.find(rv);
     if (it == undelivered_.end()) continue;
-    lab_.note_milestone_delivered(it->second.first, it->second.second, at);
-    stamped.push_back(std::move(it->second));
+    taken.push_back(std::move(it->second));
     undelivered_.erase(it);
   }
+  return taken;
+}
+
+VirtHandler::Delivered VirtHandler::mark_delivered(const std::vector<std::uint64_t>& resource_versions) {
+  Delivered stamped = take_milestones(resource_versions);
+  const double at = lab_.now();
+  for (const auto& [id, milestone] : stamped) lab_.note_milestone_delivered(id, milestone, at);
   return stamped;
 }
 

@@ -88,6 +88,7 @@ struct LabServer::Impl {
   // Owned here, not by the kube server's handler: the handler's last copy dies with the server's coroutine
   // frames when the io_context is destroyed — after the lab — and the front must unsubscribe from a live lab.
   std::unique_ptr<kube::KubeFront> kube_front;
+  std::shared_ptr<KubeFrontCompanion> kube_companion;
   std::unique_ptr<monitoring::PrometheusFront> prometheus_front;
   std::unique_ptr<http::Server> vcenter_server;
   std::unique_ptr<http::Server> kube_server;
@@ -170,6 +171,7 @@ Expected<std::unique_ptr<LabServer>> LabServer::start(LabServerOptions options) 
   lab_options.mode = model::LabOptions::TimeMode::real;
   lab_options.executor = impl->io.get_executor();
   lab_options.seed = options.seed;
+  lab_options.visible_at_model_time = options.visible_at_model_time;
   impl->lab = std::make_unique<model::Lab>(impl->spec, lab_options);
   Impl* raw = impl.get();
   impl->lab->set_beacon_hook([raw](const model::Vm& vm) { raw->send_beacon(vm); });
@@ -201,6 +203,8 @@ Expected<std::unique_ptr<LabServer>> LabServer::start(LabServerOptions options) 
         fmt::format("{}:{}", options.bind_address, impl->prometheus_server->port());
     impl->kube_front = std::make_unique<kube::KubeFront>(*impl->lab, std::move(kube_front_options));
     kube_handler = impl->kube_front->handler();
+    if (options.kube_companion)
+      impl->kube_companion = options.kube_companion(*impl->kube_front, *impl->lab, impl->io.get_executor());
   }
   http::ServerOptions kube_options = vc_options;
   kube_options.port = options.kube_port;
@@ -215,6 +219,7 @@ Expected<std::unique_ptr<LabServer>> LabServer::start(LabServerOptions options) 
   impl->endpoints.username = impl->spec.vcenter.username;
   impl->endpoints.password = impl->spec.vcenter.password;
   impl->endpoints.kube_token = impl->spec.kube.token;
+  impl->endpoints.attached_to = options.attached_to;
 
   impl->work.emplace(impl->io.get_executor());
   impl->thread = std::thread([raw] { raw->io.run(); });
@@ -238,6 +243,7 @@ void LabServer::stop() {
     m.vcenter_server->stop_now();
     m.kube_server->stop_now();
     m.prometheus_server->stop_now();
+    if (m.kube_companion) m.kube_companion->stop();
     m.lab->shutdown();
     for (auto& [origin, client] : m.beacon_clients) client->close_idle();
     done.set_value();
@@ -292,15 +298,16 @@ Expected<void> LabServer::write_state(const std::string& dir) const {
       !r) {
     return r;
   }
-  const nlohmann::json endpoints{{"vcenter", impl_->endpoints.vcenter_url},
-                                 {"kube", impl_->endpoints.kube_url},
-                                 {"prometheus", impl_->endpoints.prometheus_url},
-                                 {"kubeconfig", kubeconfig.string()},
-                                 {"caFile", ca.string()},
-                                 {"username", impl_->endpoints.username},
-                                 {"password", impl_->endpoints.password},
-                                 {"kubeToken", impl_->endpoints.kube_token},
-                                 {"lab", impl_->spec.name}};
+  nlohmann::json endpoints{{"vcenter", impl_->endpoints.vcenter_url},
+                           {"kube", impl_->endpoints.kube_url},
+                           {"prometheus", impl_->endpoints.prometheus_url},
+                           {"kubeconfig", kubeconfig.string()},
+                           {"caFile", ca.string()},
+                           {"username", impl_->endpoints.username},
+                           {"password", impl_->endpoints.password},
+                           {"kubeToken", impl_->endpoints.kube_token},
+                           {"lab", impl_->spec.name}};
+  if (!impl_->endpoints.attached_to.empty()) endpoints["attachedTo"] = impl_->endpoints.attached_to;
   // Written last and atomically (rename): its presence means the lab is listening.
   const fs::path tmp = base / "endpoints.json.tmp";
   if (auto r = write_file(tmp, endpoints.dump(2) + "\n", true); !r) return r;

@@ -22,6 +22,18 @@ namespace bootstorm::sim {
 namespace vcenter {
 class VcenterFront;
 }
+namespace kube {
+class KubeFront;
+}
+
+// Something that works beside the lab's standard Kubernetes front on the lab's thread (lab attach's sync
+// with another API server). stop() is called on the lab's thread when the server stops, before the lab shuts
+// down; it must end the companion's work there.
+class KubeFrontCompanion {
+ public:
+  virtual ~KubeFrontCompanion() = default;
+  virtual void stop() = 0;
+};
 
 struct Endpoints {
   std::string vcenter_url;  // "https://127.0.0.1:PORT"
@@ -29,10 +41,11 @@ struct Endpoints {
   // The Prometheus query API (simulator/monitoring), also listed by the kube front as OpenShift's
   // thanos-querier Route in openshift-monitoring.
   std::string prometheus_url;
-  std::string ca_pem;      // the CA that signed both servers' certificates
-  std::string username;    // vCenter user
-  std::string password;    // vCenter password (registered as a secret)
-  std::string kube_token;  // bearer token for the kube front (registered as a secret)
+  std::string ca_pem;       // the CA that signed both servers' certificates
+  std::string username;     // vCenter user
+  std::string password;     // vCenter password (registered as a secret)
+  std::string kube_token;   // bearer token for the kube front (registered as a secret)
+  std::string attached_to;  // LabServerOptions::attached_to
 };
 
 struct LabServerOptions {
@@ -48,6 +61,15 @@ struct LabServerOptions {
   // kube::make_kube_handler) lives as long as the server and is destroyed before the lab.
   // Empty: the standard Kubernetes front of simulator/kube (kube::make_kube_handler).
   std::function<http::Handler(model::Lab&)> kube_handler_factory;
+  // Called once the standard Kubernetes front exists (not with kube_handler_factory), before the lab thread
+  // starts; the companion lives until the server stops.
+  std::function<std::shared_ptr<KubeFrontCompanion>(kube::KubeFront&, model::Lab&,
+                                                    boost::asio::any_io_executor)>
+      kube_companion;
+  // See model::LabOptions::visible_at_model_time.
+  bool visible_at_model_time = true;
+  // The API server the lab acts through (lab attach), written to endpoints.json as "attachedTo".
+  std::string attached_to;
 };
 
 class LabServer {
@@ -63,7 +85,7 @@ class LabServer {
 
   // Writes DIR/endpoints.json, DIR/kubeconfig (bearer token, CA data) and DIR/ca.pem (creates DIR).
   // endpoints.json: {"vcenter", "kube", "prometheus", "kubeconfig", "caFile", "username", "password",
-  // "kubeToken", "lab"}.
+  // "kubeToken", "lab"} and, when the lab is attached to another API server, "attachedTo".
   Expected<void> write_state(const std::string& dir) const;
 
   // Stops both servers and the lab thread (idempotent).

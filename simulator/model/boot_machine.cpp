@@ -46,7 +46,8 @@ void Lab::Impl::boot_timer(std::uint64_t number, double delay, std::function<voi
 
 void Lab::Impl::set_milestone(Vm& vm, Milestone m) {
   vm.milestones[static_cast<std::size_t>(m)] = now_;
-  vm.visible[static_cast<std::size_t>(m)] = virtual_mode ? now_ : std::max(now_, real_now());
+  if (options.visible_at_model_time)
+    vm.visible[static_cast<std::size_t>(m)] = virtual_mode ? now_ : std::max(now_, real_now());
   changed(vm, m);
 }
 

@@ -131,6 +131,13 @@ std::string Lab::truth_json() {
   return truth.dump();
 }
 
+void Lab::note_milestone_visible(std::string_view id, Milestone m, double at) {
+  Vm* vm = impl_->vm_ptr(id);
+  if (!vm || !vm->milestones[static_cast<std::size_t>(m)]) return;
+  auto& slot = vm->visible[static_cast<std::size_t>(m)];
+  if (!slot) slot = at;
+}
+
 void Lab::note_milestone_delivered(std::string_view id, Milestone m, double at) {
   Vm* vm = impl_->vm_ptr(id);
   if (!vm || !vm->milestones[static_cast<std::size_t>(m)]) return;

@@ -50,6 +50,10 @@ struct LabOptions {
   boost::asio::any_io_executor executor;  // required in real mode
   std::optional<double> virtual_start;  // virtual mode: unix time of t0 (default: wall clock at construction)
   std::optional<std::uint64_t> seed;    // overrides LabSpec::seed
+  // Whether a milestone is "visible" (Vm::visible) as soon as the model reaches it: true when the lab's own
+  // fronts serve its state. False when the lab acts through another server's API (lab attach): there a
+  // milestone becomes visible when that server accepts the write carrying it (note_milestone_visible).
+  bool visible_at_model_time = true;
 };
 
 class Lab {
@@ -189,6 +193,9 @@ class Lab {
   // "peakUtilisation"}] ("on", "capacity" and "peakUtilisation" for resources only), "memoryRefusals":
   // {<host>: count}}.
   std::string truth_json();
+  // The server a lab acting through another API (LabOptions::visible_at_model_time false) writes to accepted
+  // the write carrying milestone `m` of VM `id` at `at` (unix s); the first call per boot wins.
+  void note_milestone_visible(std::string_view id, Milestone m, double at);
   // A front pushed milestone `m` of VM `id` to a client at `at` (unix s); the first call per boot wins.
   void note_milestone_delivered(std::string_view id, Milestone m, double at);
   // The write that delivered milestone `m` of VM `id` completed at `at` (unix s).

@@ -119,7 +119,8 @@ struct Vm {
   std::array<std::optional<double>, kMilestoneCount> milestones{};
   // When each milestone became visible through the APIs: the wall time at which the model processed it and
   // the fronts committed the change (the lab thread may process an event later than its model time when it
-  // is busy). Equal to the model time in virtual mode.
+  // is busy). Equal to the model time in virtual mode. When the lab acts through another server's API (lab
+  // attach), the wall time at which that server accepted the write carrying it.
   std::array<std::optional<double>, kMilestoneCount> visible{};
   // When a front first pushed the change to a client (kube: the first watch frame carrying it was handed to
   // a watcher's socket). Empty for milestones nobody was watching.

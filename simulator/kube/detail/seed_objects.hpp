@@ -9,11 +9,6 @@
 
 namespace bootstorm::sim::kube {
 
-// Where the lab's KubeVirt CR lives (upstream's install; OpenShift's is openshift-cnv/kubevirt-kubevirt-
-// hyperconverged).
-inline constexpr const char* kKubeVirtNamespace = "kubevirt";
-inline constexpr const char* kKubeVirtName = "kubevirt";
-
 // API Priority and Fairness as a cluster's defaults classify the lab's clients: health and version probes by
 // the FlowSchema "probes" at the priority level "exempt", every other request by "global-default" at
 // "global-default". The answers name them by UID (kube_front.cpp).

@@ -29,6 +29,9 @@ class VirtHandler {
   // returns the milestones it stamped, for mark_written once the write has completed.
   using Delivered = std::vector<std::pair<std::string, model::Milestone>>;
   Delivered mark_delivered(const std::vector<std::uint64_t>& resource_versions);
+  // The milestones these VMI resourceVersions carry that nothing has taken yet, taken without stamping any
+  // truth: for a writer that sends the versions to another server (lab attach).
+  Delivered take_milestones(const std::vector<std::uint64_t>& resource_versions);
   void mark_written(const Delivered& delivered);
 
  private:
