@@ -59,6 +59,8 @@ awaitable<void> ProviderImpl::learn_platform() {
   const json kubevirt = co_await read_object("/apis/subresources.kubevirt.io/v1/version",
                                              "reading KubeVirt's version (virt-api)");
   if (auto v = text_at(kubevirt, {"gitVersion"}); !v.empty()) facts_.components["KubeVirt"] = v;
+  // A real API server with the lab attached as KubeVirt's controllers: the lab's virt-api says it.
+  if (facts_.simulator.empty()) facts_.simulator = text_at(kubevirt, {"simulator"});
   const json cdis =
       co_await read_object("/apis/cdi.kubevirt.io/v1beta1/cdis", "reading CDI's version (CDI resource)");
   if (cdis.is_object() && cdis.contains("items") && cdis["items"].is_array() && !cdis["items"].empty()) {
