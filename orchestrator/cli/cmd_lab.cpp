@@ -1,8 +1,9 @@
 // `bootstorm lab serve --lab NAME|PATH --state-dir DIR [--vcenter-port N] [--kube-port N] [--seed N]
 // [--set KEY=VALUE ...]`: runs the lab simulator standalone, the profile changed by --set as predict's is
-// (`bootstorm lab fit` is lab_fit_command.cpp). Prints the endpoints, writes DIR/endpoints.json,
-// DIR/kubeconfig and DIR/ca.pem (endpoints.json last: its presence means the lab is listening), and serves
-// until SIGINT or SIGTERM, then stops cleanly and removes endpoints.json.
+// (`bootstorm lab fit` is lab_fit_command.cpp, `bootstorm lab attach` lab_attach_command.cpp). Prints the
+// endpoints, writes DIR/endpoints.json, DIR/kubeconfig and DIR/ca.pem (endpoints.json last: its presence
+// means the lab is listening), and serves until SIGINT or SIGTERM, then stops cleanly and removes
+// endpoints.json.
 #include <pthread.h>
 
 #include <csignal>
@@ -12,6 +13,7 @@
 
 #include "common/log.hpp"
 #include "orchestrator/cli/command.hpp"
+#include "orchestrator/cli/lab_attach_command.hpp"
 #include "orchestrator/cli/lab_fit_command.hpp"
 #include "simulator/lab/lab_server.hpp"
 #include "simulator/model/lab_overrides.hpp"
@@ -108,7 +110,12 @@ const CommandRegistration registration{Command{
                             "Change the lab profile, KEY=VALUE as for predict (e.g. "
                             "datastores.lab-ds01.latencyMs=1.3); repeatable");
       auto run_fit = add_lab_fit(*lab);
-      return [args, serve_cmd, run_fit] { return serve_cmd->parsed() ? serve(*args) : run_fit(); };
+      auto run_attach = add_lab_attach(*lab);
+      return [args, serve_cmd, run_fit, run_attach] {
+        if (serve_cmd->parsed()) return serve(*args);
+        const int attached = run_attach();
+        return attached >= 0 ? attached : run_fit();
+      };
     }}};
 
 }  // namespace
