@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Timing accuracy of one storm against the simulator's ground truth (bench/run uses it; see bench/README.md).
 
-usage: storm_accuracy.py RUN_DIR TRUTH_JSON [CPU_SAMPLES]
+usage: storm_accuracy.py [--attached] RUN_DIR TRUTH_JSON [CPU_SAMPLES]
 
 For every push milestone (KubeVirt watch: scheduled, running, guest_agent, ip_assigned) of every VM it
 compares the journal's observation (full-precision wall time, stated resolution) with the lab's truth:
@@ -21,6 +21,10 @@ compares the journal's observation (full-precision wall time, stated resolution)
   boot-time error   = offset from start_requested - (model time - startReceived) (both lags included)
   start transit     = startReceived - start_requested
   received spread   = last startReceived - first startReceived (the fire as the API server saw it)
+--attached: the lab was attached to a real API server (`bootstorm lab attach`), which delivers the watch frames
+itself: the reference is `visible`, when the lab received the server's answer accepting the write (the
+server may tell its watchers before that answer reaches the lab, so an error may be negative), and the
+figures include the server's own watch latency.
 CPU_SAMPLES: lines "unix_time cpu_seconds" of the `bootstorm run` process (bench/run samples /proc/PID/stat);
 the CPU during observe is the CPU used from the first start written to the last milestone observed.
 Prints one line of key=value figures.
@@ -38,6 +42,11 @@ def pct(values, p):
 
 
 def main():
+    args = sys.argv[1:]
+    attached = bool(args) and args[0] == "--attached"
+    if attached:
+        args = args[1:]
+    sys.argv = [sys.argv[0]] + args
     run_dir, truth_path = sys.argv[1], sys.argv[2]
     truth = {v["name"]: v for v in json.load(open(truth_path))["vms"]}
     seen = {}
@@ -49,6 +58,7 @@ def main():
         if event.get("type") == "milestone":
             seen.setdefault(event["vm"], {})[event["milestone"]] = event
     obs, lag, boot, transit, res, received, lab_write, after_write = [], [], [], [], [], [], [], []
+    signed = []
     agent_res, apply_lag, hold, ready_measured, ready_truth = [], [], [], [], []
     over = missing = 0
     first_start, last_seen = math.inf, 0.0
@@ -65,7 +75,7 @@ def main():
             if not e or e.get("source") != "watch":
                 continue
             last_seen = max(last_seen, e["wall"])
-            delivered = t.get("delivered", {}).get(m)
+            delivered = t.get("visible" if attached else "delivered", {}).get(m)
             if delivered is None:
                 missing += 1
                 continue
@@ -75,6 +85,7 @@ def main():
                 lab_write.append(written - delivered)
                 after_write.append(e["wall"] - written)
             obs.append(abs(error))
+            signed.append(error)
             res.append(e["resolutionS"])
             if m == "guest_agent":
                 agent_res.append(e["resolutionS"])
@@ -110,7 +121,9 @@ def main():
           f"readyP95ErrorMs={ms(pct(ready_measured, .95) - pct(ready_truth, .95))} "
           f"bootErrorVsModelP99Ms={ms(pct(boot, .99))} startTransitP99Ms={ms(pct(transit, .99))} "
           f"receivedSpreadMs={ms(max(received) - min(received)) if received else float('nan')} "
-          f"journalFireSkewMs={fire_skew}{cpu}")
+          f"journalFireSkewMs={fire_skew}{cpu}"
+          + (f" signedErrorP1Ms={ms(pct(signed, .01))} signedErrorP50Ms={ms(pct(signed, .5))} "
+             f"signedErrorP99Ms={ms(pct(signed, .99))}" if attached else ""))
 
 
 if __name__ == "__main__":

@@ -93,9 +93,12 @@ int attach(const LabAttachArgs& args) {
   spdlog::info("lab attach: signal {} received, detaching", received);
   const nlohmann::json stats = lab.stats();
   lab.stop();
-  spdlog::info("lab attach: {} creates, {} updates, {} status updates, {} deletes, {} conflicts, {} given up",
-               stats.value("creates", 0), stats.value("updates", 0), stats.value("statusUpdates", 0),
-               stats.value("deletes", 0), stats.value("conflicts", 0), stats.value("givenUp", 0));
+  spdlog::info(
+      "lab attach: {} requests ({} throttled): {} creates, {} updates, {} status updates, {} deletes, {} "
+      "conflicts, {} given up; {} milestones made visible",
+      stats.value("requests", 0), stats.value("throttled", 0), stats.value("creates", 0),
+      stats.value("updates", 0), stats.value("statusUpdates", 0), stats.value("deletes", 0),
+      stats.value("conflicts", 0), stats.value("givenUp", 0), stats.value("milestonesVisible", 0));
   if (!args.state_dir.empty()) {
     std::error_code ec;
     std::filesystem::remove(std::filesystem::path(args.state_dir) / "endpoints.json", ec);

@@ -296,7 +296,7 @@ TEST_F(LabAttachTest, BootstormStormsThroughTheRealApiServerAsItsLeastPrivilegeU
   EXPECT_GE(compared, kVms * 3);
 
   // `bootstorm cleanup` takes the run's VMs off the server, and the lab takes what they owned.
-  auto cleaned = bootstorm({"cleanup", run_dir.string()}, std::chrono::seconds(120));
+  auto cleaned = bootstorm({"-v", "cleanup", run_dir.string()}, std::chrono::seconds(120));
   ASSERT_EQ(cleaned.exit_code, 0) << cleaned.out << cleaned.err;
   EXPECT_TRUE(kube_json("admin", {"get", "virtualmachines.kubevirt.io", "-A"})["items"].empty());
   json left;
