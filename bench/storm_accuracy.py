@@ -21,10 +21,11 @@ compares the journal's observation (full-precision wall time, stated resolution)
   boot-time error   = offset from start_requested - (model time - startReceived) (both lags included)
   start transit     = startReceived - start_requested
   received spread   = last startReceived - first startReceived (the fire as the API server saw it)
---attached: the lab was attached to a real API server (`bootstorm lab attach`), which delivers the watch frames
-itself: the reference is `visible`, when the lab received the server's answer accepting the write (the
-server may tell its watchers before that answer reaches the lab, so an error may be negative), and the
-figures include the server's own watch latency.
+--attached: the lab was attached to a real API server (`bootstorm lab attach`), which writes the watch frames
+itself. The server accepted the write carrying a milestone within [visibleSince, visible] (the lab sent it,
+the lab read the answer); the observation error is the distance of the observation from that interval (0
+inside it), beyond the resolution when the observation came before the write was sent (impossible) or more
+than its stated resolution after the answer. It includes the server's own watch latency.
 CPU_SAMPLES: lines "unix_time cpu_seconds" of the `bootstorm run` process (bench/run samples /proc/PID/stat);
 the CPU during observe is the CPU used from the first start written to the last milestone observed.
 Prints one line of key=value figures.
@@ -80,12 +81,18 @@ def main():
                 missing += 1
                 continue
             error = e["wall"] - delivered
+            if attached:
+                since = t.get("visibleSince", {}).get(m, delivered)
+                signed.append(error)
+                if e["wall"] < since:
+                    error = e["wall"] - since
+                elif e["wall"] <= delivered:
+                    error = 0.0
             written = t.get("written", {}).get(m)
             if written is not None:
                 lab_write.append(written - delivered)
                 after_write.append(e["wall"] - written)
             obs.append(abs(error))
-            signed.append(error)
             res.append(e["resolutionS"])
             if m == "guest_agent":
                 agent_res.append(e["resolutionS"])

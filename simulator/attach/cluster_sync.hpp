@@ -95,7 +95,8 @@ class ClusterSync final : public KubeFrontCompanion, public std::enable_shared_f
     int conflicts = 0;
     std::vector<std::uint64_t> local_versions;  // local resourceVersions not yet written (VMIs)
     std::uint64_t written_version = 0;          // the newest local resourceVersion the server accepted
-    double accepted_at = 0;                     // when (unix s)
+    double sent_at = 0;                         // when the write that carried it was sent (unix s)
+    double accepted_at = 0;                     // when its answer came (unix s)
   };
   Entry& entry_for(Kind kind, const std::string& ns, const std::string& name);
 
@@ -117,7 +118,7 @@ class ClusterSync final : public KubeFrontCompanion, public std::enable_shared_f
   // Whether an object the server holds names `uid` (a server uid) as its owner.
   bool has_dependants(const std::string& uid) const;
   Entry* entry_of_uid(const std::string& uid);
-  void stamp_visible(Entry& entry, const std::vector<std::uint64_t>& local_versions, double at);
+  void stamp_visible(Entry& entry, const std::vector<std::uint64_t>& local_versions);
 
   // ---- down (downstream.cpp) ----
   boost::asio::awaitable<void> mirror(Kind kind);

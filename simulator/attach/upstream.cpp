@@ -64,7 +64,7 @@ void ClusterSync::on_local(const kube::WatchEvent& event) {
   if (event.kind == Kind::virtual_machine_instances && event.type != kube::EventType::deleted) {
     // A version the server already accepted (its write read the store before this event was drained).
     if (event.resource_version <= entry.written_version) {
-      stamp_visible(entry, {event.resource_version}, entry.accepted_at);
+      stamp_visible(entry, {event.resource_version});
     } else {
       entry.local_versions.push_back(event.resource_version);
     }
@@ -101,7 +101,7 @@ asio::awaitable<void> ClusterSync::flush(Entry& entry) {
         versions.push_back(version);
         return true;
       });
-      stamp_visible(entry, versions, entry.accepted_at);
+      stamp_visible(entry, versions);
       continue;
     }
     entry.local_versions.insert(entry.local_versions.begin(), versions.begin(), versions.end());
@@ -142,6 +142,7 @@ asio::awaitable<Expected<void>> ClusterSync::push(Entry& entry) {
   kube::ObjectPtr local = front_.store().get(entry.kind, entry.ns, entry.name);
   if (!local) co_return co_await push_deletion(entry);
   const std::uint64_t local_version = local->resource_version;
+  const double sent_at = wall_now();
   const std::string what = describe(entry.kind, entry.ns, entry.name);
   const std::string path = object_path(entry.kind, entry.ns, entry.name);
   if (!entry.remote) {
@@ -177,6 +178,7 @@ asio::awaitable<Expected<void>> ClusterSync::push(Entry& entry) {
     }
   }
   entry.written_version = std::max(entry.written_version, local_version);
+  entry.sent_at = sent_at;
   entry.accepted_at = wall_now();
   co_return Expected<void>{};
 }
@@ -314,10 +316,10 @@ void ClusterSync::note_remote(Entry& entry, const json& object) {
   entry.remote_version = version;
 }
 
-void ClusterSync::stamp_visible(Entry& entry, const std::vector<std::uint64_t>& local_versions, double at) {
+void ClusterSync::stamp_visible(Entry& entry, const std::vector<std::uint64_t>& local_versions) {
   if (entry.kind != Kind::virtual_machine_instances || local_versions.empty()) return;
   for (const auto& [vm, milestone] : front_.take_milestones(local_versions)) {
-    lab_.note_milestone_visible(vm, milestone, at);
+    lab_.note_milestone_visible(vm, milestone, entry.sent_at, entry.accepted_at);
     ++stats_.milestones_visible;
   }
 }

@@ -236,6 +236,7 @@ Expected<void> Lab::Impl::power_on(std::uint64_t number, DoneCallback on_running
   vm.start_received = now_;
   vm.milestones = {};
   vm.visible = {};
+  vm.visible_since = {};
   vm.delivered = {};
   vm.written = {};
   vm.current_phase.clear();

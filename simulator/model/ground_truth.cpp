@@ -76,10 +76,12 @@ std::string Lab::truth_json() {
       if (vm.milestones[i]) milestones[to_string(static_cast<Milestone>(i))] = *vm.milestones[i];
     }
     nlohmann::json visible = nlohmann::json::object();
+    nlohmann::json visible_since = nlohmann::json::object();
     nlohmann::json delivered = nlohmann::json::object();
     nlohmann::json written = nlohmann::json::object();
     for (std::size_t i = 0; i < kMilestoneCount; ++i) {
       if (vm.visible[i]) visible[to_string(static_cast<Milestone>(i))] = *vm.visible[i];
+      if (vm.visible_since[i]) visible_since[to_string(static_cast<Milestone>(i))] = *vm.visible_since[i];
       if (vm.delivered[i]) delivered[to_string(static_cast<Milestone>(i))] = *vm.delivered[i];
       if (vm.written[i]) written[to_string(static_cast<Milestone>(i))] = *vm.written[i];
     }
@@ -88,6 +90,7 @@ std::string Lab::truth_json() {
                          {"startReceived", *vm.start_received},
                          {"milestones", std::move(milestones)},
                          {"visible", std::move(visible)}};
+    if (!visible_since.empty()) entry["visibleSince"] = std::move(visible_since);
     if (!delivered.empty()) entry["delivered"] = std::move(delivered);
     if (!written.empty()) entry["written"] = std::move(written);
     if (!vm.namespace_.empty()) entry["namespace"] = vm.namespace_;
@@ -131,11 +134,13 @@ std::string Lab::truth_json() {
   return truth.dump();
 }
 
-void Lab::note_milestone_visible(std::string_view id, Milestone m, double at) {
+void Lab::note_milestone_visible(std::string_view id, Milestone m, double since, double at) {
   Vm* vm = impl_->vm_ptr(id);
   if (!vm || !vm->milestones[static_cast<std::size_t>(m)]) return;
   auto& slot = vm->visible[static_cast<std::size_t>(m)];
-  if (!slot) slot = at;
+  if (slot) return;
+  slot = at;
+  vm->visible_since[static_cast<std::size_t>(m)] = since;
 }
 
 void Lab::note_milestone_delivered(std::string_view id, Milestone m, double at) {

@@ -183,7 +183,8 @@ class Lab {
   // "completed"|"failed"}], the data every clone moved (datastore MB: read + written; link MB: through the
   // destination host's HBA), so that a test can compare what provisioning cost by clone kind.
   // Every entry also has "visible": {<milestone>: <unix s>} (see Vm::visible) and, when a front pushed the
-  // change to a client, "delivered": {...} and "written": {...} (see Vm::delivered, Vm::written).
+  // change to a client, "delivered": {...} and "written": {...} (see Vm::delivered, Vm::written); attached to
+  // another API server, "visibleSince" (Vm::visible_since).
   // "storage" holds the storage counters sampled up to now (storage_telemetry()): {"step", "sampledUntil",
   // "columns": [at, readBytes, writeBytes, readIOs, writeIOs, readSeconds, writeSeconds], "hosts": [{"name",
   // "id", "linkMBps", "link": [samples], "datastores": {<name>: [samples]}}], "datastores": [{"name", "id",
@@ -194,8 +195,9 @@ class Lab {
   // {<host>: count}}.
   std::string truth_json();
   // The server a lab acting through another API (LabOptions::visible_at_model_time false) writes to accepted
-  // the write carrying milestone `m` of VM `id` at `at` (unix s); the first call per boot wins.
-  void note_milestone_visible(std::string_view id, Milestone m, double at);
+  // the write carrying milestone `m` of VM `id`, sent at `since` and answered at `at` (unix s): truth
+  // "visibleSince" and "visible". The first call per boot wins.
+  void note_milestone_visible(std::string_view id, Milestone m, double since, double at);
   // A front pushed milestone `m` of VM `id` to a client at `at` (unix s); the first call per boot wins.
   void note_milestone_delivered(std::string_view id, Milestone m, double at);
   // The write that delivered milestone `m` of VM `id` completed at `at` (unix s).

@@ -122,6 +122,9 @@ struct Vm {
   // is busy). Equal to the model time in virtual mode. When the lab acts through another server's API (lab
   // attach), the wall time at which that server accepted the write carrying it.
   std::array<std::optional<double>, kMilestoneCount> visible{};
+  // Attached to another API server only: when the write that server accepted (visible) was sent; the server
+  // accepted it within [visible_since, visible].
+  std::array<std::optional<double>, kMilestoneCount> visible_since{};
   // When a front first pushed the change to a client (kube: the first watch frame carrying it was handed to
   // a watcher's socket). Empty for milestones nobody was watching.
   std::array<std::optional<double>, kMilestoneCount> delivered{};
