@@ -27,6 +27,11 @@ namespace bootstorm::http {
 
 struct RetryPolicy {
   int max_attempts = 4;  // 1 = no retry
+  // 429 with Retry-After (API Priority and Fairness, a proxy's limit): the request was refused before it was
+  // handled, and the server said when to come back. Those resends spend none of max_attempts, up to this
+  // many, each after Retry-After and up to half as long again, so that what was refused together does not
+  // come back together.
+  int max_throttled_attempts = 30;
   std::chrono::milliseconds initial_backoff{100};
   std::chrono::milliseconds max_backoff{5000};
   double jitter = 0.2;  // +/- fraction of each backoff

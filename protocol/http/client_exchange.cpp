@@ -92,6 +92,12 @@ std::chrono::milliseconds Client::Impl::backoff_delay(int retry_index) {
   return std::chrono::milliseconds(static_cast<long long>(base * spread(rng)));
 }
 
+std::chrono::milliseconds Client::Impl::throttled_delay(std::chrono::milliseconds retry_after) {
+  const double base = static_cast<double>(std::max(retry_after, options.retry.initial_backoff).count());
+  std::uniform_real_distribution<double> spread(1.0, 1.5);
+  return std::chrono::milliseconds(static_cast<long long>(base * spread(rng)));
+}
+
 namespace {
 
 // What a request's cancel callback reaches, on the client's executor: the connection of the attempt in flight
@@ -137,6 +143,7 @@ awaitable<Expected<Response>> Client::Impl::run(Request request) {
   int attempt = 0;  // counted against RetryPolicy::max_attempts
   int writes = 0;   // every attempt, including transparent resends on dead pooled connections
   int stale_retries = 0;
+  int throttled = 0;  // resends after 429 + Retry-After, counted against max_throttled_attempts
   std::vector<RetriedAnswer> retried;  // answers the loop did not hand over, for the caller's statistics
   while (true) {
     if (cancel_state->cancelled || (request.cancel && request.cancel->cancelled())) co_return cancelled();
@@ -196,13 +203,23 @@ awaitable<Expected<Response>> Client::Impl::run(Request request) {
     // sending it again is safe whatever the method.
     bool may_retry = idempotent || response.status == 429 ||
                      (response.status == 503 && options.retry.retry_non_idempotent_on_503);
-    if (is_retryable_status(response.status) && may_retry && attempt < options.retry.max_attempts) {
-      auto delay = backoff_delay(attempt);
-      if (auto retry_after = parse_retry_after(response)) delay = std::max(delay, *retry_after);
-      ++stats.retries;
-      retried.push_back({response.status, std::move(response.headers)});
-      if (!co_await back_off(delay)) co_return cancelled();
-      continue;
+    if (is_retryable_status(response.status) && may_retry) {
+      std::optional<std::chrono::milliseconds> delay;
+      const auto retry_after = parse_retry_after(response);
+      if (response.status == 429 && retry_after && throttled < options.retry.max_throttled_attempts) {
+        ++throttled;
+        --attempt;
+        delay = throttled_delay(*retry_after);
+      } else if (attempt < options.retry.max_attempts) {
+        delay = backoff_delay(attempt);
+        if (retry_after) delay = std::max(*delay, *retry_after);
+      }
+      if (delay) {
+        ++stats.retries;
+        retried.push_back({response.status, std::move(response.headers)});
+        if (!co_await back_off(*delay)) co_return cancelled();
+        continue;
+      }
     }
     response.retried = std::move(retried);
     co_return response;

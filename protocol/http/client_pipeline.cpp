@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "common/header_text.hpp"
 #include "protocol/http/detail/client_impl.hpp"
 
 namespace bootstorm::http {
@@ -86,9 +87,26 @@ awaitable<bool> Client::Impl::pipeline_exchange(Stream& stream, Connection& conn
   co_return true;
 }
 
-// Sends one request of a batch again on its own (the normal path: pool, retries, backoff).
+// Sends one request of a batch again on its own (the normal path: pool, retries, backoff), after the wait its
+// pipelined answer asked for (429 or 503 with Retry-After; a cancelled request does not wait).
 awaitable<void> Client::Impl::redo_one(std::shared_ptr<Impl> self, std::shared_ptr<Batch> batch,
                                        std::size_t index) {
+  const Request& request = batch->requests[index];
+  if (const auto& answer = batch->pipelined_answers[index]) {
+    const auto wait = find_header(answer->headers, "Retry-After");
+    const auto seconds = wait ? retry_after_delta_seconds(*wait) : std::nullopt;
+    if (seconds && !(request.cancel && request.cancel->cancelled())) {
+      auto timer = std::make_shared<net::steady_timer>(self->executor);
+      timer->expires_after(self->throttled_delay(std::chrono::seconds(std::min<long long>(*seconds, 300))));
+      CancelSubscription stop;
+      if (request.cancel) {
+        CancelSignal cancel = *request.cancel;  // a copy shares the signal's state
+        stop = cancel.subscribe(
+            [timer, executor = self->executor] { net::post(executor, [timer] { timer->cancel(); }); });
+      }
+      co_await timer->async_wait(use_nothrow);
+    }
+  }
   auto result = co_await self->run(batch->requests[index]);
   if (result) {
     result->attempts += 1;  // the pipelined attempt

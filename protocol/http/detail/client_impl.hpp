@@ -179,6 +179,9 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
       const Request& request, Response& response, bool& keep_alive);
   detail::RequestMessage build_message(Request& request) const;
   std::chrono::milliseconds backoff_delay(int retry_index);
+  // The wait before a throttled request is sent again: Retry-After (at least the initial backoff) and up to
+  // half as long again.
+  std::chrono::milliseconds throttled_delay(std::chrono::milliseconds retry_after);
   detail::awaitable<Expected<Response>> run(Request request);
 
   // --- HTTP/1.1 pipelining, RFC 9112 section 9.3.2 (client_pipeline.cpp) ---

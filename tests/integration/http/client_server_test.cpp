@@ -372,6 +372,41 @@ TEST(HttpClientServer, ResendsARefusedPostAndHandsOverTheRefusals) {
   EXPECT_EQ(calls, 3);
 }
 
+// A server that keeps answering 429 with Retry-After is throttling, not failing: the request goes out again
+// as long as it says to come back (beyond max_attempts), each time no sooner than it said.
+TEST(HttpClientServer, AThrottledRequestIsSentAgainBeyondMaxAttemptsAfterEachRetryAfter) {
+  net::io_context io;
+  int calls = 0;
+  std::vector<std::chrono::steady_clock::time_point> arrivals;
+  Server server(io.get_executor(), ServerOptions{}, [&](ServerRequest&) -> net::awaitable<ServerResponse> {
+    arrivals.push_back(std::chrono::steady_clock::now());
+    if (++calls <= 6) {
+      ServerResponse refused = text(429, "too many requests");
+      refused.headers.emplace_back("Retry-After", "0");
+      co_return refused;
+    }
+    co_return text(202, "started");
+  });
+  ASSERT_TRUE(server.start());
+  ClientOptions options = client_options(server);
+  options.retry.max_attempts = 2;
+  options.retry.initial_backoff = 20ms;
+  Client client(io.get_executor(), options);
+  run(io, [&]() -> net::awaitable<void> {
+    Request start("PUT", "/start", "{}");
+    auto response = co_await client.request(std::move(start));
+    if (!response) {
+      ADD_FAILURE() << response.error().what();
+      co_return;
+    }
+    EXPECT_EQ(response->status, 202);
+    EXPECT_EQ(response->retried.size(), 6u);
+  });
+  EXPECT_EQ(calls, 7);
+  // Retry-After 0: at least the initial backoff between two sends.
+  for (std::size_t i = 1; i < arrivals.size(); ++i) EXPECT_GE(arrivals[i] - arrivals[i - 1], 19ms) << i;
+}
+
 TEST(HttpClientServer, RetriesUpToMaxAttemptsThenReturnsTheStatus) {
   net::io_context io;
   int calls = 0;

@@ -311,5 +311,65 @@ TEST_F(LabAttachTest, BootstormStormsThroughTheRealApiServerAsItsLeastPrivilegeU
   EXPECT_TRUE(left["items"].empty()) << left.dump(1).substr(0, 2000);
 }
 
+// API Priority and Fairness on the real server: bootstorm's service account gets a priority level of its own
+// with a few seats and no queue, so that the apiserver answers part of a simultaneous start burst with 429
+// and Retry-After. No start is lost: every VM is ready; the throttled answers are counted in summary.json and
+// the report; and the starts it refused were sent again no sooner than Retry-After said (the fire skew, first
+// to last start written, spans the second kube-apiserver asks for).
+TEST_F(LabAttachTest, StartsApiPriorityAndFairnessRefusesAreSentAgainAfterRetryAfterAndCounted) {
+  admin_apply(
+      "apiVersion: flowcontrol.apiserver.k8s.io/v1\nkind: PriorityLevelConfiguration\n"
+      "metadata: {name: bootstorm-tight}\n"
+      "spec: {type: Limited, limited: {nominalConcurrencyShares: 1, lendablePercent: 0, "
+      "limitResponse: {type: Reject}}}\n"
+      "---\napiVersion: flowcontrol.apiserver.k8s.io/v1\nkind: FlowSchema\nmetadata: {name: "
+      "bootstorm-tight}\n"
+      "spec:\n  priorityLevelConfiguration: {name: bootstorm-tight}\n  matchingPrecedence: 500\n"
+      "  distinguisherMethod: {type: ByUser}\n  rules:\n"
+      "  - subjects: [{kind: ServiceAccount, serviceAccount: {name: bootstorm, namespace: bootstorm}}]\n"
+      "    resourceRules: [{verbs: ['*'], apiGroups: ['*'], resources: ['*'], namespaces: ['*'], "
+      "clusterScope: true}]\n"
+      "    nonResourceRules: [{verbs: ['*'], nonResourceURLs: ['*']}]\n");
+  constexpr int kVms = 60;
+  const fs::path plan = dir_ / "throttled.yaml";
+  const fs::path out = dir_ / "runs";
+  PlanYaml{
+      .name = "throttled",
+      .platform = {.kind = "kubevirt",
+                   .endpoint = "kubeconfig",
+                   .extra = {"credentials: {kubeconfig: " + api_->kubeconfig("bootstorm").string() + "}"}},
+      .golden = "{dataSource: {name: tiny-golden, namespace: golden}}",
+      .ns = "bootstorm-throttled",
+      .scenarios = {{"spread", {{"worker-0", kVms / 3}, {"worker-1", kVms / 3}, {"worker-2", kVms / 3}}}},
+      .storm = "{mode: simultaneous, timeout: 2m, settle: 0s}",
+      .ready = "{signal: guest_agent}",
+      .telemetry = "{source: none}",
+      .cleanup = "never",
+      .output = out.string()}
+      .write(plan);
+  auto r = bootstorm({"run", plan.string(), "--yes"}, std::chrono::seconds(240));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const fs::path run_dir = run_dir_in(out);
+  ASSERT_FALSE(run_dir.empty());
+  const auto rows = read_csv(run_dir / "vms.csv");
+  ASSERT_EQ(rows.size(), static_cast<std::size_t>(kVms));
+  for (const auto& row : rows)
+    EXPECT_EQ(row.at("status"), "ready") << row.at("vm") << ": " << row.at("reason");
+
+  const json summary = json::parse(read_file(run_dir / "summary.json"));
+  const json& scenario = summary["scenarios"][0];
+  const json& answers = scenario["apiAnswers"];
+  const int throttled = answers.value("throttled", 0);
+  ASSERT_GT(throttled, 0) << answers.dump();
+  EXPECT_EQ(answers["statuses"].value("429", 0), throttled) << answers.dump();
+  // kube-apiserver's refusals say when to come back (nearly all: one in a hundred may come without).
+  EXPECT_GE(answers.value("retryAfterAnswers", 0), throttled * 9 / 10) << answers.dump();
+  // Every 429 asked for a second; the last start went out no sooner.
+  EXPECT_GE(scenario.value("fireSkewMs", 0.0), 990.0) << scenario.dump().substr(0, 2000);
+  const std::string md = read_file(run_dir / "report.md");
+  EXPECT_NE(md.find(std::to_string(throttled) + " of "), std::string::npos) << md;
+  EXPECT_NE(md.find("throttled (429)"), std::string::npos) << md;
+}
+
 }  // namespace
 }  // namespace bootstorm::test_support
