@@ -4,8 +4,6 @@
 // endpoints, writes DIR/endpoints.json, DIR/kubeconfig and DIR/ca.pem (endpoints.json last: its presence
 // means the lab is listening), and serves until SIGINT or SIGTERM, then stops cleanly and removes
 // endpoints.json.
-#include <pthread.h>
-
 #include <csignal>
 #include <filesystem>
 #include <iostream>
@@ -14,9 +12,9 @@
 #include "common/log.hpp"
 #include "orchestrator/cli/command.hpp"
 #include "orchestrator/cli/lab_attach_command.hpp"
+#include "orchestrator/cli/lab_command_support.hpp"
 #include "orchestrator/cli/lab_fit_command.hpp"
 #include "simulator/lab/lab_server.hpp"
-#include "simulator/model/lab_overrides.hpp"
 
 namespace bootstorm::cli {
 namespace {
@@ -32,29 +30,19 @@ struct LabServeArgs {
 };
 
 int serve(const LabServeArgs& args) {
-  // Block the stop signals before any thread exists so that every thread inherits the mask and sigwait()
-  // below is the only receiver.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  sigset_t signals = block_stop_signals();
 
   sim::LabServerOptions options;
   options.lab = args.lab;
   options.vcenter_port = args.vcenter_port;
   options.kube_port = args.kube_port;
   if (args.seed_option && args.seed_option->count() > 0) options.seed = args.seed;
-  if (!args.sets.empty()) {
-    auto overrides = sim::model::parse_lab_overrides(args.sets);
-    auto spec = overrides ? sim::model::load_lab_spec_with(args.lab, *overrides)
-                          : Expected<sim::model::LabSpec>(overrides.error());
-    if (!spec) {
-      std::cerr << "bootstorm lab serve: --set: " << spec.error().what() << "\n";
-      return kExitUsage;
-    }
-    options.spec = std::move(*spec);
+  auto spec = lab_spec_with_sets(args.lab, args.sets);
+  if (!spec) {
+    std::cerr << "bootstorm lab serve: --set: " << spec.error().what() << "\n";
+    return kExitUsage;
   }
+  options.spec = std::move(*spec);
   auto server = sim::LabServer::start(std::move(options));
   if (!server) {
     std::cerr << "bootstorm lab serve: " << server.error().what() << "\n";

@@ -7,8 +7,6 @@
 // it takes its APIService off the server, stops, and removes endpoints.json.
 #include "orchestrator/cli/lab_attach_command.hpp"
 
-#include <pthread.h>
-
 #include <csignal>
 #include <filesystem>
 #include <iostream>
@@ -16,8 +14,8 @@
 
 #include "common/log.hpp"
 #include "orchestrator/cli/command.hpp"
+#include "orchestrator/cli/lab_command_support.hpp"
 #include "simulator/attach/lab_attach.hpp"
-#include "simulator/model/lab_overrides.hpp"
 
 namespace bootstorm::cli {
 namespace {
@@ -34,28 +32,19 @@ struct LabAttachArgs {
 };
 
 int attach(const LabAttachArgs& args) {
-  // The stop signals are blocked before any thread exists, so that sigwait() below is their only receiver.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  sigset_t signals = block_stop_signals();
 
   sim::attach::LabAttachOptions options;
   options.lab = args.lab;
   options.kubeconfig = args.kubeconfig;
   options.context = args.context;
   if (args.seed_option && args.seed_option->count() > 0) options.seed = args.seed;
-  if (!args.sets.empty()) {
-    auto overrides = sim::model::parse_lab_overrides(args.sets);
-    auto spec = overrides ? sim::model::load_lab_spec_with(args.lab, *overrides)
-                          : Expected<sim::model::LabSpec>(overrides.error());
-    if (!spec) {
-      std::cerr << "bootstorm lab attach: --set: " << spec.error().what() << "\n";
-      return kExitUsage;
-    }
-    options.spec = std::move(*spec);
+  auto spec = lab_spec_with_sets(args.lab, args.sets);
+  if (!spec) {
+    std::cerr << "bootstorm lab attach: --set: " << spec.error().what() << "\n";
+    return kExitUsage;
   }
+  options.spec = std::move(*spec);
   auto attached = sim::attach::LabAttach::start(std::move(options));
   if (!attached) {
     std::cerr << "bootstorm lab attach: " << attached.error().what() << "\n";
