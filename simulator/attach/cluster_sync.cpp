@@ -146,8 +146,7 @@ asio::awaitable<Expected<void>> ClusterSync::seed() {
       const std::string name = body["metadata"].value("name", "");
       const std::string ns = body["metadata"].value("namespace", "");
       const std::string collection = collection_path(kind, ns);
-      const std::string what =
-          "creating " + kube::resource_type(kind).kind + " " + (ns.empty() ? name : ns + "/" + name);
+      const std::string what = "creating " + describe(kind, ns, name);
       auto made = co_await bootstorm::kube::create_object(*api_, collection, body, what);
       if (!made && made.error().kind != ErrorKind::conflict) co_return made.error();
     }
@@ -174,9 +173,8 @@ asio::awaitable<Expected<void>> ClusterSync::seed() {
   for (const Entry* entry : seeded) {
     if (!entry->remote && !stopped_) {
       co_return Error{ErrorKind::api,
-                      "lab attach could not create " + kube::resource_type(entry->kind).kind + " " +
-                          (entry->ns.empty() ? entry->name : entry->ns + "/" + entry->name) + " on " +
-                          api_->server() + " (the log says why)",
+                      "lab attach could not create " + describe(entry->kind, entry->ns, entry->name) +
+                          " on " + api_->server() + " (the log says why)",
                       "check that the server serves the lab's CRDs (tests/support/realapi/crds) and that the "
                       "attach user may create them"};
     }

@@ -75,7 +75,6 @@ class ClusterSync final : public KubeFrontCompanion, public std::enable_shared_f
   boost::asio::awaitable<void> leave();
   void stop() override;
 
-  const ClusterSyncStats& stats() const { return stats_; }
   nlohmann::json stats_json() const;
 
  private:
@@ -141,7 +140,7 @@ class ClusterSync final : public KubeFrontCompanion, public std::enable_shared_f
   UidMap uids_;
   std::unordered_map<std::string, Entry*> by_uid_;  // the server's uids of the objects it holds
   std::vector<std::shared_ptr<kube::WatchQueue>> local_queues_;
-  bool drain_posted_ = false;
+  bool drain_posted_ = false;  // a drain_local() is posted and has not run yet
   ClusterSyncStats stats_;
   std::unique_ptr<VirtApi> virt_api_;
 };

@@ -120,8 +120,7 @@ void ClusterSync::on_server(Kind kind, ServerEvent::Type type, json object) {
   const auto refused = previous ? front_.client_updated(kind, object) : front_.client_created(kind, object);
   if (refused) {
     ++stats_.refused;
-    spdlog::warn("lab attach: the lab refuses {} {}: {}", resource.kind, ns.empty() ? name : ns + "/" + name,
-                 *refused);
+    spdlog::warn("lab attach: the lab refuses {}: {}", describe(kind, ns, name), *refused);
   }
   if (auto local = front_.store().get(kind, ns, name))
     entry.pushed_main = main_part(kind, local->object, uids_);

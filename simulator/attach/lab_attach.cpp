@@ -9,21 +9,8 @@
 namespace bootstorm::sim::attach {
 
 Expected<std::unique_ptr<LabAttach>> LabAttach::start(LabAttachOptions options) {
-  std::vector<std::string> paths;
-  if (!options.kubeconfig.empty()) {
-    paths.push_back(options.kubeconfig);
-  } else if (const char* env = std::getenv("KUBECONFIG"); env && *env) {
-    std::string list = env;
-    for (std::size_t begin = 0; begin <= list.size();) {
-      std::size_t end = list.find(':', begin);
-      if (end == std::string::npos) end = list.size();
-      if (end > begin) paths.push_back(list.substr(begin, end - begin));
-      begin = end + 1;
-    }
-  } else if (const char* home = std::getenv("HOME")) {
-    paths.push_back(std::string(home) + "/.kube/config");
-  }
-  auto config = bootstorm::kube::load_kubeconfig(paths, options.context, !options.kubeconfig.empty());
+  auto config = bootstorm::kube::load_kubeconfig(bootstorm::kube::kubeconfig_paths(options.kubeconfig),
+                                                 options.context, !options.kubeconfig.empty());
   if (!config) return config.error();
 
   std::unique_ptr<LabAttach> attach(new LabAttach());

@@ -81,6 +81,10 @@ std::string object_path(Kind kind, const std::string& ns, const std::string& nam
   return collection_path(kind, ns) + "/" + name;
 }
 
+std::string describe(Kind kind, const std::string& ns, const std::string& name) {
+  return kube::resource_type(kind).kind + " " + (ns.empty() ? name : ns + "/" + name);
+}
+
 json for_server(Kind kind, const json& object, const UidMap& uids) {
   const kube::ResourceType& type = kube::resource_type(kind);
   json out = object;

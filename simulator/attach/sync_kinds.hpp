@@ -38,6 +38,8 @@ bool server_status_subresource(Kind kind);
 // "/apis/kubevirt.io/v1/namespaces/NS/virtualmachines" ("" ns: across namespaces, or a cluster-scoped kind).
 std::string collection_path(Kind kind, const std::string& ns);
 std::string object_path(Kind kind, const std::string& ns, const std::string& name);
+// "VirtualMachine ns/name" ("Node name" for a cluster-scoped object): how logs and errors name an object.
+std::string describe(Kind kind, const std::string& ns, const std::string& name);
 
 // The lab's uids of objects it created on the server, mapped to the uids the server gave them.
 using UidMap = std::unordered_map<std::string, std::string>;

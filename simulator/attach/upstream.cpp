@@ -26,10 +26,6 @@ double wall_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-std::string describe(Kind kind, const std::string& ns, const std::string& name) {
-  return kube::resource_type(kind).kind + " " + (ns.empty() ? name : ns + "/" + name);
-}
-
 }  // namespace
 
 void ClusterSync::subscribe_local() {
@@ -41,7 +37,11 @@ void ClusterSync::subscribe_local() {
     const Role role = role_of(kind);
     if (!served_[i] || (role != Role::client && role != Role::controller)) continue;
     auto subscription = store.subscribe(kind, "", from);
+    // Called on the lab's thread by every store write: one drain of all the queues is posted at a time.
     subscription.queue->set_waker([weak, executor = executor_] {
+      auto self = weak.lock();
+      if (!self || self->drain_posted_) return;
+      self->drain_posted_ = true;
       asio::post(executor, [weak] {
         if (auto self = weak.lock()) self->drain_local();
       });
@@ -51,6 +51,7 @@ void ClusterSync::subscribe_local() {
 }
 
 void ClusterSync::drain_local() {
+  drain_posted_ = false;
   if (stopped_) return;
   for (const auto& queue : local_queues_) {
     for (const kube::WatchEvent& event : queue->take()) on_local(event);

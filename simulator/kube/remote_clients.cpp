@@ -16,6 +16,13 @@ void drop_foreign_bookkeeping(json& object) {
   meta.erase("selfLink");
 }
 
+// Whether `object` (without a resourceVersion of this store) is what `current` already holds.
+bool already_stored(const json& object, const ObjectPtr& current) {
+  json comparable = object;
+  comparable["metadata"]["resourceVersion"] = current->object["metadata"].value("resourceVersion", "");
+  return comparable == current->object;
+}
+
 std::string name_of(const json& object) {
   return object["metadata"].value("name", "");
 }
@@ -64,9 +71,7 @@ std::optional<std::string> KubeFront::client_updated(Kind kind, nlohmann::json o
   }
   if (auto refused = m.admission.admit_update(kind, current->object, next))
     return refused->status.value("message", "refused");
-  json comparable = next;
-  comparable["metadata"]["resourceVersion"] = old_meta.value("resourceVersion", "");
-  if (comparable == current->object) return std::nullopt;
+  if (already_stored(next, current)) return std::nullopt;
   ObjectPtr stored = m.store.put(kind, std::move(next));
   m.after_update(kind, current, stored);
   return std::nullopt;
@@ -82,11 +87,7 @@ void KubeFront::mirrored(Kind kind, nlohmann::json object) {
   Impl& m = *impl_;
   drop_foreign_bookkeeping(object);
   ObjectPtr current = m.store.get(kind, namespace_of(object), name_of(object));
-  if (current) {
-    json comparable = object;
-    comparable["metadata"]["resourceVersion"] = current->object["metadata"].value("resourceVersion", "");
-    if (comparable == current->object) return;
-  }
+  if (current && already_stored(object, current)) return;
   m.store.put(kind, std::move(object));
 }
 
