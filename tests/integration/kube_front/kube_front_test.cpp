@@ -7,36 +7,12 @@
 #include <regex>
 
 #include "kube_test_support.hpp"
+#include "tests/support/kubevirt_manifests.hpp"
 
 namespace bootstorm::sim::kube::testing {
 namespace {
 
-json vm_manifest(const std::string& ns, const std::string& name, const std::string& run_strategy,
-                 const json& labels = json::object(), const std::string& data_source = "tiny-golden") {
-  return {
-      {"apiVersion", "kubevirt.io/v1"},
-      {"kind", "VirtualMachine"},
-      {"metadata", {{"name", name}, {"namespace", ns}, {"labels", labels}}},
-      {"spec",
-       {{"runStrategy", run_strategy},
-        {"dataVolumeTemplates",
-         json::array(
-             {{{"metadata", {{"name", name + "-root"}}},
-               {"spec",
-                {{"sourceRef", {{"kind", "DataSource"}, {"name", data_source}, {"namespace", "golden"}}},
-                 {"storage", {{"resources", {{"requests", {{"storage", "1Gi"}}}}}}}}}}})},
-        {"template",
-         {{"metadata", {{"labels", {{"kubevirt.io/domain", name}}}}},
-          {"spec",
-           {{"domain",
-             {{"cpu", {{"cores", 1}}},
-              {"memory", {{"guest", "256Mi"}}},
-              {"devices",
-               {{"disks", json::array({{{"name", "root"}, {"disk", {{"bus", "virtio"}}}}})},
-                {"interfaces", json::array({{{"name", "default"}, {"masquerade", json::object()}}})}}}}},
-            {"networks", json::array({{{"name", "default"}, {"pod", json::object()}}})},
-            {"volumes", json::array({{{"name", "root"}, {"dataVolume", {{"name", name + "-root"}}}}})}}}}}}}};
-}
+using test_support::vm_manifest;
 
 json container_disk_vm(const std::string& ns, const std::string& name, const std::string& run_strategy,
                        const json& labels = json::object()) {

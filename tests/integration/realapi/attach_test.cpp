@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "simulator/attach/lab_attach.hpp"
+#include "tests/support/kubevirt_manifests.hpp"
 #include "tests/support/plan_yaml.hpp"
 #include "tests/support/realapi_fixture.hpp"
 #include "tests/support/run_files.hpp"
@@ -48,6 +49,27 @@ class LabAttachTest : public RealApiCliTest {
     RealApiCliTest::TearDown();
   }
 
+  // DIR/NAME.yaml: a storm of `vms` clones of golden/tiny-golden spread over the lab's three workers, in
+  // `ns`, as rbac.yaml's service account through the server's kubeconfig, kept after the run (cleanup: never)
+  // in dir_/runs, with `telemetry` as the plan's telemetry section.
+  fs::path write_plan(const std::string& name, const std::string& ns, int vms, const std::string& telemetry) {
+    const fs::path plan = dir_ / (name + ".yaml");
+    PlanYaml{
+        .name = name,
+        .platform = {.kind = "kubevirt",
+                     .endpoint = "kubeconfig",
+                     .extra = {"credentials: {kubeconfig: " + api_->kubeconfig("bootstorm").string() + "}"}},
+        .golden = "{dataSource: {name: tiny-golden, namespace: golden}}",
+        .ns = ns,
+        .scenarios = {{"spread", {{"worker-0", vms / 3}, {"worker-1", vms / 3}, {"worker-2", vms / 3}}}},
+        .storm = "{mode: simultaneous, timeout: 2m, settle: 0s}",
+        .ready = "{signal: guest_agent}",
+        .telemetry = telemetry,
+        .cleanup = "never",
+        .output = (dir_ / "runs").string()}
+        .write(plan);
+    return plan;
+  }
   // A file holding the lab's own bearer token (endpoints.json kubeToken).
   fs::path lab_token_file() {
     const json endpoints = json::parse(read_file(dir_ / "lab" / "endpoints.json"));
@@ -102,32 +124,6 @@ class LabAttachTest : public RealApiCliTest {
   std::unique_ptr<sim::attach::LabAttach> attach_;
 };
 
-json vm_manifest(const std::string& name) {
-  return {
-      {"apiVersion", "kubevirt.io/v1"},
-      {"kind", "VirtualMachine"},
-      {"metadata", {{"name", name}, {"namespace", kNamespace}}},
-      {"spec",
-       {{"runStrategy", "Always"},
-        {"dataVolumeTemplates",
-         json::array(
-             {{{"metadata", {{"name", name + "-root"}}},
-               {"spec",
-                {{"sourceRef", {{"kind", "DataSource"}, {"name", "tiny-golden"}, {"namespace", "golden"}}},
-                 {"storage", {{"resources", {{"requests", {{"storage", "1Gi"}}}}}}}}}}})},
-        {"template",
-         {{"metadata", {{"labels", {{"kubevirt.io/domain", name}}}}},
-          {"spec",
-           {{"domain",
-             {{"cpu", {{"cores", 1}}},
-              {"memory", {{"guest", "256Mi"}}},
-              {"devices",
-               {{"disks", json::array({{{"name", "root"}, {"disk", {{"bus", "virtio"}}}}})},
-                {"interfaces", json::array({{{"name", "default"}, {"masquerade", json::object()}}})}}}}},
-            {"networks", json::array({{{"name", "default"}, {"pod", json::object()}}})},
-            {"volumes", json::array({{{"name", "root"}, {"dataVolume", {{"name", name + "-root"}}}}})}}}}}}}};
-}
-
 // The lab's nodes are registered on the server, Ready, as the lab's own front lists them; its golden image is
 // there as a bound PVC and a DataSource; a DataVolume a client creates there is cloned, and its PVC bound.
 TEST_F(LabAttachTest, RegistersTheLabsNodesAndClonesADataVolumeAClientCreatesThere) {
@@ -176,7 +172,7 @@ TEST_F(LabAttachTest, RegistersTheLabsNodesAndClonesADataVolumeAClientCreatesThe
 // the lab's truth at the moment the server accepted the write carrying it: after the model reached it, and
 // before the test read it back. Deleting the VM on the server takes its VMI, DataVolume and PVC with it.
 TEST_F(LabAttachTest, AVirtualMachineStartedThereBootsAndEachMilestoneIsVisibleWhenTheServerAcceptedIt) {
-  admin_apply(vm_manifest("desk-0").dump());
+  admin_apply(vm_manifest(kNamespace, "desk-0", "Always").dump());
   const json vmi = wait_for(
       {"virtualmachineinstances.kubevirt.io", "-n", kNamespace, "desk-0"},
       [](const json& o) {
@@ -232,25 +228,12 @@ TEST_F(LabAttachTest, AVirtualMachineStartedThereBootsAndEachMilestoneIsVisibleW
 // visible there, and cleanup leaves no VirtualMachine behind.
 TEST_F(LabAttachTest, BootstormStormsThroughTheRealApiServerAsItsLeastPrivilegeUserLabelledSimulated) {
   constexpr int kVms = 12;
-  const fs::path plan = dir_ / "attached.yaml";
   const fs::path out = dir_ / "runs";
-  PlanYaml{
-      .name = "attached",
-      .platform = {.kind = "kubevirt",
-                   .endpoint = "kubeconfig",
-                   .extra = {"credentials: {kubeconfig: " + api_->kubeconfig("bootstorm").string() + "}"}},
-      .golden = "{dataSource: {name: tiny-golden, namespace: golden}}",
-      .ns = "bootstorm-attached",
-      .scenarios = {{"spread", {{"worker-0", kVms / 3}, {"worker-1", kVms / 3}, {"worker-2", kVms / 3}}}},
-      .storm = "{mode: simultaneous, timeout: 2m, settle: 0s}",
-      .ready = "{signal: guest_agent}",
-      // The lab's query API, found through the monitoring Route the lab registered on the server; it takes
-      // the lab's own token (a cluster's thanos-querier would ask the API server about the caller's).
-      .telemetry = "{caFile: " + (dir_ / "lab" / "ca.pem").string() +
-                   ", tokenFile: " + lab_token_file().string() + "}",
-      .cleanup = "never",
-      .output = out.string()}
-      .write(plan);
+  // The lab's query API, found through the monitoring Route the lab registered on the server; it takes the
+  // lab's own token (a cluster's thanos-querier would ask the API server about the caller's).
+  const fs::path plan = write_plan(
+      "attached", "bootstorm-attached", kVms,
+      "{caFile: " + (dir_ / "lab" / "ca.pem").string() + ", tokenFile: " + lab_token_file().string() + "}");
   auto r = bootstorm({"run", plan.string(), "--yes", "--out", out.string()}, std::chrono::seconds(240));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
@@ -331,22 +314,8 @@ TEST_F(LabAttachTest, StartsApiPriorityAndFairnessRefusesAreSentAgainAfterRetryA
       "clusterScope: true}]\n"
       "    nonResourceRules: [{verbs: ['*'], nonResourceURLs: ['*']}]\n");
   constexpr int kVms = 60;
-  const fs::path plan = dir_ / "throttled.yaml";
   const fs::path out = dir_ / "runs";
-  PlanYaml{
-      .name = "throttled",
-      .platform = {.kind = "kubevirt",
-                   .endpoint = "kubeconfig",
-                   .extra = {"credentials: {kubeconfig: " + api_->kubeconfig("bootstorm").string() + "}"}},
-      .golden = "{dataSource: {name: tiny-golden, namespace: golden}}",
-      .ns = "bootstorm-throttled",
-      .scenarios = {{"spread", {{"worker-0", kVms / 3}, {"worker-1", kVms / 3}, {"worker-2", kVms / 3}}}},
-      .storm = "{mode: simultaneous, timeout: 2m, settle: 0s}",
-      .ready = "{signal: guest_agent}",
-      .telemetry = "{source: none}",
-      .cleanup = "never",
-      .output = out.string()}
-      .write(plan);
+  const fs::path plan = write_plan("throttled", "bootstorm-throttled", kVms, "{source: none}");
   auto r = bootstorm({"run", plan.string(), "--yes"}, std::chrono::seconds(240));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const fs::path run_dir = run_dir_in(out);
