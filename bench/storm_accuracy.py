@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Timing accuracy of one storm against the simulator's ground truth (bench/run uses it; see bench/README.md).
 
-usage: storm_accuracy.py [--attached] RUN_DIR TRUTH_JSON [CPU_SAMPLES]
+usage: storm_accuracy.py [--attached [--tap TAP_JSONL]] RUN_DIR TRUTH_JSON [CPU_SAMPLES]
 
 For every push milestone (KubeVirt watch: scheduled, running, guest_agent, ip_assigned) of every VM it
 compares the journal's observation (full-precision wall time, stated resolution) with the lab's truth:
@@ -26,6 +26,11 @@ itself. The server accepted the write carrying a milestone within [visibleSince,
 the lab read the answer); the observation error is the distance of the observation from that interval (0
 inside it), beyond the resolution when the observation came before the write was sent (impossible) or more
 than its stated resolution after the answer. It includes the server's own watch latency.
+--tap: realapi's -watch-tap record of when kube-apiserver flushed each VMI watch event to each client. The
+observation is then measured as against the lab's front: from when the server handed the first event carrying
+the milestone (resourceVersion >= the truth's visibleVersion) to bootstorm's watch ([t0, t]: its first byte written, its flush returned; 0
+inside it). The server's own share is printed apart: serverWatchLatency = that flush's end - the answer to the
+write (visible).
 CPU_SAMPLES: lines "unix_time cpu_seconds" of the `bootstorm run` process (bench/run samples /proc/PID/stat);
 the CPU during observe is the CPU used from the first start written to the last milestone observed.
 Prints one line of key=value figures.
@@ -42,11 +47,44 @@ def pct(values, p):
     return v[min(len(v) - 1, max(0, math.ceil(p * len(v)) - 1))]
 
 
+def load_tap(path):
+    """{vm: [(rv, t0, t)]} of the flushes to bootstorm's watches, sorted by time."""
+    flushes = {}
+    for line in open(path):
+        r = json.loads(line)
+        if r["agent"].startswith("bootstorm/kubevirt") and r["type"] != "DELETED" and r["rv"].isdigit():
+            flushes.setdefault(r["name"], []).append((int(r["rv"]), r["t0"], r["t"]))
+    for events in flushes.values():
+        events.sort(key=lambda e: e[2])
+    return flushes
+
+
+def first_flush(tap, vm, version):
+    """(t0, t) of the first event to bootstorm's watch that carried `version` or later, None without one."""
+    if version is None or not version.isdigit():
+        return None
+    for rv, t0, t in tap.get(vm, ()):
+        if rv >= int(version):
+            return t0, t
+    return None
+
+
+def distance(at, interval):
+    """Signed distance of `at` from [begin, end]: negative before it, 0 inside."""
+    if at < interval[0]:
+        return at - interval[0]
+    return max(0.0, at - interval[1])
+
+
 def main():
     args = sys.argv[1:]
     attached = bool(args) and args[0] == "--attached"
     if attached:
         args = args[1:]
+    tap = None
+    if attached and args and args[0] == "--tap":
+        tap = load_tap(args[1])
+        args = args[2:]
     sys.argv = [sys.argv[0]] + args
     run_dir, truth_path = sys.argv[1], sys.argv[2]
     truth = {v["name"]: v for v in json.load(open(truth_path))["vms"]}
@@ -59,7 +97,7 @@ def main():
         if event.get("type") == "milestone":
             seen.setdefault(event["vm"], {})[event["milestone"]] = event
     obs, lag, boot, transit, res, received, lab_write, after_write = [], [], [], [], [], [], [], []
-    signed = []
+    signed, server_latency = [], []
     agent_res, apply_lag, hold, ready_measured, ready_truth = [], [], [], [], []
     over = missing = 0
     first_start, last_seen = math.inf, 0.0
@@ -81,7 +119,15 @@ def main():
                 missing += 1
                 continue
             error = e["wall"] - delivered
-            if attached:
+            if tap is not None:
+                flush = first_flush(tap, vm, t.get("visibleVersion", {}).get(m))
+                if flush is None:
+                    missing += 1
+                    continue
+                server_latency.append(flush[1] - delivered)
+                signed.append(e["wall"] - flush[1])
+                error = distance(e["wall"], flush)
+            elif attached:
                 since = t.get("visibleSince", {}).get(m, delivered)
                 signed.append(error)
                 if e["wall"] < since:
@@ -130,7 +176,9 @@ def main():
           f"receivedSpreadMs={ms(max(received) - min(received)) if received else float('nan')} "
           f"journalFireSkewMs={fire_skew}{cpu}"
           + (f" signedErrorP1Ms={ms(pct(signed, .01))} signedErrorP50Ms={ms(pct(signed, .5))} "
-             f"signedErrorP99Ms={ms(pct(signed, .99))}" if attached else ""))
+             f"signedErrorP99Ms={ms(pct(signed, .99))}" if attached else "")
+          + (f" serverWatchLatencyP50Ms={ms(pct(server_latency, .5))} "
+             f"serverWatchLatencyP99Ms={ms(pct(server_latency, .99))}" if tap is not None else ""))
 
 
 if __name__ == "__main__":

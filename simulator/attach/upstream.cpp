@@ -320,7 +320,8 @@ void ClusterSync::note_remote(Entry& entry, const json& object) {
 void ClusterSync::stamp_visible(Entry& entry, const std::vector<std::uint64_t>& local_versions) {
   if (entry.kind != Kind::virtual_machine_instances || local_versions.empty()) return;
   for (const auto& [vm, milestone] : front_.take_milestones(local_versions)) {
-    lab_.note_milestone_visible(vm, milestone, entry.sent_at, entry.accepted_at);
+    lab_.note_milestone_visible(vm, milestone, entry.sent_at, entry.accepted_at,
+                                entry.remote_version ? std::to_string(entry.remote_version) : std::string{});
     ++stats_.milestones_visible;
   }
 }

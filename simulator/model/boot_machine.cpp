@@ -237,6 +237,7 @@ Expected<void> Lab::Impl::power_on(std::uint64_t number, DoneCallback on_running
   vm.milestones = {};
   vm.visible = {};
   vm.visible_since = {};
+  vm.visible_version = {};
   vm.delivered = {};
   vm.written = {};
   vm.current_phase.clear();

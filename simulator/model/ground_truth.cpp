@@ -77,11 +77,14 @@ std::string Lab::truth_json() {
     }
     nlohmann::json visible = nlohmann::json::object();
     nlohmann::json visible_since = nlohmann::json::object();
+    nlohmann::json visible_version = nlohmann::json::object();
     nlohmann::json delivered = nlohmann::json::object();
     nlohmann::json written = nlohmann::json::object();
     for (std::size_t i = 0; i < kMilestoneCount; ++i) {
       if (vm.visible[i]) visible[to_string(static_cast<Milestone>(i))] = *vm.visible[i];
       if (vm.visible_since[i]) visible_since[to_string(static_cast<Milestone>(i))] = *vm.visible_since[i];
+      if (!vm.visible_version[i].empty())
+        visible_version[to_string(static_cast<Milestone>(i))] = vm.visible_version[i];
       if (vm.delivered[i]) delivered[to_string(static_cast<Milestone>(i))] = *vm.delivered[i];
       if (vm.written[i]) written[to_string(static_cast<Milestone>(i))] = *vm.written[i];
     }
@@ -91,6 +94,7 @@ std::string Lab::truth_json() {
                          {"milestones", std::move(milestones)},
                          {"visible", std::move(visible)}};
     if (!visible_since.empty()) entry["visibleSince"] = std::move(visible_since);
+    if (!visible_version.empty()) entry["visibleVersion"] = std::move(visible_version);
     if (!delivered.empty()) entry["delivered"] = std::move(delivered);
     if (!written.empty()) entry["written"] = std::move(written);
     if (!vm.namespace_.empty()) entry["namespace"] = vm.namespace_;
@@ -134,13 +138,15 @@ std::string Lab::truth_json() {
   return truth.dump();
 }
 
-void Lab::note_milestone_visible(std::string_view id, Milestone m, double since, double at) {
+void Lab::note_milestone_visible(std::string_view id, Milestone m, double since, double at,
+                                 std::string server_version) {
   Vm* vm = impl_->vm_ptr(id);
   if (!vm || !vm->milestones[static_cast<std::size_t>(m)]) return;
   auto& slot = vm->visible[static_cast<std::size_t>(m)];
   if (slot) return;
   slot = at;
   vm->visible_since[static_cast<std::size_t>(m)] = since;
+  vm->visible_version[static_cast<std::size_t>(m)] = std::move(server_version);
 }
 
 void Lab::note_milestone_delivered(std::string_view id, Milestone m, double at) {

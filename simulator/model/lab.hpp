@@ -184,7 +184,7 @@ class Lab {
   // destination host's HBA), so that a test can compare what provisioning cost by clone kind.
   // Every entry also has "visible": {<milestone>: <unix s>} (see Vm::visible) and, when a front pushed the
   // change to a client, "delivered": {...} and "written": {...} (see Vm::delivered, Vm::written); attached to
-  // another API server, "visibleSince" (Vm::visible_since).
+  // another API server, "visibleSince" and "visibleVersion" (Vm::visible_since, Vm::visible_version).
   // "storage" holds the storage counters sampled up to now (storage_telemetry()): {"step", "sampledUntil",
   // "columns": [at, readBytes, writeBytes, readIOs, writeIOs, readSeconds, writeSeconds], "hosts": [{"name",
   // "id", "linkMBps", "link": [samples], "datastores": {<name>: [samples]}}], "datastores": [{"name", "id",
@@ -195,9 +195,11 @@ class Lab {
   // {<host>: count}}.
   std::string truth_json();
   // The server a lab acting through another API (LabOptions::visible_at_model_time false) writes to accepted
-  // the write carrying milestone `m` of VM `id`, sent at `since` and answered at `at` (unix s): truth
-  // "visibleSince" and "visible". The first call per boot wins.
-  void note_milestone_visible(std::string_view id, Milestone m, double since, double at);
+  // the write carrying milestone `m` of VM `id`, sent at `since` and answered at `at` (unix s), with the
+  // object's resourceVersion on that server: truth "visibleSince", "visible" and "visibleVersion". The first
+  // call per boot wins.
+  void note_milestone_visible(std::string_view id, Milestone m, double since, double at,
+                              std::string server_version = {});
   // A front pushed milestone `m` of VM `id` to a client at `at` (unix s); the first call per boot wins.
   void note_milestone_delivered(std::string_view id, Milestone m, double at);
   // The write that delivered milestone `m` of VM `id` completed at `at` (unix s).

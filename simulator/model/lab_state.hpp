@@ -125,6 +125,9 @@ struct Vm {
   // Attached to another API server only: when the write that server accepted (visible) was sent; the server
   // accepted it within [visible_since, visible].
   std::array<std::optional<double>, kMilestoneCount> visible_since{};
+  // ... and the object's resourceVersion there once it carried the milestone: every watch event of that
+  // version or a later one shows it.
+  std::array<std::string, kMilestoneCount> visible_version{};
   // When a front first pushed the change to a client (kube: the first watch frame carrying it was handed to
   // a watcher's socket). Empty for milestones nobody was watching.
   std::array<std::optional<double>, kMilestoneCount> delivered{};

@@ -22,15 +22,19 @@ namespace bootstorm::test_support {
 
 class RealApiCliTest : public LabCliTest {
  protected:
-  // `manifests`: applied after the CRDs and the RBAC, in order (paths relative to the source tree).
-  RealApiCliTest(std::string scratch_prefix, std::vector<std::string> manifests)
-      : LabCliTest(std::move(scratch_prefix)), manifests_(std::move(manifests)) {}
+  // `manifests`: applied after the CRDs and the RBAC, in order (paths relative to the source tree);
+  // `apiserver_flags`: kube-apiserver's own, after realapi's.
+  RealApiCliTest(std::string scratch_prefix, std::vector<std::string> manifests,
+                 std::vector<std::string> apiserver_flags = {})
+      : LabCliTest(std::move(scratch_prefix)),
+        manifests_(std::move(manifests)),
+        apiserver_flags_(std::move(apiserver_flags)) {}
 
   void SetUp() override {
     LabCliTest::SetUp();
     if (!have_kubectl())
       BOOTSTORM_MISSING_KUBECTL("the tests read and change the server as its administrator");
-    api_ = std::make_unique<RealApiProcess>(BOOTSTORM_REALAPI, dir_, suite_manifests());
+    api_ = std::make_unique<RealApiProcess>(BOOTSTORM_REALAPI, dir_, suite_manifests(), apiserver_flags_);
     ASSERT_TRUE(api_->ready()) << api_->why_not();
   }
 
@@ -91,6 +95,7 @@ class RealApiCliTest : public LabCliTest {
 
  private:
   std::vector<std::string> manifests_;
+  std::vector<std::string> apiserver_flags_;
 };
 
 }  // namespace bootstorm::test_support

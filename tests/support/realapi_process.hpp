@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tests/support/child_process.hpp"
+#include "tests/support/loopback.hpp"
 
 namespace bootstorm::test_support {
 
@@ -66,6 +67,26 @@ class RealApiProcess {
     return info_.at("kubeconfigs").at(user).get<std::string>();
   }
   std::string control() const { return info_.at("control"); }
+  // POST `path` to the control endpoint (HTTP/1.0 on loopback): its JSON answer, or null when it failed.
+  // "/compact" compacts etcd ({"revision"}); "/end-watches" ends every client's open watch ({"ended",
+  // "agents"}); "/end-watches?compact=true" compacts etcd too before any watch starts again.
+  nlohmann::json control_post(const std::string& path) const {
+    const std::string url = control();  // http://127.0.0.1:PORT
+    const int fd = connect_loopback(static_cast<unsigned short>(std::stoi(url.substr(url.rfind(':') + 1))));
+    if (fd < 0) return nullptr;
+    const std::string request = "POST " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n";
+    std::string answer;
+    if (::write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size())) {
+      char buffer[4096];
+      for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) > 0;)
+        answer.append(buffer, static_cast<std::size_t>(n));
+    }
+    ::close(fd);
+    if (answer.rfind("HTTP/1.0 200", 0) != 0 && answer.rfind("HTTP/1.1 200", 0) != 0) return nullptr;
+    const auto body = answer.find("\r\n\r\n");
+    return body == std::string::npos ? nullptr
+                                     : nlohmann::json::parse(answer.substr(body + 4), nullptr, false);
+  }
   // The server's log so far (klog on stderr), for a failing assertion's message.
   std::string log() const { return read_file(dir_ / "realapi.err"); }
 

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"time"
 
 	"github.com/spf13/pflag"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
+	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	basecompatibility "k8s.io/component-base/compatibility"
@@ -26,6 +28,8 @@ type apiserverConfig struct {
 	// The administrator's client configuration for the server at `url` (the Service resolver reads Services
 	// with it).
 	admin func(url string) *rest.Config
+	// The clients' open watches (watches.go), with the tap when one is asked for.
+	watches *Watches
 }
 
 // APIServer is kube-apiserver running in this process.
@@ -114,6 +118,13 @@ func startAPIServer(ctx context.Context, c apiserverConfig) (*APIServer, error) 
 	config, err := app.NewConfig(completed)
 	if err != nil {
 		return nil, err
+	}
+	// The aggregator is the outermost server: its chain (authentication, APF, ...) wraps every request, and
+	// its API handler hands the others' requests on (built-in resources, then the CRDs').
+	generic := &config.Aggregator.GenericConfig.Config
+	build := generic.BuildHandlerChainFunc
+	generic.BuildHandlerChainFunc = func(handler http.Handler, gc *genericapiserver.Config) http.Handler {
+		return build(c.watches.wrap(handler), gc)
 	}
 	completedConfig, err := config.Complete()
 	if err != nil {

@@ -9,13 +9,15 @@ import (
 )
 
 // Control is a loopback HTTP endpoint through which a test acts on what a cluster's operator could do to it
-// but a client cannot: POST /compact compacts etcd.
+// but a client cannot: POST /compact compacts etcd ({"revision"}); POST /end-watches ends the clients' open
+// watches ({"ended": n, "agents": the User-Agent of each}), with ?compact=true compacting etcd before any
+// watch starts again ({"revision"} too).
 type Control struct {
 	URL    string
 	server *http.Server
 }
 
-func serveControl(etcd *Etcd) (*Control, error) {
+func serveControl(etcd *Etcd, watches *Watches) (*Control, error) {
 	listener, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -31,6 +33,31 @@ func serveControl(etcd *Etcd) (*Control, error) {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]int64{"revision": revision})
+	})
+	mux.HandleFunc("POST /end-watches", func(w http.ResponseWriter, r *http.Request) {
+		// ?compact=true: etcd is compacted after the watches ended and before any starts again, so that every
+		// resourceVersion a watcher was sent is older than the compaction: each resumption is answered 410.
+		var revision int64
+		var then func() error
+		if r.URL.Query().Get("compact") == "true" {
+			then = func() (err error) {
+				ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+				defer cancel()
+				revision, err = etcd.Compact(ctx)
+				return err
+			}
+		}
+		agents, err := watches.EndAll(then)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		answer := map[string]any{"ended": len(agents), "agents": agents}
+		if then != nil {
+			answer["revision"] = revision
+		}
+		_ = json.NewEncoder(w).Encode(answer)
 	})
 	c := &Control{URL: "http://" + listener.Addr().String(), server: &http.Server{Handler: mux}}
 	go func() { _ = c.server.Serve(listener) }()

@@ -54,14 +54,15 @@ func startEtcd(dir string) (*Etcd, error) {
 	return e, nil
 }
 
-// Compact compacts etcd's history up to its current revision: a watch or list from an older resourceVersion
-// that reaches etcd then gets 410 Gone. Returns the revision compacted to.
+// Compact compacts etcd's history up to a new revision: one write (of a key outside the apiserver's prefix)
+// first, so that every resourceVersion a client was sent is older than the compaction, and a watch or list
+// from any of them that reaches etcd gets 410 Gone. Returns the revision compacted to.
 func (e *Etcd) Compact(ctx context.Context) (int64, error) {
-	status, err := e.client.Get(ctx, "/realapi-compact-probe")
+	put, err := e.client.Put(ctx, "/realapi-compact-probe", time.Now().String())
 	if err != nil {
 		return 0, err
 	}
-	revision := status.Header.Revision
+	revision := put.Header.Revision
 	if _, err := e.client.Compact(ctx, revision, clientv3.WithCompactPhysical()); err != nil {
 		return 0, err
 	}

@@ -17,8 +17,14 @@
 // then it stops the apiserver and etcd, removes endpoints.json and exits 0.
 //
 // Arguments after `--` go to kube-apiserver as flags (e.g. --min-request-timeout=5, --watch-cache=false). A
-// loopback control endpoint (endpoints.json's "control") lets a test act on etcd: POST /compact compacts its
-// history up to the current revision, as the apiserver's own compactor does every 5 minutes.
+// loopback control endpoint (endpoints.json's "control") lets a test do what a cluster's operator or the
+// server itself could: POST /compact compacts etcd's history up to the current revision, as the apiserver's
+// own compactor does every 5 minutes; POST /end-watches ends every client's open watch, as the server does
+// when a watch's timeout passes (watches.go), and with ?compact=true compacts etcd before any watch starts
+// again, so that every watch resumed is answered 410 Gone.
+//
+// -watch-tap FILE records when the server flushed each watch event on VirtualMachineInstances to each
+// client (watchtap.go): the bench's reference for how late a watcher saw a change the server had sent.
 package main
 
 import (
@@ -63,18 +69,37 @@ func main() {
 	flag.Var(&manifests, "apply", "a YAML manifest to apply once the server is ready (repeatable, in order)")
 	watchStdin := flag.Bool("stdin", false, "stop when standard input reaches EOF (the parent went away)")
 	readyTimeout := flag.Duration("ready-timeout", 2*time.Minute, "how long to wait for the server to be ready")
+	tapFile := flag.String("watch-tap", "", "record into this file, as JSON lines, when each watch event on "+
+		"-watch-tap-resource was flushed to its client (watchtap.go); written when the server stops")
+	tapResource := flag.String("watch-tap-resource", "virtualmachineinstances", "the resource -watch-tap records")
 	flag.Parse()
 	if *dir == "" {
 		fmt.Fprintln(os.Stderr, "realapi: -dir is required")
 		os.Exit(2)
 	}
-	if err := run(*dir, manifests, flag.Args(), *watchStdin, *readyTimeout); err != nil {
+	var tap *WatchTap
+	if *tapFile != "" {
+		// Written at the end; made now so that a path that cannot be written fails before the server starts.
+		if err := os.WriteFile(*tapFile, nil, 0o644); err != nil {
+			fmt.Fprintf(os.Stderr, "realapi: -watch-tap: %v\n", err)
+			os.Exit(1)
+		}
+		tap = newWatchTap(*tapFile, *tapResource)
+	}
+	err := run(*dir, manifests, flag.Args(), *watchStdin, *readyTimeout, tap)
+	if tap != nil {
+		if closeErr := tap.Close(); err == nil && closeErr != nil {
+			err = fmt.Errorf("-watch-tap: %w", closeErr)
+		}
+	}
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "realapi: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir string, manifests, apiserverFlags []string, watchStdin bool, readyTimeout time.Duration) error {
+func run(dir string, manifests, apiserverFlags []string, watchStdin bool, readyTimeout time.Duration,
+	tap *WatchTap) error {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return err
@@ -100,6 +125,7 @@ func run(dir string, manifests, apiserverFlags []string, watchStdin bool, readyT
 		return fmt.Errorf("tokens: %w", err)
 	}
 
+	watches := newWatches(tap)
 	etcd, err := startEtcd(filepath.Join(dir, "etcd"))
 	if err != nil {
 		return fmt.Errorf("etcd: %w", err)
@@ -112,6 +138,7 @@ func run(dir string, manifests, apiserverFlags []string, watchStdin bool, readyT
 		tokenFile: users.TokenFile,
 		flags:     apiserverFlags,
 		admin:     func(url string) *rest.Config { return users.config(url, pki.CAFile, adminUser) },
+		watches:   watches,
 	})
 	if err != nil {
 		return fmt.Errorf("kube-apiserver: %w", err)
@@ -134,7 +161,7 @@ func run(dir string, manifests, apiserverFlags []string, watchStdin bool, readyT
 		}
 	}
 
-	control, err := serveControl(etcd)
+	control, err := serveControl(etcd, watches)
 	if err != nil {
 		return fmt.Errorf("control endpoint: %w", err)
 	}
