@@ -105,9 +105,13 @@ TEST_F(RealApi, AVerbTakenFromTheRoleFailsCheckNamingItAndTheRunMakesNothing) {
 }
 
 TEST_F(RealApi, ANamespaceBeingDeletedIsRefusedBeforeAnyVm) {
-  // No namespace controller runs, so a deleted namespace stays Terminating, as one with content does on a
-  // cluster while its objects are removed. NamespaceLifecycle refuses every new object in it.
+  // A namespace that still holds an object with a finalizer stays Terminating after its deletion, as on a
+  // cluster while something's controller has not let go (realapi runs the namespace controller: without the
+  // finalizer the namespace would be gone at once). NamespaceLifecycle refuses every new object in it.
   ASSERT_EQ(kubectl("admin", {"create", "namespace", kNamespace}).exit_code, 0);
+  ASSERT_NO_FATAL_FAILURE(
+      admin_apply(std::string("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: held, namespace: ") +
+                  kNamespace + ", finalizers: [example.com/held]}\n"));
   ASSERT_EQ(kubectl("admin", {"delete", "namespace", kNamespace, "--wait=false"}).exit_code, 0);
   EXPECT_EQ(kube_json("admin", {"get", "namespace", kNamespace})["status"]["phase"], "Terminating");
 

@@ -54,15 +54,19 @@ func startEtcd(dir string) (*Etcd, error) {
 	return e, nil
 }
 
-// Compact compacts etcd's history up to a new revision: one write (of a key outside the apiserver's prefix)
-// first, so that every resourceVersion a client was sent is older than the compaction, and a watch or list
-// from any of them that reaches etcd gets 410 Gone. Returns the revision compacted to.
+// Compact compacts etcd's history up to a new revision. Two writes (of a key outside the apiserver's prefix)
+// come first: a watch resumed from resourceVersion R starts at revision R+1, so the compaction must be past
+// the revision after every one a client was sent. A watch or list from any of them that reaches etcd then
+// gets 410 Gone. Returns the revision compacted to.
 func (e *Etcd) Compact(ctx context.Context) (int64, error) {
-	put, err := e.client.Put(ctx, "/realapi-compact-probe", time.Now().String())
-	if err != nil {
-		return 0, err
+	var revision int64
+	for i := 0; i < 2; i++ {
+		put, err := e.client.Put(ctx, "/realapi-compact-probe", time.Now().String())
+		if err != nil {
+			return 0, err
+		}
+		revision = put.Header.Revision
 	}
-	revision := put.Header.Revision
 	if _, err := e.client.Compact(ctx, revision, clientv3.WithCompactPhysical()); err != nil {
 		return 0, err
 	}

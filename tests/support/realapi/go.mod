@@ -6,6 +6,7 @@ require (
 	github.com/spf13/pflag v1.0.6
 	go.etcd.io/etcd/client/v3 v3.6.4
 	go.etcd.io/etcd/server/v3 v3.6.4
+	k8s.io/api v0.34.4
 	k8s.io/apimachinery v0.34.4
 	k8s.io/apiserver v0.34.4
 	k8s.io/client-go v0.34.4
@@ -118,7 +119,6 @@ require (
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
-	k8s.io/api v0.34.4 // indirect
 	k8s.io/apiextensions-apiserver v0.0.0 // indirect
 	k8s.io/cloud-provider v0.0.0 // indirect
 	k8s.io/cluster-bootstrap v0.0.0 // indirect

@@ -6,6 +6,10 @@
 // (system:serviceaccount:bootstorm:bootstorm), which holds only what the manifests given with -apply grant it
 // (the repository's deploy/kubernetes/rbac.yaml).
 //
+// One controller of kube-controller-manager runs beside it: the namespace controller (namespaces.go), so that
+// a namespace deleted here is emptied and goes as on a cluster. No other does: no garbage collector, no quota
+// controller, no KubeVirt or CDI (a test attaches the lab for those: `bootstorm lab attach`).
+//
 // The API aggregation layer is set up as a cluster's installer sets it up (a front-proxy CA, the client
 // certificate kube-apiserver presents to aggregated API servers, the X-Remote-* request headers), so an
 // APIService (KubeVirt's subresources.kubevirt.io) can be served by a backend of the suite. Every pod of the
@@ -154,6 +158,9 @@ func run(dir string, manifests, apiserverFlags []string, watchStdin bool, readyT
 	cancelReady()
 	if err != nil {
 		return err
+	}
+	if err := startNamespaceController(ctx, admin); err != nil {
+		return fmt.Errorf("namespace controller: %w", err)
 	}
 	for _, manifest := range manifests {
 		if err := applyManifest(ctx, admin, manifest); err != nil {

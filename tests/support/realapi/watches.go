@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -99,6 +100,7 @@ func isWatch(r *http.Request) bool {
 	if r.Method != http.MethodGet {
 		return false
 	}
-	watch := r.URL.Query().Get("watch")
-	return watch == "true" || watch == "1" || strings.Contains(r.URL.Path, "/watch/")
+	// As kube-apiserver reads it: strconv.ParseBool (the Python client sends "True").
+	watch, _ := strconv.ParseBool(r.URL.Query().Get("watch"))
+	return watch || strings.Contains(r.URL.Path, "/watch/")
 }
