@@ -1,6 +1,7 @@
 // Down: the server's objects, one list + watch per watched kind, handed to the lab's front. A client's
 // change reaches the controllers once; the lab's own writes coming back are recognised (the same main part
 // as the version before, or a resourceVersion no newer than a write's answer) and go no further.
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <set>
 
@@ -109,7 +110,11 @@ void ClusterSync::on_server(Kind kind, ServerEvent::Type type, json object) {
     // come off (the flush), as KubeVirt's controllers take theirs off.
     if (previous && (*previous)["metadata"].contains("deletionTimestamp")) return;
     ++stats_.client_changes;
-    front_.client_deleted(kind, ns, name);
+    // Deleted with the Orphan propagation: the garbage collector takes the owner references off the
+    // dependants and leaves them. The lab's does, and those changes go up as any other of the lab's.
+    const json finalizers = object["metadata"].value("finalizers", json::array());
+    const bool orphan = std::find(finalizers.begin(), finalizers.end(), "orphan") != finalizers.end();
+    front_.client_deleted(kind, ns, name, orphan);
     entry.dirty = true;
     schedule(entry);
     return;

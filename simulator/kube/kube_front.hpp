@@ -48,8 +48,11 @@ class KubeFront {
   // A created or updated object the lab's admission refuses: why (a webhook would have refused it).
   std::optional<std::string> client_created(Kind kind, nlohmann::json object);
   std::optional<std::string> client_updated(Kind kind, nlohmann::json object);
-  // Deletes with background propagation, as the garbage collector would; nothing when already gone.
-  void client_deleted(Kind kind, const std::string& ns, const std::string& name);
+  // Deletes as the garbage collector would, with background propagation; nothing when already gone. With
+  // `orphan_dependants` (the client asked for the Orphan propagation: the server's object carries the
+  // finalizer "orphan"), what it owns stays, without the owner reference.
+  void client_deleted(Kind kind, const std::string& ns, const std::string& name,
+                      bool orphan_dependants = false);
   // Copies (or removes) an object of a kind that no controller here acts on (namespaces, secrets, storage
   // classes), so that the controllers that read it find it.
   void mirrored(Kind kind, nlohmann::json object);

@@ -77,10 +77,12 @@ std::optional<std::string> KubeFront::client_updated(Kind kind, nlohmann::json o
   return std::nullopt;
 }
 
-void KubeFront::client_deleted(Kind kind, const std::string& ns, const std::string& name) {
+void KubeFront::client_deleted(Kind kind, const std::string& ns, const std::string& name,
+                               bool orphan_dependants) {
   Impl& m = *impl_;
   if (!m.store.get(kind, ns, name)) return;
-  (void)m.garbage_collector.delete_object(kind, ns, name, Propagation::background);
+  (void)m.garbage_collector.delete_object(kind, ns, name,
+                                          orphan_dependants ? Propagation::orphan : Propagation::background);
 }
 
 void KubeFront::mirrored(Kind kind, nlohmann::json object) {

@@ -4,6 +4,11 @@ The suite runs under Debian's /usr/bin/python3, where python3-kubernetes and pyt
 lab listens on ephemeral loopback ports and writes endpoints.json (URLs, kubeconfig, CA file, token) into
 its state directory once it listens; Lab waits for that file. BOOTSTORM_BINARY names the bootstorm
 executable (CMake passes it).
+
+With BOOTSTORM_CONFORMANCE_SERVER=realapi (and BOOTSTORM_REALAPI naming tests/support/realapi's binary) the
+same tests run against a real kube-apiserver with the suite's CRDs and RBAC, the lab attached to it as its
+KubeVirt and CDI controllers (`bootstorm lab attach`): AttachedLab has Lab's surface, the server's for the API
+and the lab's for /_lab/ (its truth and faults). `self.lab.real_server` tells a test which one it has.
 """
 import importlib
 import json
@@ -52,6 +57,8 @@ def kubectl_binary():
 
 class Lab:
     """`bootstorm lab serve --lab LAB` on loopback port 0, with its state and logs in a temporary folder."""
+
+    real_server = False
 
     def __init__(self, lab="small", timeout=60):
         binary = os.environ.get("BOOTSTORM_BINARY")
@@ -114,7 +121,8 @@ class Lab:
             status, data = response.status, response.data
         except kubernetes.client.ApiException as e:
             status, data = e.status, e.body
-        text = data.decode() if isinstance(data, bytes) else (data or "")
+        # A protobuf answer (kube-apiserver's Status for a client that accepts only protobuf) stays as text.
+        text = data.decode(errors="replace") if isinstance(data, bytes) else (data or "")
         try:
             return status, json.loads(text)
         except ValueError:
@@ -142,6 +150,116 @@ class Lab:
             shutil.rmtree(self.dir, ignore_errors=True)
 
 
+class AttachedLab:
+    """tests/support/realapi (kube-apiserver and etcd; the suite's CRDs, deploy/kubernetes's namespace and RBAC)
+    with `bootstorm lab attach --lab LAB` as its KubeVirt and CDI controllers, in a temporary folder: Lab's
+    surface, with the server's administrator as the API's user; requests under /_lab/ go to the lab."""
+
+    real_server = True
+
+    def __init__(self, lab="small", timeout=120):
+        binary, realapi = os.environ.get("BOOTSTORM_BINARY"), os.environ.get("BOOTSTORM_REALAPI")
+        if not binary or not os.access(binary, os.X_OK):
+            raise RuntimeError(f"BOOTSTORM_BINARY={binary!r} is not an executable bootstorm")
+        if not realapi or not os.access(realapi, os.X_OK):
+            raise RuntimeError(f"BOOTSTORM_REALAPI={realapi!r} is not tests/support/realapi's binary")
+        source = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        manifests = []
+        for folder in ("tests/support/realapi/crds", "tests/data/api-specs/forklift"):
+            manifests += sorted(os.path.join(source, folder, f) for f in os.listdir(os.path.join(source, folder))
+                                if f.endswith(".yaml"))
+        manifests += [os.path.join(source, "deploy/kubernetes", f) for f in ("namespace.yaml", "rbac.yaml")]
+        self.dir = tempfile.mkdtemp(prefix="bootstorm-conformance-realapi-")
+        self.state = os.path.join(self.dir, "lab")
+        self._logs = [open(os.path.join(self.dir, name), "wb") for name in ("realapi.out", "realapi.err", "lab.log")]
+        argv = [realapi, "-dir", os.path.join(self.dir, "state"), "-stdin"]
+        for manifest in manifests:
+            argv += ["-apply", manifest]
+        self.server = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=self._logs[0], stderr=self._logs[1])
+        self.proc = None
+        started = self._wait_for_file(os.path.join(self.dir, "state", "endpoints.json"), self.server, timeout)
+        self.kubeconfig = started["kubeconfig"]
+        self.kube_url = started["kube"]
+        self.ca_file = started["caFile"]
+        self.proc = subprocess.Popen(
+            [binary, "lab", "attach", "--lab", lab, "--kubeconfig", self.kubeconfig, "--state-dir", self.state],
+            stdin=subprocess.DEVNULL, stdout=self._logs[2], stderr=subprocess.STDOUT)
+        self.endpoints = self._wait_for_file(os.path.join(self.state, "endpoints.json"), self.proc, timeout)
+        self.token = self._server_token()
+        self._lab_api = None
+
+    def _wait_for_file(self, path, proc, timeout):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"{proc.args[0]} exited with {proc.returncode}: {self.stderr()}")
+            try:
+                with open(path) as f:
+                    return json.load(f)
+            except (OSError, ValueError):
+                time.sleep(0.05)  # not written yet, or still being written
+        raise RuntimeError(f"no {path} within {timeout} s: {self.stderr()}")
+
+    def _server_token(self):
+        kubernetes = require_module("kubernetes", "python3-kubernetes")
+        config = kubernetes.client.Configuration()
+        kubernetes.config.load_kube_config(config_file=self.kubeconfig, client_configuration=config)
+        return config.api_key.get("authorization", "").removeprefix("Bearer ")
+
+    def stderr(self):
+        text = ""
+        for log in self._logs:
+            log.flush()
+            with open(log.name, errors="replace") as f:
+                text += f"--- {os.path.basename(log.name)}\n" + f.read()[-3000:]
+        return text
+
+    api_client = Lab.api_client
+
+    def lab_api(self):
+        """An ApiClient of the lab's own front (its kubeconfig), for /_lab/."""
+        if self._lab_api is None:
+            kubernetes = require_module("kubernetes", "python3-kubernetes")
+            config = kubernetes.client.Configuration()
+            kubernetes.config.load_kube_config(config_file=self.endpoints["kubeconfig"], client_configuration=config)
+            self._lab_api = kubernetes.client.ApiClient(config)
+        return self._lab_api
+
+    def raw(self, api, method, path, body=None, headers=None, query=None):
+        if path.startswith("/_lab/"):
+            api = self.lab_api()
+        return Lab.raw(self, api, method, path, body, headers, query)
+
+    truth = Lab.truth
+
+    def close(self, keep=False):
+        for proc in (self.proc, self.server):
+            if proc is None or proc.poll() is not None:
+                continue
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        for log in self._logs:
+            log.close()
+        if keep:
+            print(f"kept the server's and the lab's folder {self.dir} for inspection", file=sys.stderr)
+        else:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def make_lab(profile):
+    """The lab's own front, or (BOOTSTORM_CONFORMANCE_SERVER=realapi) a real kube-apiserver with it attached."""
+    server = os.environ.get("BOOTSTORM_CONFORMANCE_SERVER", "lab")
+    if server == "realapi":
+        return AttachedLab(profile)
+    if server != "lab":
+        raise RuntimeError(f"BOOTSTORM_CONFORMANCE_SERVER={server!r}: lab or realapi")
+    return Lab(profile)
+
+
 class LabTestCase(unittest.TestCase):
     """One lab per test class; kept on disk when a test of the class failed."""
 
@@ -149,7 +267,7 @@ class LabTestCase(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.lab = Lab(cls.lab_profile)
+        cls.lab = make_lab(cls.lab_profile)
         cls._failed = False
 
     @classmethod

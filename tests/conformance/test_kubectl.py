@@ -135,7 +135,8 @@ class Kubectl(LabTestCase):
         self.apply_vm("writes", "p2")
         wait_for(lambda: "p2-root" in self.kubectl("get", "dv", "-n", "writes").stdout, what="p2's DataVolume")
         self.kubectl("delete", "vm", "p2", "-n", "writes")
-        self.assertNotIn("p2-root", self.kubectl("get", "dv", "-n", "writes").stdout)
+        # The garbage collector removes it after the VM (a cluster's soon after, the lab's at once).
+        wait_for(lambda: "p2-root" not in self.kubectl("get", "dv", "-n", "writes").stdout, what="p2's DataVolume gone")
 
 
 if __name__ == "__main__":
