@@ -5,13 +5,22 @@ bootstorm code, no workaround for the lab. The conformance suite runs it at 200 
 bench/run runs it at 1,000 VMs beside `bootstorm run` on the same lab and compares both against the lab's
 ground truth (/_lab/truth).
 
-usage: peer_storm.py --state-dir LAB_STATE_DIR [--vms N] [--threads T] [--namespace NS] [--golden NS/NAME]
+usage: peer_storm.py --state-dir LAB_STATE_DIR [--kubeconfig FILE] [--vms N] [--threads T] [--namespace NS]
+                     [--golden NS/NAME] [--save FILE]
+       peer_storm.py --figures SAVED [--tap TAP_JSONL]
+--kubeconfig: storm that cluster (a real kube-apiserver with the lab attached: `bootstorm lab attach`) instead
+of the lab's own front; the truth still comes from the lab. --save: write the storm and the truth to FILE
+instead of printing figures, for --figures once the tap is written (realapi -watch-tap: when the server
+flushed each watch event to each client).
 Prints one line of key=value figures:
   peerFireSkewMs              first to last start request sent (the client's clock just before each call)
   peerObservationLatenessP50Ms, ...P99Ms, ...MaxMs
                               observed - delivered for `running` (VMI phase Running) and `guest_agent`
                               (condition AgentConnected True): when this client saw the change, against when
-                              the lab handed the watch frame carrying it to the socket
+                              the lab handed the watch frame carrying it to the socket; through a real
+                              server with the tap: distance from when that server wrote and flushed the
+                              frame this client saw it in (0 inside that interval)
+  peerAfterAcceptedP50Ms, ...P99Ms  (attached lab) observed - when the server accepted the lab's write
   peerRunning, peerAgentConnected  how many VMIs were seen so
 """
 import argparse
@@ -47,6 +56,7 @@ class VmiObserver(threading.Thread):
         self.custom = client.CustomObjectsApi(api)
         self.namespace, self.resource_version, self.expected = namespace, resource_version, expected
         self.seen = {}  # name -> {"running": t, "guest_agent": t}
+        self.versions = {}  # name -> {"running": resourceVersion of the event it was seen in, ...}
         self.done = threading.Event()
         self.watcher = watch.Watch()
         self.error = None
@@ -61,11 +71,17 @@ class VmiObserver(threading.Thread):
                 name = vmi["metadata"]["name"]
                 status = vmi.get("status", {})
                 stamps = self.seen.setdefault(name, {})
+                versions = self.versions.setdefault(name, {})
+                reached = []
                 if status.get("phase") == "Running":
-                    stamps.setdefault("running", now)
+                    reached.append("running")
                 if any(c.get("type") == "AgentConnected" and c.get("status") == "True"
                        for c in status.get("conditions", [])):
-                    stamps.setdefault("guest_agent", now)
+                    reached.append("guest_agent")
+                for milestone in reached:
+                    if milestone not in stamps:
+                        stamps[milestone] = now
+                        versions[milestone] = vmi["metadata"].get("resourceVersion", "")
                 if sum(1 for s in self.seen.values() if "guest_agent" in s and "running" in s) >= self.expected:
                     self.done.set()
                     self.watcher.stop()
@@ -78,7 +94,8 @@ class VmiObserver(threading.Thread):
 
 def storm(api, namespace, vms, threads=64, golden=("golden", "tiny-golden"), timeout=600):
     """Creates `vms` Halted VMs, waits for their disks, starts them all from `threads` threads and watches the
-    VMIs. Returns {"names", "sent": [start send times], "seen": {name: {milestone: time}}}."""
+    VMIs. Returns {"names", "sent": [start send times], "seen": {name: {milestone: time}}, "versions": {name:
+    {milestone: resourceVersion of the event it was first seen in}}}."""
     core, custom = client.CoreV1Api(api), client.CustomObjectsApi(api)
     core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=namespace)))
     names = [f"peer-{i:05d}" for i in range(vms)]
@@ -116,7 +133,7 @@ def storm(api, namespace, vms, threads=64, golden=("golden", "tiny-golden"), tim
     observer.watcher.stop()
     if observer.error:
         raise observer.error
-    return {"names": names, "sent": sent, "seen": observer.seen}
+    return {"names": names, "sent": sent, "seen": observer.seen, "versions": observer.versions}
 
 
 def pct(values, p):
@@ -126,41 +143,87 @@ def pct(values, p):
     return v[min(len(v) - 1, max(0, math.ceil(p * len(v)) - 1))]
 
 
-def figures(result, truth):
-    """Fire skew and observation lateness of a storm() result against /_lab/truth."""
+def load_tap(path):
+    """{(name, resourceVersion): (t0, t)} of the first flush of each event to a client other than bootstorm's
+    (the peer's watch; the attached lab's is bootstorm-lab-attach)."""
+    flushes = {}
+    with open(path) as f:
+        for line in f:
+            r = json.loads(line)
+            if r["agent"].startswith("bootstorm"):
+                continue
+            key = (r["name"], r["rv"])
+            if key not in flushes or r["t"] < flushes[key][1]:
+                flushes[key] = (r["t0"], r["t"])
+    return flushes
+
+
+def figures(result, truth, tap=None):
+    """Fire skew and observation lateness of a storm() result against /_lab/truth: against when the lab's front
+    delivered each frame, or, attached to a real server whose tap is given, against that server's flush."""
     by_name = {v["name"]: v for v in truth["vms"]}
-    lateness, undelivered = [], 0
+    lateness, after_accepted, undelivered = [], [], 0
     for name in result["names"]:
-        delivered = by_name.get(name, {}).get("delivered", {})
+        entry = by_name.get(name, {})
+        delivered, visible = entry.get("delivered", {}), entry.get("visible", {})
         for milestone, at in result["seen"].get(name, {}).items():
+            if tap is not None:
+                flush = tap.get((name, result["versions"][name][milestone]))
+                if flush is None:
+                    undelivered += 1
+                    continue
+                lateness.append(at - flush[0] if at < flush[0] else max(0.0, at - flush[1]))
+                if milestone in visible:
+                    after_accepted.append(at - visible[milestone])
+                continue
             if milestone not in delivered:
                 undelivered += 1
                 continue
             lateness.append(at - delivered[milestone])
     ms = lambda x: f"{x * 1000:.1f}"
     seen = result["seen"].values()
+    accepted = (f" peerAfterAcceptedP50Ms={ms(pct(after_accepted, .5))} "
+                f"peerAfterAcceptedP99Ms={ms(pct(after_accepted, .99))}" if tap is not None else "")
     return (f"peerFireSkewMs={ms(max(result['sent']) - min(result['sent']))} "
             f"peerObservationLatenessP50Ms={ms(pct(lateness, .5))} peerObservationLatenessP99Ms={ms(pct(lateness, .99))} "
             f"peerObservationLatenessMaxMs={ms(max(lateness) if lateness else float('nan'))} "
             f"peerRunning={sum(1 for s in seen if 'running' in s)} "
-            f"peerAgentConnected={sum(1 for s in seen if 'guest_agent' in s)} peerUndelivered={undelivered}")
+            f"peerAgentConnected={sum(1 for s in seen if 'guest_agent' in s)} peerUndelivered={undelivered}"
+            + accepted)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--state-dir", required=True, help="the state directory of a running `bootstorm lab serve`")
+    parser.add_argument("--figures", help="the figures of a storm saved with --save (no storm)")
+    parser.add_argument("--tap", help="with --figures: realapi's -watch-tap file")
+    parser.add_argument("--state-dir", help="the state directory of a running `bootstorm lab serve` or `lab attach`")
+    parser.add_argument("--kubeconfig", help="the cluster to storm (default: the lab's own front)")
+    parser.add_argument("--save", help="write the storm and the truth to this file instead of printing figures")
     parser.add_argument("--vms", type=int, default=1000)
     parser.add_argument("--threads", type=int, default=64)
     parser.add_argument("--namespace", default="peer")
     parser.add_argument("--golden", default="golden/fedora-golden", help="NAMESPACE/NAME of the golden DataSource")
     args = parser.parse_args()
+    if args.figures:
+        with open(args.figures) as f:
+            saved = json.load(f)
+        print(figures(saved["result"], saved["truth"], load_tap(args.tap) if args.tap else None))
+        return
+    if not args.state_dir:
+        parser.error("--state-dir is required (or --figures)")
     with open(os.path.join(args.state_dir, "endpoints.json")) as f:
         endpoints = json.load(f)
-    api = api_client(endpoints["kubeconfig"], args.threads)
+    api = api_client(args.kubeconfig or endpoints["kubeconfig"], args.threads)
     result = storm(api, args.namespace, args.vms, args.threads, tuple(args.golden.split("/", 1)))
-    response = api.call_api("/_lab/truth", "GET", auth_settings=["BearerToken"], _preload_content=False,
+    lab = api if not args.kubeconfig else api_client(endpoints["kubeconfig"], 1)
+    response = lab.call_api("/_lab/truth", "GET", auth_settings=["BearerToken"], _preload_content=False,
                             _return_http_data_only=True)
-    print(figures(result, json.loads(response.data)))
+    truth = json.loads(response.data)
+    if args.save:
+        with open(args.save, "w") as f:
+            json.dump({"result": result, "truth": truth}, f)
+        return
+    print(figures(result, truth))
 
 
 if __name__ == "__main__":
