@@ -85,7 +85,9 @@ class RealApiCliTest : public LabCliTest {
   // The names of every VirtualMachine on the server, in any namespace.
   std::vector<std::string> all_vms() {
     std::vector<std::string> names;
-    for (const auto& vm : kube_json("admin", {"get", "virtualmachines.kubevirt.io", "-A"})["items"])
+    // Named: a range-for over a temporary's ["items"] would read a destroyed object.
+    const nlohmann::json listed = kube_json("admin", {"get", "virtualmachines.kubevirt.io", "-A"});
+    for (const auto& vm : listed.value("items", nlohmann::json::array()))
       names.push_back(vm["metadata"]["namespace"].get<std::string>() + "/" +
                       vm["metadata"]["name"].get<std::string>());
     return names;
