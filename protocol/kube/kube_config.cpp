@@ -190,7 +190,7 @@ Expected<void> read_user(const std::string& user_name, const Entry& entry, KubeC
 }  // namespace
 
 Expected<KubeClientConfig> load_kubeconfig(const std::vector<std::string>& paths, const std::string& context,
-                                           bool explicit_path) {
+                                           bool explicit_path, const KubeconfigSettings& settings) {
   std::map<std::string, Entry> clusters, users, contexts;
   std::string current_context, current_context_file;
   std::vector<std::string> read;
@@ -199,7 +199,7 @@ Expected<KubeClientConfig> load_kubeconfig(const std::vector<std::string>& paths
     if (!fs::exists(path, ec)) {
       if (explicit_path) {
         return config_error("kubeconfig " + path + " does not exist",
-                            "pass the path of an existing kubeconfig (platform.credentials.kubeconfig)");
+                            "pass the path of an existing kubeconfig: " + settings.path);
       }
       continue;  // kubectl skips missing files of $KUBECONFIG
     }
@@ -227,13 +227,15 @@ Expected<KubeClientConfig> load_kubeconfig(const std::vector<std::string>& paths
   std::string joined;
   for (const auto& p : paths) joined += (joined.empty() ? "" : ":") + p;
   if (read.empty()) {
-    return config_error("no kubeconfig found (looked at " + joined + ")",
-                        "set KUBECONFIG, pass platform.credentials.kubeconfig, or use endpoint: in-cluster");
+    return config_error(
+        "no kubeconfig found (looked at " + joined + ")",
+        "set KUBECONFIG or pass " + settings.path +
+            (settings.in_cluster.empty() ? std::string() : ", or use " + settings.in_cluster));
   }
   std::string context_name = context.empty() ? current_context : context;
   if (context_name.empty()) {
-    return config_error("kubeconfig " + joined + " has no current-context and the plan names no context",
-                        "set platform.credentials.context to one of: " + names_of(contexts));
+    return config_error("kubeconfig " + joined + " has no current-context and no context was named",
+                        "set " + settings.context + " to one of: " + names_of(contexts));
   }
   auto ctx_it = contexts.find(context_name);
   if (ctx_it == contexts.end()) {

@@ -53,11 +53,19 @@ struct KubeClientConfig {
 // $KUBECONFIG (':'-separated, empty entries skipped); else ~/.kube/config.
 std::vector<std::string> kubeconfig_paths(const std::string& explicit_path);
 
+// Where the user names the kubeconfig and its context, for the hints of load_kubeconfig's errors: a plan's
+// fields by default, a command's flags for a command.
+struct KubeconfigSettings {
+  std::string path = "platform.credentials.kubeconfig";
+  std::string context = "platform.credentials.context";
+  std::string in_cluster = "endpoint: in-cluster";  // "": no in-cluster alternative to offer
+};
+
 // Loads and merges the files (first file wins for each cluster/user/context name and for current-context;
 // files of $KUBECONFIG that do not exist are skipped, an explicit path must exist) and resolves `context`
 // ("" = current-context). Relative file references resolve against the directory of the file that holds them.
 Expected<KubeClientConfig> load_kubeconfig(const std::vector<std::string>& paths, const std::string& context,
-                                           bool explicit_path);
+                                           bool explicit_path, const KubeconfigSettings& settings = {});
 
 // In-cluster configuration: token and CA under `service_account_dir`, server from KUBERNETES_SERVICE_HOST and
 // KUBERNETES_SERVICE_PORT.

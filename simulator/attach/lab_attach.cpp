@@ -9,8 +9,11 @@
 namespace bootstorm::sim::attach {
 
 Expected<std::unique_ptr<LabAttach>> LabAttach::start(LabAttachOptions options) {
+  // The hints of its errors name this command's flags, not a plan's fields.
+  const bootstorm::kube::KubeconfigSettings flags{
+      .path = "--kubeconfig", .context = "--context", .in_cluster = ""};
   auto config = bootstorm::kube::load_kubeconfig(bootstorm::kube::kubeconfig_paths(options.kubeconfig),
-                                                 options.context, !options.kubeconfig.empty());
+                                                 options.context, !options.kubeconfig.empty(), flags);
   if (!config) return config.error();
 
   std::unique_ptr<LabAttach> attach(new LabAttach());

@@ -165,6 +165,30 @@ TEST(Kubeconfig, ErrorsNameWhatExists) {
   auto none = load_kubeconfig({dir.path() + "/absent"}, "", false);
   ASSERT_FALSE(none);
   EXPECT_NE(none.error().message.find("no kubeconfig found"), std::string::npos);
+  EXPECT_NE(none.error().hint.find("platform.credentials.kubeconfig"), std::string::npos)
+      << none.error().hint;
+}
+
+// A command's flags name the kubeconfig and context (`lab attach --kubeconfig --context`): the hints say
+// those, not a plan's fields.
+TEST(Kubeconfig, HintsNameTheSettingsTheUserHas) {
+  TempDir dir;
+  const KubeconfigSettings flags{.path = "--kubeconfig", .context = "--context", .in_cluster = ""};
+  auto explicit_missing = load_kubeconfig({dir.path() + "/absent"}, "", true, flags);
+  ASSERT_FALSE(explicit_missing);
+  EXPECT_NE(explicit_missing.error().hint.find("existing kubeconfig: --kubeconfig"), std::string::npos)
+      << explicit_missing.error().hint;
+  auto none = load_kubeconfig({dir.path() + "/absent"}, "", false, flags);
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().hint, "set KUBECONFIG or pass --kubeconfig");
+  const std::string no_current = dir.write("c/config",
+                                           "apiVersion: v1\nkind: Config\ncontexts:\n"
+                                           "- {name: one, context: {cluster: c, user: u}}\n");
+  auto unnamed = load_kubeconfig({no_current}, "", true, flags);
+  ASSERT_FALSE(unnamed);
+  EXPECT_NE(unnamed.error().hint.find("set --context to one of: one"), std::string::npos)
+      << unnamed.error().hint;
+  EXPECT_EQ(unnamed.error().what().find("platform."), std::string::npos) << unnamed.error().what();
 }
 
 TEST(Kubeconfig, PathsFromKubeconfigEnvAndHome) {
