@@ -7,8 +7,10 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -96,6 +98,7 @@ struct LabServer::Impl {
   std::map<std::string, std::shared_ptr<http::Client>> beacon_clients;  // per origin
   BeaconStats beacon;  // touched on the lab thread; read after a run_on_lab round trip
   bool running = false;
+  std::chrono::seconds stop_deadline{60};
 
   // Runs after stop() (the lab thread is joined). The servers' suspended coroutines (sessions, watches) hold
   // copies of the kube handler, and a handler from kube_handler_factory may own its front
@@ -220,6 +223,7 @@ Expected<std::unique_ptr<LabServer>> LabServer::start(LabServerOptions options) 
   impl->endpoints.password = impl->spec.vcenter.password;
   impl->endpoints.kube_token = impl->spec.kube.token;
   impl->endpoints.attached_to = options.attached_to;
+  impl->stop_deadline = options.stop_deadline;
 
   impl->work.emplace(impl->io.get_executor());
   impl->thread = std::thread([raw] { raw->io.run(); });
@@ -248,7 +252,12 @@ void LabServer::stop() {
     for (auto& [origin, client] : m.beacon_clients) client->close_idle();
     done.set_value();
   });
-  finished.wait();
+  if (finished.wait_for(m.stop_deadline) != std::future_status::ready) {
+    // The thread cannot be joined, and what it uses cannot be freed under it.
+    spdlog::critical("lab: the lab thread did not stop within {} s: it is stuck (a bug); aborting",
+                     m.stop_deadline.count());
+    std::abort();
+  }
   m.work.reset();
   m.io.stop();
   if (m.thread.joinable()) m.thread.join();

@@ -7,6 +7,7 @@
 // Threading: the model and both fronts live on the lab's thread. From other threads, touch them only through
 // run_on_lab() (which must not be called from the lab's thread itself).
 #include <boost/asio/any_io_executor.hpp>
+#include <chrono>
 #include <functional>
 #include <future>
 #include <memory>
@@ -70,6 +71,9 @@ struct LabServerOptions {
   bool visible_at_model_time = true;
   // The API server the lab acts through (lab attach), written to endpoints.json as "attachedTo".
   std::string attached_to;
+  // How long stop() waits for the lab thread: one that does not get round to stopping by then is stuck,
+  // which is a bug, and the process aborts saying so rather than hang on it.
+  std::chrono::seconds stop_deadline{60};
 };
 
 class LabServer {
@@ -88,7 +92,7 @@ class LabServer {
   // "kubeToken", "lab"} and, when the lab is attached to another API server, "attachedTo".
   Expected<void> write_state(const std::string& dir) const;
 
-  // Stops both servers and the lab thread (idempotent).
+  // Stops both servers and the lab thread (idempotent); see LabServerOptions::stop_deadline.
   void stop();
 
   boost::asio::any_io_executor executor() const;
