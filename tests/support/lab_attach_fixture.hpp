@@ -12,7 +12,6 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -144,10 +143,8 @@ class LabAttachTest : public RealApiCliTest {
   static std::map<std::string, std::map<std::string, std::vector<json>>> journal_milestones(
       const fs::path& run_dir) {
     std::map<std::string, std::map<std::string, std::vector<json>>> out;
-    std::istringstream journal(read_file(run_dir / "journal.jsonl"));
-    for (std::string line; std::getline(journal, line);) {
-      json event = json::parse(line, nullptr, false);
-      if (!event.is_object() || event.value("type", "") != "milestone") continue;
+    for (json& event : read_journal(run_dir)) {
+      if (event.value("type", "") != "milestone") continue;
       const std::string vm = event.value("vm", ""), milestone = event.value("milestone", "");
       out[vm][milestone].push_back(std::move(event));
     }

@@ -9,6 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -64,13 +65,31 @@ inline double parse_utc(const std::string& s) {
   return static_cast<double>(::timegm(&tm)) + sec;
 }
 
-// journal.jsonl of a run directory, one event per line.
+// journal.jsonl of a run directory, one event per line. A torn last line (what SIGKILL or a full disk may
+// leave while the run writes it) is left out; a line that is not JSON anywhere else throws.
 inline std::vector<nlohmann::json> read_journal(const fs::path& run_dir) {
-  std::vector<nlohmann::json> events;
+  std::vector<std::string> lines;
   std::ifstream in(run_dir / "journal.jsonl");
   for (std::string line; std::getline(in, line);)
-    if (!line.empty()) events.push_back(nlohmann::json::parse(line));
+    if (!line.empty()) lines.push_back(std::move(line));
+  std::vector<nlohmann::json> events;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    nlohmann::json event = nlohmann::json::parse(lines[i], nullptr, /*allow_exceptions=*/false);
+    if (event.is_discarded()) {
+      if (i + 1 == lines.size()) break;
+      throw std::runtime_error((run_dir / "journal.jsonl").string() + " line " + std::to_string(i + 1) +
+                               " is not JSON: " + lines[i]);
+    }
+    events.push_back(std::move(event));
+  }
   return events;
+}
+
+// How many events of `type` the journal has.
+inline std::size_t count_events(const std::vector<nlohmann::json>& events, const std::string& type) {
+  std::size_t n = 0;
+  for (const auto& event : events) n += event.value("type", "") == type;
+  return n;
 }
 
 }  // namespace bootstorm::test_support

@@ -8,7 +8,6 @@
 #include <chrono>
 #include <functional>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -28,27 +27,13 @@ class LabAttachFaultTest : public LabAttachTest {
   // Clones of 2 s: a kill in provision lands while DataVolumes are cloning.
   LabAttachFaultTest() : LabAttachTest({}, {"profiles.tiny.cloneOverheadS=2"}) {}
 
-  static std::vector<json> journal_events(const fs::path& run_dir) {
-    std::vector<json> events;
-    std::istringstream in(read_file(run_dir / "journal.jsonl"));
-    for (std::string line; std::getline(in, line);) {
-      json event = json::parse(line, nullptr, false);
-      if (event.is_object()) events.push_back(std::move(event));
-    }
-    return events;
-  }
-  static std::size_t count_of(const std::vector<json>& events, const std::string& type) {
-    std::size_t n = 0;
-    for (const auto& e : events) n += e.value("type", "") == type;
-    return n;
-  }
   // Polls the run directory under `out` until `holds` is true of its journal; the run directory, or empty.
   static fs::path wait_for_journal(Child& child, const fs::path& out,
                                    const std::function<bool(const std::vector<json>&)>& holds) {
     for (const auto until = steady_clock::now() + std::chrono::seconds(90); steady_clock::now() < until;) {
       if (child.wait_for(std::chrono::milliseconds(0))) return {};
       const fs::path run_dir = run_dir_in(out);
-      if (!run_dir.empty() && holds(journal_events(run_dir))) return run_dir;
+      if (!run_dir.empty() && holds(read_journal(run_dir))) return run_dir;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     return {};
@@ -77,10 +62,10 @@ TEST_F(LabAttachFaultTest, SigkillDuringProvisionThenCleanupRemovesWhatReachedTh
   const fs::path plan = write_plan("killed", ns, kVms, "{source: none}");
   auto child = spawn_bootstorm({"run", plan.string(), "--yes"});
   const fs::path run_dir = wait_for_journal(
-      *child, out, [](const std::vector<json>& events) { return count_of(events, "vm_created") > 0; });
+      *child, out, [](const std::vector<json>& events) { return count_events(events, "vm_created") > 0; });
   ASSERT_FALSE(run_dir.empty()) << child->out() << child->err();
   child->kill_now();
-  ASSERT_EQ(count_of(journal_events(run_dir), "storm_fired"), 0u) << "killed too late: not in provision";
+  ASSERT_EQ(count_events(read_journal(run_dir), "storm_fired"), 0u) << "killed too late: not in provision";
   const std::string run_id = run_id_of(run_dir);
   ASSERT_FALSE(run_id.empty());
   // What the dead run had sent lands on the server.
@@ -134,18 +119,18 @@ TEST_F(LabAttachFaultTest, AVmThatNeverBootsFailsAtTheTimeoutWithTheReasonAndThe
       .write(plan);
   auto child = spawn_bootstorm({"run", plan.string(), "--yes"});
   const fs::path run_dir = wait_for_journal(*child, out, [](const std::vector<json>& events) {
-    return count_of(events, "vm_created") == static_cast<std::size_t>(kVms);
+    return count_events(events, "vm_created") == static_cast<std::size_t>(kVms);
   });
   ASSERT_FALSE(run_dir.empty()) << child->out() << child->err();
   std::string victim;
-  for (const auto& e : journal_events(run_dir))
+  for (const auto& e : read_journal(run_dir))
     if (e.value("type", "") == "vm_created" && victim.empty()) victim = e.value("vm", "");
   const fs::path faults = dir_ / "faults.json";
   write_file(faults, json{{"neverBootVms", json::array({victim})}}.dump());
   CliRun set = run({kubectl_binary(), "--kubeconfig", (dir_ / "lab" / "kubeconfig").string(), "create",
                     "--raw", "/_lab/faults", "-f", faults.string()});
   ASSERT_EQ(set.exit_code, 0) << set.err;
-  ASSERT_EQ(count_of(journal_events(run_dir), "storm_fired"), 0u)
+  ASSERT_EQ(count_events(read_journal(run_dir), "storm_fired"), 0u)
       << "the settle was over before the fault was set";
 
   const auto rc = child->wait_for(std::chrono::seconds(120));

@@ -7,7 +7,6 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 #include <string>
 #include <thread>
 
@@ -153,12 +152,9 @@ TEST_F(LabAttachTest, BootstormStormsThroughTheRealApiServerAsItsLeastPrivilegeU
   const json t = truth();
   std::map<std::string, json> truth_by_name;
   for (const auto& vm : t["vms"]) truth_by_name[vm["name"].get<std::string>()] = vm;
-  std::istringstream journal(read_file(run_dir / "journal.jsonl"));
   int compared = 0;
-  for (std::string line; std::getline(journal, line);) {
-    const json event = json::parse(line, nullptr, false);
-    if (!event.is_object() || event.value("type", "") != "milestone" || event.value("source", "") != "watch")
-      continue;
+  for (const json& event : read_journal(run_dir)) {
+    if (event.value("type", "") != "milestone" || event.value("source", "") != "watch") continue;
     const std::string vm = event.value("vm", ""), milestone = event.value("milestone", "");
     SCOPED_TRACE(vm + " " + milestone);
     ASSERT_TRUE(truth_by_name.count(vm));
