@@ -28,9 +28,9 @@ inside it), beyond the resolution when the observation came before the write was
 than its stated resolution after the answer. It includes the server's own watch latency.
 --tap: realapi's -watch-tap record of when kube-apiserver flushed each VMI watch event to each client. The
 observation is then measured as against the lab's front: from when the server handed the first event carrying
-the milestone (resourceVersion >= the truth's visibleVersion) to bootstorm's watch ([t0, t]: its first byte written, its flush returned; 0
-inside it). The server's own share is printed apart: serverWatchLatency = that flush's end - the answer to the
-write (visible).
+the milestone (resourceVersion >= the truth's visibleVersion) to bootstorm's watch ([t0, t]: its first byte
+written, its flush returned; 0 inside it). The server's own share is printed apart: serverWatchLatency = that
+flush's end - the answer to the write (visible).
 CPU_SAMPLES: lines "unix_time cpu_seconds" of the `bootstorm run` process (bench/run samples /proc/PID/stat);
 the CPU during observe is the CPU used from the first start written to the last milestone observed.
 Prints one line of key=value figures.

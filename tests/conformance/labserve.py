@@ -55,6 +55,41 @@ def kubectl_binary():
     return found
 
 
+def client_configuration(kubeconfig):
+    """The official client's Configuration from a kubeconfig (server, CA file, bearer token)."""
+    kubernetes = require_module("kubernetes", "python3-kubernetes")
+    config = kubernetes.client.Configuration()
+    kubernetes.config.load_kube_config(config_file=kubeconfig, client_configuration=config)
+    return config
+
+
+def api_client_for(kubeconfig, **configuration):
+    """An official-client ApiClient from a kubeconfig, with `configuration`'s attributes set on top."""
+    kubernetes = require_module("kubernetes", "python3-kubernetes")
+    config = client_configuration(kubeconfig)
+    for key, value in configuration.items():
+        setattr(config, key, value)
+    return kubernetes.client.ApiClient(config)
+
+
+def wait_for_json(path, proc, timeout, stderr, complete=lambda _: True):
+    """The JSON file `path` once `proc` wrote it whole (`complete` of it holds); a RuntimeError with `stderr()`
+    when `proc` exits first or `timeout` passes."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{' '.join(proc.args[:3])} exited with {proc.returncode}: {stderr()}")
+        try:
+            with open(path) as f:
+                written = json.load(f)
+            if complete(written):
+                return written
+        except (OSError, ValueError):
+            pass  # not written yet, or still being written
+        time.sleep(0.02)
+    raise RuntimeError(f"no {path} within {timeout} s: {stderr()}")
+
+
 class Lab:
     """`bootstorm lab serve --lab LAB` on loopback port 0, with its state and logs in a temporary folder."""
 
@@ -71,27 +106,13 @@ class Lab:
         self.proc = subprocess.Popen(
             [binary, "lab", "serve", "--lab", lab, "--state-dir", self.state, "--vcenter-port", "0",
              "--kube-port", "0"], stdin=subprocess.DEVNULL, stdout=self._out, stderr=self._err)
-        self.endpoints = self._wait_ready(timeout)
+        self.endpoints = wait_for_json(
+            os.path.join(self.state, "endpoints.json"), self.proc, timeout, self.stderr,
+            complete=lambda e: all(isinstance(e.get(k), str) for k in ("kube", "kubeconfig", "caFile", "kubeToken")))
         self.kubeconfig = self.endpoints["kubeconfig"]
         self.kube_url = self.endpoints["kube"]
         self.ca_file = self.endpoints["caFile"]
         self.token = self.endpoints["kubeToken"]
-
-    def _wait_ready(self, timeout):
-        path = os.path.join(self.state, "endpoints.json")
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"`bootstorm lab serve` exited with {self.proc.returncode}: {self.stderr()}")
-            try:
-                with open(path) as f:
-                    endpoints = json.load(f)
-                if all(isinstance(endpoints.get(k), str) for k in ("kube", "kubeconfig", "caFile", "kubeToken")):
-                    return endpoints
-            except (OSError, ValueError):
-                pass  # not written yet, or still being written
-            time.sleep(0.02)
-        raise RuntimeError(f"`bootstorm lab serve` wrote no {path} within {timeout} s: {self.stderr()}")
 
     def stderr(self):
         self._err.flush()
@@ -100,12 +121,7 @@ class Lab:
 
     def api_client(self, **configuration):
         """An official-client ApiClient from the lab's kubeconfig (CA file and bearer token)."""
-        kubernetes = require_module("kubernetes", "python3-kubernetes")
-        config = kubernetes.client.Configuration()
-        kubernetes.config.load_kube_config(config_file=self.kubeconfig, client_configuration=config)
-        for key, value in configuration.items():
-            setattr(config, key, value)
-        return kubernetes.client.ApiClient(config)
+        return api_client_for(self.kubeconfig, **configuration)
 
     def raw(self, api, method, path, body=None, headers=None, query=None):
         """An HTTP request through `api` (an ApiClient): (status, parsed JSON body or text), errors included."""
@@ -177,34 +193,16 @@ class AttachedLab:
             argv += ["-apply", manifest]
         self.server = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=self._logs[0], stderr=self._logs[1])
         self.proc = None
-        started = self._wait_for_file(os.path.join(self.dir, "state", "endpoints.json"), self.server, timeout)
+        started = wait_for_json(os.path.join(self.dir, "state", "endpoints.json"), self.server, timeout, self.stderr)
         self.kubeconfig = started["kubeconfig"]
         self.kube_url = started["kube"]
         self.ca_file = started["caFile"]
         self.proc = subprocess.Popen(
             [binary, "lab", "attach", "--lab", lab, "--kubeconfig", self.kubeconfig, "--state-dir", self.state],
             stdin=subprocess.DEVNULL, stdout=self._logs[2], stderr=subprocess.STDOUT)
-        self.endpoints = self._wait_for_file(os.path.join(self.state, "endpoints.json"), self.proc, timeout)
-        self.token = self._server_token()
+        self.endpoints = wait_for_json(os.path.join(self.state, "endpoints.json"), self.proc, timeout, self.stderr)
+        self.token = client_configuration(self.kubeconfig).api_key.get("authorization", "").removeprefix("Bearer ")
         self._lab_api = None
-
-    def _wait_for_file(self, path, proc, timeout):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise RuntimeError(f"{proc.args[0]} exited with {proc.returncode}: {self.stderr()}")
-            try:
-                with open(path) as f:
-                    return json.load(f)
-            except (OSError, ValueError):
-                time.sleep(0.05)  # not written yet, or still being written
-        raise RuntimeError(f"no {path} within {timeout} s: {self.stderr()}")
-
-    def _server_token(self):
-        kubernetes = require_module("kubernetes", "python3-kubernetes")
-        config = kubernetes.client.Configuration()
-        kubernetes.config.load_kube_config(config_file=self.kubeconfig, client_configuration=config)
-        return config.api_key.get("authorization", "").removeprefix("Bearer ")
 
     def stderr(self):
         text = ""
@@ -219,10 +217,7 @@ class AttachedLab:
     def lab_api(self):
         """An ApiClient of the lab's own front (its kubeconfig), for /_lab/."""
         if self._lab_api is None:
-            kubernetes = require_module("kubernetes", "python3-kubernetes")
-            config = kubernetes.client.Configuration()
-            kubernetes.config.load_kube_config(config_file=self.endpoints["kubeconfig"], client_configuration=config)
-            self._lab_api = kubernetes.client.ApiClient(config)
+            self._lab_api = api_client_for(self.endpoints["kubeconfig"])
         return self._lab_api
 
     def raw(self, api, method, path, body=None, headers=None, query=None):

@@ -69,8 +69,9 @@ class LabAttachTest : public RealApiCliTest {
 
   // DIR/NAME.yaml: a storm of `vms` clones of golden/tiny-golden spread over the lab's three workers, in
   // `ns`, as rbac.yaml's service account through the server's kubeconfig, kept after the run (cleanup: never)
-  // in dir_/runs, with `telemetry` as the plan's telemetry section.
-  fs::path write_plan(const std::string& name, const std::string& ns, int vms, const std::string& telemetry) {
+  // in dir_/runs, with `telemetry` as the plan's telemetry section and `storm` as its storm section.
+  fs::path write_plan(const std::string& name, const std::string& ns, int vms, const std::string& telemetry,
+                      const std::string& storm = "{mode: simultaneous, timeout: 2m, settle: 0s}") {
     const fs::path plan = dir_ / (name + ".yaml");
     PlanYaml{
         .name = name,
@@ -80,7 +81,7 @@ class LabAttachTest : public RealApiCliTest {
         .golden = "{dataSource: {name: tiny-golden, namespace: golden}}",
         .ns = ns,
         .scenarios = {{"spread", {{"worker-0", vms / 3}, {"worker-1", vms / 3}, {"worker-2", vms / 3}}}},
-        .storm = "{mode: simultaneous, timeout: 2m, settle: 0s}",
+        .storm = storm,
         .ready = "{signal: guest_agent}",
         .telemetry = telemetry,
         .cleanup = "never",

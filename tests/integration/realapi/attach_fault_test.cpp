@@ -101,22 +101,9 @@ TEST_F(LabAttachFaultTest, SigkillDuringProvisionThenCleanupRemovesWhatReachedTh
 TEST_F(LabAttachFaultTest, AVmThatNeverBootsFailsAtTheTimeoutWithTheReasonAndTheOthersAreMeasured) {
   const std::string ns = "bootstorm-stuck";
   const fs::path out = dir_ / "runs";
-  const fs::path plan = dir_ / "stuck.yaml";
-  PlanYaml{
-      .name = "stuck",
-      .platform = {.kind = "kubevirt",
-                   .endpoint = "kubeconfig",
-                   .extra = {"credentials: {kubeconfig: " + api_->kubeconfig("bootstorm").string() + "}"}},
-      .golden = "{dataSource: {name: tiny-golden, namespace: golden}}",
-      .ns = ns,
-      .scenarios = {{"spread", {{"worker-0", kVms / 3}, {"worker-1", kVms / 3}, {"worker-2", kVms / 3}}}},
-      // The settle leaves time to pick the victim once its name (with the run id) is known.
-      .storm = "{mode: simultaneous, timeout: 5s, settle: 5s}",
-      .ready = "{signal: guest_agent}",
-      .telemetry = "{source: none}",
-      .cleanup = "never",
-      .output = out.string()}
-      .write(plan);
+  // The settle leaves time to pick the victim once its name (with the run id) is known.
+  const fs::path plan =
+      write_plan("stuck", ns, kVms, "{source: none}", "{mode: simultaneous, timeout: 5s, settle: 5s}");
   auto child = spawn_bootstorm({"run", plan.string(), "--yes"});
   const fs::path run_dir = wait_for_journal(*child, out, [](const std::vector<json>& events) {
     return count_events(events, "vm_created") == static_cast<std::size_t>(kVms);

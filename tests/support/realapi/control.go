@@ -23,10 +23,13 @@ func serveControl(etcd *Etcd, watches *Watches) (*Control, error) {
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /compact", func(w http.ResponseWriter, r *http.Request) {
+	compact := func(r *http.Request) (int64, error) {
 		ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 		defer cancel()
-		revision, err := etcd.Compact(ctx)
+		return etcd.Compact(ctx)
+	}
+	mux.HandleFunc("POST /compact", func(w http.ResponseWriter, r *http.Request) {
+		revision, err := compact(r)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
@@ -41,9 +44,7 @@ func serveControl(etcd *Etcd, watches *Watches) (*Control, error) {
 		var then func() error
 		if r.URL.Query().Get("compact") == "true" {
 			then = func() (err error) {
-				ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
-				defer cancel()
-				revision, err = etcd.Compact(ctx)
+				revision, err = compact(r)
 				return err
 			}
 		}

@@ -22,8 +22,8 @@
 //
 // Arguments after `--` go to kube-apiserver as flags (e.g. --min-request-timeout=5, --watch-cache=false). A
 // loopback control endpoint (endpoints.json's "control") lets a test do what a cluster's operator or the
-// server itself could: POST /compact compacts etcd's history up to the current revision, as the apiserver's
-// own compactor does every 5 minutes; POST /end-watches ends every client's open watch, as the server does
+// server itself could: POST /compact compacts etcd's history past every revision a client was sent, as the
+// apiserver's own compactor compacts it every 5 minutes; POST /end-watches ends every client's open watch, as the server does
 // when a watch's timeout passes (watches.go), and with ?compact=true compacts etcd before any watch starts
 // again, so that every watch resumed is answered 410 Gone.
 //
